@@ -1,0 +1,113 @@
+"""``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+
+from kb.importer import ImportReport, import_jsonl, read_lines
+
+
+def open_source(name: str, stack: ExitStack) -> IO[bytes]:
+    """A binary stream for FILE, ``-`` (stdin) or a ``.gz`` file (detected by magic bytes)."""
+    if name == "-":
+        raw: IO[bytes] = sys.stdin.buffer
+    else:
+        path = Path(name)
+        if not path.is_file():
+            raise CommandError(f"{name}: no such file")
+        raw = stack.enter_context(path.open("rb"))
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if head == b"\x1f\x8b" or name.endswith(".gz"):
+        return stack.enter_context(gzip.GzipFile(fileobj=raw))  # type: ignore[return-value]
+    return raw
+
+
+class Command(BaseCommand):
+    help = "Import error records from JSONL files (plain or gzip; '-' reads stdin)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("--dry-run", action="store_true", help="validate, write nothing")
+        parser.add_argument("--json", action="store_true", help="print one JSON summary")
+        parser.add_argument(
+            "--atomic",
+            action="store_true",
+            help="all-or-nothing: any rejected line rolls the whole import back",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        total = ImportReport(dry_run=options["dry_run"])
+        for name in options["files"]:
+            report = self._import_one(name, options)
+            for attr in (
+                "created",
+                "updated",
+                "unchanged",
+                "rejected",
+                "disabled",
+                "stale",
+                "conflicts",
+                "lines",
+                "errors_truncated",
+            ):
+                setattr(total, attr, getattr(total, attr) + getattr(report, attr))
+            total.errors.extend(report.errors)
+            total.conflicted.extend(report.conflicted)
+            total.rolled_back = total.rolled_back or report.rolled_back
+        if options["json"]:
+            self.stdout.write(json.dumps(total.as_json(), ensure_ascii=False))
+            return
+        self._print_human(total, options["verbosity"])
+
+    def _import_one(self, name: str, options: dict[str, Any]) -> ImportReport:
+        show_progress = not options["json"] and self.stdout.isatty()
+
+        def progress(lines: int) -> None:
+            if show_progress:
+                self.stdout.write(f"\r  {name}: {lines:,} lines", ending="")
+                self.stdout.flush()
+
+        try:
+            with ExitStack() as stack:
+                stream = open_source(name, stack)
+                report = import_jsonl(
+                    read_lines(stream),
+                    dry_run=options["dry_run"],
+                    atomic=options["atomic"],
+                    source=Path(name).name if name != "-" else "stdin",
+                    progress=progress,
+                )
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise CommandError(f"{name}: cannot read: {exc}") from exc
+        except DatabaseError as exc:
+            raise CommandError(f"{name}: database error: {exc}") from exc
+        if show_progress:
+            self.stdout.write("")
+        return report
+
+    def _print_human(self, report: ImportReport, verbosity: int) -> None:
+        style = self.style
+        prefix = "Dry run: would have " if report.dry_run else ""
+        self.stdout.write(
+            style.SUCCESS(
+                f"{prefix}created {report.created}, updated {report.updated}, "
+                f"unchanged {report.unchanged}, rejected {report.rejected}, "
+                f"disabled {report.disabled} (stale {report.stale}, "
+                f"curator conflicts {report.conflicts})"
+            )
+        )
+        if report.rolled_back:
+            self.stdout.write(style.ERROR("Atomic import rolled back: nothing was written."))
+        for err in report.errors[: None if verbosity > 1 else 50]:
+            self.stdout.write(style.WARNING(f"  line {err.line}: {err.field}: {err.message}"))
+        hidden = len(report.errors) - 50 if verbosity <= 1 else 0
+        if hidden > 0 or report.errors_truncated:
+            self.stdout.write(f"  … {max(hidden, 0) + report.errors_truncated} more")

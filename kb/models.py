@@ -1,0 +1,237 @@
+"""The stored knowledge: error records, their tags, and the revision counter.
+
+An ``ErrorRecord`` is one place in a repository's source code that produces an error
+message, kept field for field as the dataset has it (``kb.schema`` maps dataset keys to
+model fields), plus what curation adds: a publication status, a pattern status (a record
+whose pattern the matcher refuses is stored, but disabled with its reason), which fields a
+curator owns, and conflicts with the newest import.
+
+``revision`` increases with every write that can change matching, so each worker process
+can tell cheaply whether its compiled matcher is stale and fetch only what changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from django.core.exceptions import ValidationError
+from django.db import models, transaction
+from django.db.models import Count, F, Q
+from django.urls import reverse
+from simple_history.models import HistoricalRecords
+
+
+class Severity(models.TextChoices):
+    FATAL = "fatal", "Fatal"
+    ERROR = "error", "Error"
+    WARNING = "warning", "Warning"
+
+
+class Status(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    PUBLISHED = "published", "Published"
+    RETIRED = "retired", "Retired"
+
+
+class Revision(models.Model):
+    """A single-row counter; ``next_revision()`` hands out increasing numbers."""
+
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "kb_revision"
+
+    def __str__(self) -> str:
+        return f"revision {self.value}"
+
+
+def next_revision() -> int:
+    """Take the next revision number (atomically, on SQLite and PostgreSQL alike)."""
+    with transaction.atomic():
+        updated = Revision.objects.filter(pk=1).update(value=F("value") + 1)
+        if not updated:
+            Revision.objects.create(pk=1, value=1)
+            return 1
+        return Revision.objects.values_list("value", flat=True).get(pk=1)
+
+
+def current_revision() -> int:
+    return Revision.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+
+
+class TagQuerySet(models.QuerySet["Tag"]):
+    def with_counts(self) -> Self:
+        """Tags with the number of matchable (published) records carrying them."""
+        return self.annotate(
+            record_count=Count(
+                "recordtag", filter=Q(recordtag__record__status=Status.PUBLISHED), distinct=True
+            )
+        ).filter(record_count__gt=0)
+
+
+class Tag(models.Model):
+    """A browsable tag; ``RecordTag`` rows index the ordered tag list of each record."""
+
+    name = models.CharField(max_length=100, unique=True)
+
+    objects = TagQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("kb:tag_detail", args=[self.name])
+
+
+class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
+    def published(self) -> Self:
+        return self.filter(status=Status.PUBLISHED)
+
+    def active(self) -> Self:
+        """What the matcher compiles: published records whose pattern was admitted."""
+        return self.filter(status=Status.PUBLISHED, disabled_reason="")
+
+    def with_tag(self, tag: str) -> Self:
+        return self.filter(recordtag__tag__name=tag)
+
+    def search(self, query: str) -> Self:
+        """Plain substring search over message, class, code and documentation.
+
+        ``kb.search`` adds the ranked full-text search (FTS5 / PostgreSQL); this is the
+        portable fallback it builds on.
+        """
+        query = query.strip()
+        if not query:
+            return self
+        cond = Q()
+        for field in ("error_message", "error_class", "error_code", "documentation", "slug"):
+            cond |= Q(**{f"{field}__icontains": query})
+        return self.filter(cond | Q(pk=query))
+
+
+class ErrorRecord(models.Model):
+    # --- identity and provenance (from the dataset, read-only in the admin) -------------
+    id = models.CharField(primary_key=True, max_length=64)
+    repo = models.CharField(max_length=200, db_index=True)
+    slug = models.CharField(max_length=200, db_index=True)
+    file_path = models.CharField(max_length=500)
+    line_number = models.PositiveIntegerField()
+    source_code = models.TextField(blank=True)
+    source_code_start = models.PositiveIntegerField()
+    source_code_end = models.PositiveIntegerField()
+    github_url = models.CharField(max_length=1000, blank=True)
+    analyzed_sha = models.CharField(max_length=100, blank=True)
+    analyzed_at = models.DateTimeField(null=True, blank=True)
+    content_changed_at = models.DateTimeField(null=True, blank=True)
+    schema_version = models.PositiveIntegerField(default=2)
+    dataset_version = models.CharField(max_length=40, blank=True)
+
+    # --- the error ----------------------------------------------------------------------
+    error_message = models.TextField()
+    message_pattern = models.TextField()
+    error_code = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+    error_type = models.CharField(max_length=40, db_index=True)
+    error_class = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    severity = models.CharField(max_length=20, choices=Severity, db_index=True)
+
+    # --- analysis (often empty) -------------------------------------------------------
+    documentation = models.TextField(null=True, blank=True)
+    trigger_scenarios = models.TextField(null=True, blank=True)
+    common_situations = models.TextField(null=True, blank=True)
+    solutions = models.JSONField(default=list, blank=True)
+    example_fix = models.TextField(null=True, blank=True)
+    handling_strategy = models.CharField(max_length=60, null=True, blank=True, db_index=True)
+    validation_code = models.TextField(null=True, blank=True)
+    type_guard = models.TextField(null=True, blank=True)
+    try_catch_pattern = models.TextField(null=True, blank=True)
+    prevention_tips = models.JSONField(default=list, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    background_tag = models.CharField(max_length=100, null=True, blank=True, db_index=True)
+    # Keys a future dataset version adds are kept here and exported back unchanged.
+    extra = models.JSONField(default=dict, blank=True)
+
+    # --- curation and matching state ---------------------------------------------------
+    status = models.CharField(
+        max_length=20, choices=Status, default=Status.PUBLISHED, db_index=True
+    )
+    disabled_reason = models.TextField(
+        blank=True, help_text="Why the matcher refuses this record's pattern (empty: matched)."
+    )
+    pattern_engine = models.CharField(max_length=20, blank=True)
+    curated_fields = models.JSONField(
+        default=list, blank=True, help_text="Dataset keys a curator edited; imports keep them."
+    )
+    conflicts = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Per dataset key: the value a newer import brought for a curated field.",
+    )
+    revision = models.BigIntegerField(default=0, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=["revision", "updated_at"])
+    objects = ErrorRecordQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["repo", "slug", "id"]
+        indexes = [
+            models.Index(fields=["status", "disabled_reason"], name="kb_record_active"),
+            models.Index(fields=["repo", "severity"], name="kb_record_repo_sev"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.id})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("kb:record_detail", args=[self.id])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == Status.PUBLISHED and not self.disabled_reason
+
+    @property
+    def has_analysis(self) -> bool:
+        return bool(self.documentation or self.solutions or self.trigger_scenarios)
+
+    def clean(self) -> None:
+        """Validation shared by the admin, the importer and the API."""
+        from kb.validation import validate_record
+
+        errors = validate_record(self)
+        if errors:
+            raise ValidationError(errors)
+
+    def tag_names(self) -> list[str]:
+        return [str(t) for t in self.tags]
+
+    def as_dict(self) -> dict[str, Any]:
+        from kb.schema import record_to_dataset
+
+        return record_to_dataset(self)
+
+
+class RecordTag(models.Model):
+    """Index row: record ``record`` carries tag ``tag`` at ``position`` of its tag list.
+
+    The record's ``tags`` JSON list is the source of truth (ordered, exported, versioned
+    by history); these rows are rebuilt from it by ``kb.services.sync_tags`` on every
+    write so browsing by tag is an indexed join.
+    """
+
+    record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE)
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["record", "tag"], name="kb_recordtag_unique")
+        ]
+        ordering = ["record", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.record_id} #{self.tag_id}"

@@ -1,0 +1,233 @@
+"""Settings for the error knowledge base, read from the environment.
+
+One module for every deployment: development defaults are safe and need nothing set;
+production sets ``DEBUG=0``, ``SECRET_KEY``, ``ALLOWED_HOSTS`` and usually ``DATABASE_URL``.
+Each helper below fails loudly on a malformed value instead of guessing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no)")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", True)
+
+_DEV_SECRET = "django-insecure-dev-only-key-never-used-in-production-0123456789"
+SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET if DEBUG else "")
+if not SECRET_KEY:
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_filters",
+    "simple_history",
+    "kb",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "kb.urls"
+WSGI_APPLICATION = "kb.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+# --- Database -------------------------------------------------------------------------
+# SQLite is the zero-setup default; DATABASE_URL=postgres://user:pass@host:port/name
+# selects PostgreSQL (psycopg 3, with its connection pool when DB_POOL=1).
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'kb.sqlite3'}")
+_db = dj_database_url.parse(DATABASE_URL, conn_max_age=0)
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    _db["OPTIONS"] = {
+        # WAL lets readers run beside the single writer; IMMEDIATE takes the write lock at
+        # BEGIN so two writers queue on busy_timeout instead of failing mid-transaction.
+        "transaction_mode": "IMMEDIATE",
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
+        "init_command": (
+            "PRAGMA journal_mode=WAL;"
+            "PRAGMA synchronous=FULL;"
+            "PRAGMA foreign_keys=ON;"
+            "PRAGMA busy_timeout=20000;"
+            "PRAGMA cache_size=-64000;"
+            "PRAGMA temp_store=MEMORY;"
+        ),
+    }
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    _db["CONN_MAX_AGE"] = 0 if env_bool("DB_POOL", False) else env_int("DB_CONN_MAX_AGE", 60)
+    _db["CONN_HEALTH_CHECKS"] = True
+    if env_bool("DB_POOL", False):
+        _db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 8}
+    if "TEST" not in _db:
+        _db["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", f"test_{_db['NAME']}")}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache (shared by worker processes: the rate limiter counts here) ---------------------
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "kb_cache",
+    }
+}
+
+# --- Static files ---------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Security -------------------------------------------------------------------------
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads no cookie: the token travels in hx-headers
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
+)
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+# security.W021 (HSTS preload) is opt-in: preloading is a one-way commitment for the domain.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# --- Limits ---------------------------------------------------------------------------
+# A paste larger than this is refused with a friendly message (HTML partial or JSON 413).
+KB_MAX_PASTE_BYTES = env_int("KB_MAX_PASTE_BYTES", 256 * 1024)
+# Whole log files (upload or stdin of `manage.py match`) may be larger.
+KB_MAX_LOG_BYTES = env_int("KB_MAX_LOG_BYTES", 64 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = KB_MAX_PASTE_BYTES + 16 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# Requests per minute per client on the matching endpoints (0 disables).
+KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)
+
+# --- Matcher --------------------------------------------------------------------------
+# Compiled pattern databases are cached here, keyed by content, shared by all workers.
+KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cache" / "matcher")))
+# How often (seconds) a worker checks whether records changed since its matcher was built.
+KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
+
+# --- Tasks (long admin imports run in the background) ----------------------------------
+TASKS = {
+    "default": {
+        "BACKEND": env_str("KB_TASKS_BACKEND", "django.tasks.backends.immediate.ImmediateBackend")
+    }
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # Request bodies may hold secrets from pastes: never log them.
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
+}
+
+ADMINS: list[tuple[str, str]] = []
+SERVER_EMAIL = env_str("SERVER_EMAIL", "errorkb@localhost")

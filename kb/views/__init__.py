@@ -1,0 +1,1 @@
+"""HTTP views, one module per area: pages, browse, health, API."""
