@@ -113,9 +113,8 @@ def clean_value(field: Field, value: Any) -> Any:
         _check_text(key, value)
         if field.max_length and len(value) > field.max_length:
             raise FieldError(key, f"is longer than {field.max_length} characters")
-        if not field.nullable and field.key in {"id", "errorMessage", "messagePattern"}:
-            if not value.strip():
-                raise FieldError(key, "must not be empty")
+        if field.key in {"id", "errorMessage", "messagePattern"} and not value.strip():
+            raise FieldError(key, "must not be empty")
         return value
     if field.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):

@@ -52,7 +52,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = env_bool("DEBUG", True)
 
-_DEV_SECRET = "django-insecure-dev-only-key-never-used-in-production-0123456789"
+_DEV_SECRET = "django-insecure-dev-only-key-never-used-in-production-0123456789"  # noqa: S105
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET if DEBUG else "")
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
