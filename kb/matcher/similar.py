@@ -1,0 +1,349 @@
+"""Near-miss search: which known error messages does a log line *resemble*?
+
+Why this exists: the regex matcher only finds a record when today's template
+matches the pasted text. Messages get reworded between releases, pastes get
+truncated, and some errors are simply not in the dataset. For those lines the
+app shows *suggestions*: records whose message template uses similar wording,
+each with a similarity score and a human-readable reason.
+
+How it works (pure Python + rapidfuzz, no Django):
+
+1. ``build`` strips the placeholders (``{}``, ``{:?}``, ``{name}``, ``%s``,
+   ``%(name)s``, ``%v`` ...) from each template, keeping the literal words.
+   Records with an identical template share one *entry* (all keys are kept and
+   returned together as one suggestion slot's worth of keys).
+2. An inverted index maps each literal word to the entries that contain it,
+   with an IDF weight (rare words such as ``vnode`` or ``backfill_state`` say
+   much more than ``failed`` or ``the``).
+3. ``query`` takes the rarest known words of the line, counts how many of
+   them each entry shares (a C-speed ``Counter.update`` over short posting
+   lists, so the cost does not grow with the corpus the way a full scan would),
+   re-scores the best few hundred by IDF-weighted *template coverage* and then
+   scores the top few dozen with rapidfuzz on the literal text.
+
+Score scale: every score is a float in ``[0, 1]`` (1 = the template's literal
+text is fully present in the line). ``DEFAULT_MIN_SCORE`` is the threshold
+measured in ``benchmarks/bench_similar.py`` to keep unrelated INFO lines free
+of suggestions while finding reworded messages.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+__all__ = [
+    "DEFAULT_MIN_SCORE",
+    "SimilarHit",
+    "SimilarityIndex",
+    "literal_text",
+    "tokens",
+]
+
+#: Suggestions scoring below this are dropped (scale 0..1). Chosen from the
+#: synthetic drift set vs INFO-line negatives, see benchmarks/bench_similar.py.
+DEFAULT_MIN_SCORE = 0.58
+
+# Placeholders in the source's own syntax: Python %(name)s, printf %s %d %5.2f
+# %v %q %w, Rust/Python/SLF4J {} {:?} {0} {name} {:#?}. Literal braces written
+# as {{ }} in Rust expect() texts are kept as text.
+_PLACEHOLDER = re.compile(
+    r"%\([^)]{0,40}\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
+    r"|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
+    r"|(?<!\{)\{[^{}\n]{0,60}\}(?!\})"
+)
+_TOKEN = re.compile(r"[a-z0-9_]+")
+_HAS_ALPHA = re.compile(r"[a-z]")
+
+# Work bounds per query (they keep the cost per line flat as the corpus grows).
+_MAX_QUERY_CHARS = 2000  # longer lines are cut before scoring
+_MAX_QUERY_TOKENS = 12  # rarest known words of the line used to find candidates
+_COVERAGE_CANDIDATES = 200  # entries re-scored by weighted coverage
+_FUZZY_CANDIDATES = 30  # entries scored with rapidfuzz
+# Total IDF weight from which a template counts as fully specific, in units of
+# the largest possible IDF (log(N+1)): about 2.6 unique words' worth, i.e. 25 at
+# the real 16.7k records. Below it the score is scaled by sqrt(weight / this).
+_SPECIFIC_WORDS = 2.6
+
+
+def literal_text(template: str) -> str:
+    """The template with its placeholders removed (runs of spaces collapsed)."""
+    text = _PLACEHOLDER.sub(" ", template).replace("{{", "{").replace("}}", "}")
+    return " ".join(text.split())
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens that contain a letter (pure numbers are values)."""
+    return [t for t in _TOKEN.findall(text.lower()) if _HAS_ALPHA.search(t)]
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarHit:
+    """One suggestion with its explanation (``query_explained``)."""
+
+    key: str  # first key of the entry (the others are in ``same_message``)
+    score: float  # 0..1
+    reason: str
+    same_message: tuple[str, ...]  # every key with this identical template
+    template: str
+
+
+class SimilarityIndex:
+    """Inverted index of template words + rapidfuzz rescoring; see module doc."""
+
+    __slots__ = (
+        "_entry_keys",
+        "_entry_lit",
+        "_entry_proc",
+        "_entry_tok",
+        "_entry_tok_off",
+        "_entry_weight",
+        "_idf",
+        "_post",
+        "_post_off",
+        "_templates",
+        "_vocab",
+    )
+
+    def __init__(self) -> None:
+        self._templates: list[str] = []
+        self._entry_keys: list[tuple[str, ...]] = []
+        self._entry_lit: list[str] = []
+        self._entry_proc: list[str] = []
+        self._entry_tok: array = array("I")  # flat token ids per entry
+        self._entry_tok_off: array = array("I", [0])
+        self._entry_weight: array = array("d")
+        self._vocab: dict[str, int] = {}
+        self._idf: array = array("d")
+        self._post: array = array("I")  # flat posting lists (entry ids)
+        self._post_off: array = array("I", [0])
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def build(cls, items: Iterable[tuple[str, str]]) -> SimilarityIndex:
+        """Index ``(key, message template)`` pairs; identical templates share an entry."""
+        self = cls()
+        by_template: dict[str, list[str]] = {}
+        for key, template in items:
+            by_template.setdefault(template, []).append(key)
+        vocab: dict[str, int] = {}
+        postings: list[list[int]] = []
+        entry_tok = self._entry_tok
+        entry_off = self._entry_tok_off
+        for template, keys in by_template.items():
+            lit = literal_text(template)
+            uniq = list(dict.fromkeys(tokens(lit)))
+            eid = len(self._templates)
+            self._templates.append(template)
+            self._entry_keys.append(tuple(keys))
+            self._entry_lit.append(lit)
+            self._entry_proc.append(default_process(lit))
+            for tok in uniq:
+                tid = vocab.get(tok)
+                if tid is None:
+                    tid = vocab[tok] = len(postings)
+                    postings.append([])
+                postings[tid].append(eid)
+                entry_tok.append(tid)
+            entry_off.append(len(entry_tok))
+        n = len(self._templates)
+        self._vocab = vocab
+        self._idf = array("d", (math.log((n + 1) / (len(p) + 0.5)) for p in postings))
+        for p in postings:
+            self._post.extend(p)
+            self._post_off.append(len(self._post))
+        idf = self._idf
+        self._entry_weight = array(
+            "d",
+            (sum(idf[t] for t in entry_tok[entry_off[e] : entry_off[e + 1]]) for e in range(n)),
+        )
+        return self
+
+    def __len__(self) -> int:
+        """Number of distinct templates (entries)."""
+        return len(self._templates)
+
+    # --------------------------------------------------------- serialisation
+    def __getstate__(self) -> dict[str, object]:
+        # Strings are joined into one blob so pickling 100k entries is a few memcpy's.
+        return {
+            "templates": "\x00".join(self._templates),
+            "keys": "\x00".join("\x01".join(k) for k in self._entry_keys),
+            "vocab": "\x00".join(self._vocab),
+            "entry_tok": self._entry_tok,
+            "entry_tok_off": self._entry_tok_off,
+            "entry_weight": self._entry_weight,
+            "idf": self._idf,
+            "post": self._post,
+            "post_off": self._post_off,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        templates = str(state["templates"])
+        self._templates = templates.split("\x00") if templates else []
+        keys = str(state["keys"])
+        self._entry_keys = [tuple(k.split("\x01")) for k in keys.split("\x00")] if keys else []
+        self._entry_lit = [literal_text(t) for t in self._templates]
+        self._entry_proc = [default_process(t) for t in self._entry_lit]
+        vocab = str(state["vocab"])
+        self._vocab = {w: i for i, w in enumerate(vocab.split("\x00"))} if vocab else {}
+        self._entry_tok = state["entry_tok"]  # type: ignore[assignment]
+        self._entry_tok_off = state["entry_tok_off"]  # type: ignore[assignment]
+        self._entry_weight = state["entry_weight"]  # type: ignore[assignment]
+        self._idf = state["idf"]  # type: ignore[assignment]
+        self._post = state["post"]  # type: ignore[assignment]
+        self._post_off = state["post_off"]  # type: ignore[assignment]
+
+    def dumps(self) -> bytes:
+        """Serialise (pickle protocol 5)."""
+        return pickle.dumps(self, protocol=5)
+
+    @staticmethod
+    def loads(data: bytes) -> SimilarityIndex:
+        """Inverse of :meth:`dumps` (only load data you wrote yourself: it is a pickle)."""
+        obj = pickle.loads(data)  # noqa: S301 - our own cache file
+        if not isinstance(obj, SimilarityIndex):
+            raise TypeError("not a SimilarityIndex pickle")
+        return obj
+
+    # ------------------------------------------------------------------ query
+    def keys_of(self, key: str) -> tuple[str, ...]:
+        """All keys sharing ``key``'s template (linear scan; for tests and tools)."""
+        for keys in self._entry_keys:
+            if key in keys:
+                return keys
+        return ()
+
+    def _candidates(self, line: str) -> tuple[list[tuple[float, int]], set[int], str]:
+        """Score entries for ``line``: returns ([(score, entry)], query token ids, processed)."""
+        line = line[:_MAX_QUERY_CHARS]
+        vocab = self._vocab
+        qids = {vocab[t] for t in tokens(line) if t in vocab}
+        if not qids:
+            return [], qids, ""
+        idf = self._idf
+        post, off = self._post, self._post_off
+        # Rarest words first; cap how many (and so how many postings) we touch.
+        ordered = sorted(qids, key=idf.__getitem__, reverse=True)[:_MAX_QUERY_TOKENS]
+        counts: Counter[int] = Counter()
+        budget = 60_000  # posting entries per query
+        for rank, tid in enumerate(ordered):
+            size = off[tid + 1] - off[tid]
+            if rank >= 2 and size > budget:
+                break
+            budget -= size
+            counts.update(post[off[tid] : off[tid + 1]])
+        if not counts:
+            return [], qids, ""
+        if len(counts) > _COVERAGE_CANDIDATES:
+            pool = [e for e, _ in counts.most_common(_COVERAGE_CANDIDATES)]
+        else:
+            pool = list(counts)
+        etok, eoff, ew = self._entry_tok, self._entry_tok_off, self._entry_weight
+        scored: list[tuple[float, int]] = []
+        for e in pool:
+            shared = sum(idf[t] for t in etok[eoff[e] : eoff[e + 1]] if t in qids)
+            w = ew[e]
+            scored.append((shared / w if w else 0.0, e))
+        scored.sort(reverse=True)
+        return scored[:_FUZZY_CANDIDATES], qids, default_process(line)
+
+    def _score(self, proc_line: str, cov: float, e: int) -> float:
+        proc_t = self._entry_proc[e]
+        if not proc_t or not proc_line:
+            return 0.0
+        fz = fuzz.partial_ratio(proc_t, proc_line) / 100.0
+        return (0.5 * cov + 0.5 * fz) * self._specificity(e)
+
+    def _specificity(self, e: int) -> float:
+        """Damp templates with little rare wording (``database``, ``invalid engine``)."""
+        full = _SPECIFIC_WORDS * math.log(len(self._templates) + 1)
+        return min(1.0, self._entry_weight[e] / full) ** 0.5
+
+    def _ranked(self, line: str, limit: int, min_score: float) -> list[tuple[float, int]]:
+        cands, _qids, proc = self._candidates(line)
+        out = [(self._score(proc, cov, e), e) for cov, e in cands]
+        out = [x for x in out if x[0] >= min_score]
+        out.sort(key=lambda x: (-x[0], x[1]))
+        return out[:limit]
+
+    def query(
+        self, line: str, *, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+    ) -> list[tuple[str, float]]:
+        """Best entries for ``line`` as ``(key, score 0..1)``, best first.
+
+        One item per distinct template: the key is the entry's first key; use
+        :meth:`query_explained` (``same_message``) or :meth:`keys_of` for the rest.
+        """
+        return [
+            (self._entry_keys[e][0], round(s, 4)) for s, e in self._ranked(line, limit, min_score)
+        ]
+
+    def query_many(
+        self,
+        lines: Sequence[str],
+        *,
+        limit: int = 5,
+        min_score: float = DEFAULT_MIN_SCORE,
+    ) -> list[list[tuple[str, float]]]:
+        """``query`` for many lines (identical lines are computed once)."""
+        memo: dict[str, list[tuple[str, float]]] = {}
+        out = []
+        for line in lines:
+            res = memo.get(line)
+            if res is None:
+                res = memo[line] = self.query(line, limit=limit, min_score=min_score)
+            out.append(res)
+        return out
+
+    def query_explained(
+        self, line: str, *, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+    ) -> list[SimilarHit]:
+        """Like :meth:`query` with a reason string and all keys per suggestion."""
+        hits = []
+        qtoks = set(tokens(line[:_MAX_QUERY_CHARS]))
+        for score, e in self._ranked(line, limit, min_score):
+            hits.append(
+                SimilarHit(
+                    key=self._entry_keys[e][0],
+                    score=round(score, 4),
+                    reason=self._reason(line[:_MAX_QUERY_CHARS], qtoks, e, score),
+                    same_message=self._entry_keys[e],
+                    template=self._templates[e],
+                )
+            )
+        return hits
+
+    def _reason(self, line: str, qtoks: set[str], e: int, score: float) -> str:
+        lit = self._entry_lit[e]
+        etoks = list(dict.fromkeys(tokens(lit)))
+        vocab, idf = self._vocab, self._idf
+        shared = sorted((t for t in etoks if t in qtoks), key=lambda t: -idf[vocab[t]])
+        missing = sorted((t for t in etoks if t not in qtoks), key=lambda t: -idf[vocab[t]])
+        parts = []
+        al = fuzz.partial_ratio_alignment(lit, line, processor=None)
+        if al is not None and al.score >= 60:
+            snippet_t = _clip(lit[al.src_start : al.src_end])
+            snippet_l = _clip(line[al.dest_start : al.dest_end])
+            parts.append(f"{round(score * 100)}% similar wording: '{snippet_t}' ≈ '{snippet_l}'")
+        else:
+            parts.append(f"{round(score * 100)}% similar")
+        rare = [t for t in shared if idf[vocab[t]] >= 3.0][:4] or shared[:3]
+        if rare:
+            parts.append("shares rare words: " + ", ".join(rare))
+        if missing:
+            parts.append("line lacks: " + ", ".join(missing[:3]))
+        return "; ".join(parts)
+
+
+def _clip(s: str, n: int = 60) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -1,0 +1,124 @@
+"""Behaviour of kb.matcher.similar (near-miss suggestions)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from kb.matcher.similar import DEFAULT_MIN_SCORE, SimilarityIndex, literal_text, tokens
+
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("KB_SHARED_DATA", HERE.parent.parent.parent / "shared" / "data"))
+RECORDS = DATA / "records-all.jsonl"
+needs_data = pytest.mark.skipif(not RECORDS.exists(), reason=f"no dataset at {DATA}")
+
+SMALL = [
+    ("k1", "Backfill progress for vnode {:#?} not found, backfill_state not initialized properly"),
+    ("k2", "connection refused by {}"),
+    ("k3", "Enter a valid %(protocol)s address."),
+    ("k4", "Enter a valid %(protocol)s address."),
+    ("k5", "tls: %q does not match any of DNSNames %q"),
+    ("k6", "failed to fetch metadata from kafka ({}): {}"),
+    ("k7", "Column '%s.%s' is marked as a member of the primary key for table '%s'"),
+    ("k8", "database"),
+]
+
+
+def _bench():
+    path = HERE.parent.parent / "benchmarks" / "bench_similar.py"
+    spec = importlib.util.spec_from_file_location("bench_similar", path)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def small() -> SimilarityIndex:
+    return SimilarityIndex.build(SMALL)
+
+
+def test_literal_text_strips_placeholders() -> None:
+    assert literal_text("a {} b {:?} c {name} d %s e %(x)s f %v g %5.2f") == "a b c d e f g"
+    assert literal_text("keep {{braces}} here") == "keep {braces} here"
+    assert tokens("Backfill_state NOT 123 found") == ["backfill_state", "not", "found"]
+
+
+def test_reworded_message_in_top3(small: SimilarityIndex) -> None:
+    res = small.query("ERROR backfill progress of vnode 12 was not found, backfill_state not ready")
+    assert [k for k, _ in res][:3].count("k1") == 1
+    res = small.query("connection was refused by 10.0.0.1:5432")
+    assert res
+    assert res[0][0] == "k2"
+    assert 0.0 <= res[0][1] <= 1.0
+
+
+def test_identical_templates_grouped(small: SimilarityIndex) -> None:
+    assert len(small) == len(SMALL) - 1
+    hits = small.query_explained("ValidationError: ['Enter a valid email address.']")
+    assert hits[0].same_message == ("k3", "k4")
+    assert small.keys_of("k4") == ("k3", "k4")
+    assert "similar" in hits[0].reason
+
+
+def test_unrelated_info_line_gets_nothing(small: SimilarityIndex) -> None:
+    assert small.query("Starting development server at http://127.0.0.1:8000/") == []
+    assert small.query("Ran 42 tests in 1.234s") == []
+    assert small.query("") == []
+    assert small.query("12345 67890") == []
+
+
+def test_query_many_and_pickle(small: SimilarityIndex) -> None:
+    lines = ["connection was refused by x", "nothing to see", "connection was refused by x"]
+    many = small.query_many(lines)
+    assert many == [small.query(ln) for ln in lines]
+    clone = pickle.loads(pickle.dumps(small))  # noqa: S301 - our own bytes
+    assert clone.query(lines[0]) == small.query(lines[0])
+    assert SimilarityIndex.loads(small.dumps()).query(lines[0]) == small.query(lines[0])
+
+
+def test_reason_mentions_rare_words(small: SimilarityIndex) -> None:
+    hit = small.query_explained("vnode 3 progress missing: backfill_state not initialized")[0]
+    assert hit.key == "k1"
+    assert "backfill_state" in hit.reason
+
+
+@pytest.fixture(scope="module")
+def full():
+    bench = _bench()
+    records = bench.load_records(RECORDS)
+    return bench, records, SimilarityIndex.build(records)
+
+
+@needs_data
+@pytest.mark.slow
+def test_synthetic_drift_recall_and_false_rate(full) -> None:
+    """Recall@3 on 400 synthetic rewordings of real templates, and INFO-line silence.
+
+    Thresholds: measured recall@3 is ~0.9 and the false-suggestion rate ~0.05
+    (benchmarks/results/similar.json); the asserts leave room for noise but
+    fail far above the issue's 60% bar for drifted cases.
+    """
+    bench, records, idx = full
+    cases = bench.drift_cases(records, 400, seed=123)
+    assert bench.recall_at(idx, cases) >= 0.80
+    neg = bench.negative_lines()
+    assert bench.false_rate(idx, neg) <= 0.15
+
+
+@needs_data
+@pytest.mark.slow
+def test_published_drifted_cases(full) -> None:
+    bench, records, idx = full
+    ranks = bench.eval_drifted(idx, records)
+    assert ranks
+    assert all(r["rank"] is not None for r in ranks), ranks
+
+
+def test_default_min_score_scale() -> None:
+    assert 0.0 < DEFAULT_MIN_SCORE < 1.0
