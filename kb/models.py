@@ -83,7 +83,7 @@ class Tag(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("kb:tag_detail", args=[self.name])
+        return reverse("tag_detail", args=[self.name])
 
 
 class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
@@ -188,7 +188,7 @@ class ErrorRecord(models.Model):
         return f"{self.slug} ({self.id})"
 
     def get_absolute_url(self) -> str:
-        return reverse("kb:record_detail", args=[self.id])
+        return reverse("record_detail", args=[self.id])
 
     @property
     def is_active(self) -> bool:

@@ -127,6 +127,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA temp_store=MEMORY;"
         ),
     }
+    # Tests run on a real SQLite file (WAL and all), not an in-memory database.
+    _db["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / ".cache" / "test.sqlite3"))}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_MAX_AGE"] = 0 if env_bool("DB_POOL", False) else env_int("DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True

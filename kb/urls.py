@@ -1,17 +1,26 @@
-"""URL map. Public pages live in the ``kb`` namespace; the API under ``/api/``."""
+"""URL map. Route names are global (no namespace); the JSON API lives under ``/api/``."""
 
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import path
 
-from kb.views import health
-
-app_patterns = [
-    path("healthz", health.healthz, name="healthz"),
-]
+from kb.api import api
+from kb.views import browse, errors, health, paste, records
 
 urlpatterns = [
-    path("", include((app_patterns, "kb"))),
+    path("", paste.paste_page, name="paste"),
+    path("match/", paste.match_view, name="match"),
+    path("records/", browse.record_list, name="record_list"),
+    path("records/<str:record_id>/", records.record_detail, name="record_detail"),
+    path("tags/", browse.tag_list, name="tag_list"),
+    path("tags/<str:tag>/", browse.tag_detail, name="tag_detail"),
+    path("healthz", health.healthz, name="healthz"),
+    path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]
+
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

@@ -1,0 +1,103 @@
+# Error knowledge base: the commands of ../shared/CONTRACT.md.
+#   make run    set up, migrate, load the demo data into an empty database, serve on :8000
+#   make test   set up (dev tools, Debian chromium) and run the whole suite
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+HOST    ?= 127.0.0.1
+PORT    ?= 8000
+PYTEST_ARGS ?=
+STAMP   := $(VENV)/.installed
+DEVSTAMP:= $(VENV)/.installed-dev
+
+# First interpreter >= 3.12 that really runs (pyenv shims exit non-zero when the version is
+# not selected, so each candidate is tried, not just looked up).
+find_python = for c in "$$PYTHON" python3.13 python3.12 python3 \
+	  $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[3-9]*/bin/python3 \
+	  $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.12*/bin/python3 \
+	  /usr/bin/python3.1[2-9] /usr/local/bin/python3.1[2-9]; do \
+	  [ -n "$$c" ] || continue; \
+	  if "$$c" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+	    echo "$$c"; exit 0; fi; \
+	done; exit 1
+
+.PHONY: help setup setup-dev run serve test test-fast lint format bench fuzz chromium demo-data clean
+
+help:
+	@echo "make run | test | setup | bench | fuzz | serve | lint | clean"
+
+$(STAMP): requirements.txt
+	@py=$$($(find_python)) || { echo "error: Python >= 3.12 with venv is required; install python3.12 (apt-get install python3.12-venv, or pyenv install 3.12)" >&2; exit 1; }; \
+	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	  echo "Creating $(VENV) with $$py ($$($$py --version))"; rm -rf $(VENV); "$$py" -m venv $(VENV); fi
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(DEVSTAMP): $(STAMP) requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+setup: $(STAMP)
+
+setup-dev: $(DEVSTAMP)
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createcachetable
+	$(PY) manage.py load_demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production-style server: gunicorn, DEBUG off (set SECRET_KEY and ALLOWED_HOSTS).
+serve: setup
+	DEBUG=$${DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
+	DEBUG=$${DEBUG:-0} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-0} $(PY) manage.py createcachetable
+	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
+	DEBUG=$${DEBUG:-0} $(VENV)/bin/gunicorn kb.wsgi --bind $(HOST):$(PORT) \
+	  --workers $${WORKERS:-2} --timeout 30 --access-logfile - --max-requests 5000 --max-requests-jitter 500
+
+# Debian's chromium for the browser tests (Playwright's own download cannot work here).
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null \
+	  || { echo "error: could not install chromium (apt-get install chromium)" >&2; exit 1; }; fi
+	@chromium --version 2>/dev/null | head -n1
+
+test: setup-dev chromium
+	$(PY) manage.py check --fail-level WARNING
+	$(PY) manage.py makemigrations --check --dry-run >/dev/null
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# Everything but the browser and full-dataset tests, for a quick loop.
+test-fast: setup-dev
+	$(VENV)/bin/pytest -m "not browser and not slow" $(PYTEST_ARGS)
+
+lint: setup-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: setup-dev
+	@mkdir -p benchmarks/results
+	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
+
+fuzz: setup-dev
+	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest -m "not browser" -k "prop or fuzz" -p no:randomly $(PYTEST_ARGS)
+
+# Rebuild the demo sample in fixtures/ from ../shared/data.
+demo-data: setup
+	$(PY) manage.py sample_records ../shared/data/records-all.jsonl \
+	  --enriched ../shared/data/records-enriched.jsonl --eval ../shared/data/eval-public.jsonl \
+	  --per-repo 60 --output fixtures/demo-records.jsonl
+
+clean:
+	rm -rf $(VENV) .cache staticfiles .pytest_cache .ruff_cache

@@ -1,0 +1,243 @@
+"""Django's side of matching: keep a compiled matcher per process, in step with the records.
+
+The matcher (``kb.matcher``) is pure Python and knows nothing of the database. This module
+builds it from the active records, shares compiled databases between processes through
+the on-disk cache (``KB_MATCHER_CACHE_DIR``), and notices changes cheaply: at most every
+``KB_MATCHER_REFRESH_SECONDS`` it reads the revision counter; when records changed it folds
+just those into the running matcher (``with_changes``) instead of recompiling everything.
+Views, the API and the ``match`` command all call ``match_text``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from kb.matcher import Matcher, MatchReport, PatternSpec
+from kb.models import ErrorRecord, current_revision
+
+# Past this many records changed since the last full build, rebuild (from the cache).
+DELTA_LIMIT = 5000
+
+
+@dataclass(slots=True)
+class MatchView:
+    """A match with its record loaded, ready for templates and JSON."""
+
+    record: ErrorRecord
+    line: int
+    span: tuple[int, int]
+    text: str
+    captures: list[str]
+    score: float
+    reason: str
+    literal_chars: int = 0
+    coverage: float = 0.0
+    same_message: list[ErrorRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SuggestionView:
+    record: ErrorRecord
+    similarity: float
+    reason: str
+
+
+@dataclass(slots=True)
+class GroupView:
+    record: ErrorRecord
+    count: int
+    first_line: int
+    last_line: int
+
+
+@dataclass(slots=True)
+class MatchResult:
+    matches: list[MatchView]
+    suggestions: list[SuggestionView]
+    groups: list[GroupView]
+    report: MatchReport
+    elapsed_ms: float
+
+    @property
+    def normalised_text(self) -> str:
+        return self.report.normalised.text
+
+    @property
+    def steps(self) -> list[str]:
+        return list(self.report.normalised.steps)
+
+    def as_json(self) -> dict[str, Any]:
+        """The shape of CONTRACT.md (``manage.py match --json`` and ``POST /api/match``)."""
+        return {
+            "matches": [
+                {
+                    "record_id": m.record.id,
+                    "slug": m.record.slug,
+                    "repo": m.record.repo,
+                    "line": m.line,
+                    "span": list(m.span),
+                    "text": m.text,
+                    "captures": m.captures,
+                    "score": round(m.score, 4),
+                    "reason": m.reason,
+                    "same_message": [r.id for r in m.same_message],
+                }
+                for m in self.matches
+            ],
+            "suggestions": [
+                {
+                    "record_id": s.record.id,
+                    "slug": s.record.slug,
+                    "similarity": round(s.similarity, 4),
+                    "reason": s.reason,
+                }
+                for s in self.suggestions
+            ],
+            "groups": [
+                {
+                    "record_id": g.record.id,
+                    "count": g.count,
+                    "first_line": g.first_line,
+                    "last_line": g.last_line,
+                }
+                for g in self.groups
+            ],
+            "normalisation": self.steps,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+def _specs(queryset: Any) -> list[PatternSpec]:
+    rows = queryset.values_list("id", "message_pattern", "error_message")
+    return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
+
+
+class MatcherHolder:
+    """One per process: the current matcher and the revision it reflects."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._matcher: Matcher | None = None
+        self._revision = -1
+        self._base_revision = -1
+        self._active_count = -1
+        self._checked_at = 0.0
+        self._delta_size = 0
+
+    def reset(self) -> None:
+        with self._lock:
+            self._matcher = None
+            self._revision = self._base_revision = -1
+            self._checked_at = 0.0
+
+    def get(self) -> Matcher:
+        now = time.monotonic()
+        if (
+            self._matcher is not None
+            and now - self._checked_at < settings.KB_MATCHER_REFRESH_SECONDS
+        ):
+            return self._matcher
+        with self._lock:
+            self._checked_at = time.monotonic()
+            revision = current_revision()
+            if self._matcher is None:
+                self._full_build(revision)
+            elif revision != self._revision:
+                self._apply_changes(revision)
+            assert self._matcher is not None
+            return self._matcher
+
+    def _full_build(self, revision: int) -> None:
+        specs = _specs(ErrorRecord.objects.active())
+        cache_dir = settings.KB_MATCHER_CACHE_DIR
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self._matcher = Matcher.build(specs, cache_dir=cache_dir)
+        self._revision = self._base_revision = revision
+        self._active_count = len(specs)
+        self._delta_size = 0
+
+    def _apply_changes(self, revision: int) -> None:
+        changed = ErrorRecord.objects.filter(revision__gt=self._revision)
+        rows = list(
+            changed.values_list(
+                "id", "message_pattern", "error_message", "status", "disabled_reason"
+            )
+        )
+        active_count = ErrorRecord.objects.active().count()
+        self._delta_size += len(rows)
+        if self._delta_size > DELTA_LIMIT:
+            self._full_build(revision)
+            return
+        live = [
+            PatternSpec(key=k, pattern=p, message=m)
+            for k, p, m, status, disabled in rows
+            if status == "published" and not disabled
+        ]
+        gone = [k for k, _p, _m, status, disabled in rows if status != "published" or disabled]
+        assert self._matcher is not None
+        candidate = self._matcher.with_changes(live, gone)
+        # Deletions leave no changed row behind; a count that does not add up means some
+        # record vanished, and only a full build (mostly from the cache) can tell which.
+        if getattr(candidate, "size", active_count) != active_count:
+            self._full_build(revision)
+            return
+        self._matcher = candidate
+        self._revision = revision
+        self._active_count = active_count
+
+
+holder = MatcherHolder()
+
+
+def get_matcher() -> Matcher:
+    return holder.get()
+
+
+def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
+    """Match ``text`` against every active record; records loaded for display.
+
+    Raises ``kb.matcher.PasteTooLarge`` past ``max_bytes`` (default ``KB_MAX_PASTE_BYTES``).
+    """
+    started = time.perf_counter()
+    limit = settings.KB_MAX_PASTE_BYTES if max_bytes is None else max_bytes
+    report = get_matcher().match(text, max_bytes=limit)
+    keys: set[str] = set()
+    for m in report.matches:
+        keys.add(m.key)
+        keys.update(m.same_message)
+    keys.update(s.key for s in report.suggestions)
+    keys.update(g.key for g in report.groups)
+    records = ErrorRecord.objects.in_bulk(list(keys))
+    matches = [
+        MatchView(
+            record=records[m.key],
+            line=m.line,
+            span=tuple(m.span),  # type: ignore[arg-type]
+            text=m.text,
+            captures=list(m.captures),
+            score=m.score,
+            reason=m.reason,
+            literal_chars=m.literal_chars,
+            coverage=m.coverage,
+            same_message=[records[k] for k in m.same_message if k in records],
+        )
+        for m in report.matches
+        if m.key in records
+    ]
+    suggestions = [
+        SuggestionView(records[s.key], s.similarity, s.reason)
+        for s in report.suggestions
+        if s.key in records
+    ]
+    groups = [
+        GroupView(records[g.key], g.count, g.first_line, g.last_line)
+        for g in report.groups
+        if g.key in records
+    ]
+    elapsed = (time.perf_counter() - started) * 1000
+    return MatchResult(matches, suggestions, groups, report, elapsed)

@@ -1,0 +1,31 @@
+"""Shared test set-up: a real SQLite file (or PostgreSQL via DATABASE_URL), and a matcher
+cache shared across tests and runs so the full dataset compiles once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    (ROOT / ".cache").mkdir(exist_ok=True)
+
+
+@pytest.fixture(autouse=True)
+def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test shares one on-disk matcher cache; each starts with no in-process matcher."""
+    from kb.matching import holder
+
+    settings.KB_MATCHER_CACHE_DIR = ROOT / ".cache" / "matcher-test"  # type: ignore[attr-defined]
+    settings.KB_MATCHER_REFRESH_SECONDS = 0  # type: ignore[attr-defined]
+    holder.reset()
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    from tests.factories import SHARED_DATA
+
+    return SHARED_DATA

@@ -1,0 +1,55 @@
+"""Plain factories: a valid dataset record, and model instances built from it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from kb.importer import import_jsonl
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+_ids = count(1)
+
+SEED: dict[str, Any] = json.loads((SHARED_DATA / "seed-record.jsonl").read_text())
+
+
+def make_line(**overrides: Any) -> dict[str, Any]:
+    """A dataset line (``{"record": ..., "datasetVersion": ...}``) with a fresh id."""
+    line = copy.deepcopy(SEED)
+    n = next(_ids)
+    line["record"]["id"] = f"test{n:012d}"
+    line["record"]["slug"] = f"test-record-{n}"
+    version = overrides.pop("datasetVersion", None)
+    line["record"].update(overrides)
+    if version is not None:
+        line["datasetVersion"] = version
+    return line
+
+
+def encode(*lines: dict[str, Any] | str | bytes) -> list[bytes]:
+    out = []
+    for line in lines:
+        if isinstance(line, bytes):
+            out.append(line)
+        elif isinstance(line, str):
+            out.append(line.encode())
+        else:
+            out.append(json.dumps(line).encode() + b"\n")
+    return out
+
+
+def import_lines(*lines: dict[str, Any] | str | bytes, **kwargs: Any) -> Any:
+    return import_jsonl(encode(*lines), **kwargs)
+
+
+def make_record(**overrides: Any) -> Any:
+    """Store one record through the importer (the same path as real data)."""
+    from kb.models import ErrorRecord
+
+    line = make_line(**overrides)
+    report = import_lines(line)
+    assert report.rejected == 0, report.errors
+    return ErrorRecord.objects.get(pk=line["record"]["id"])

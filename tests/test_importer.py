@@ -1,0 +1,168 @@
+"""The importer: every good line stored, every bad line named, curators' edits kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kb.models import ErrorRecord, RecordTag, Status
+from kb.services import save_curated
+from tests.factories import encode, import_lines, make_line
+
+pytestmark = pytest.mark.django_db
+
+
+def test_bad_lines_are_named_and_good_lines_all_stored() -> None:
+    good = [make_line() for _ in range(4)]
+    missing_field = make_line()
+    del missing_field["record"]["messagePattern"]
+    wrong_type = make_line(lineNumber="eighty")
+    lines = [
+        good[0],
+        b'{"record": {"id": "truncated", "repo": \n',
+        good[1],
+        missing_field,
+        b"[1, 2, 3]\n",
+        wrong_type,
+        good[2],
+        b"\n",
+        good[3],
+    ]
+    report = import_lines(*lines)
+
+    assert report.created == 4
+    assert report.rejected == 5
+    found = {(e.line, e.field) for e in report.errors}
+    assert found == {(2, "-"), (4, "messagePattern"), (5, "-"), (6, "lineNumber"), (8, "-")}
+    assert ErrorRecord.objects.count() == 4
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "fragment"),
+    [
+        (b'{"record": {}, "datasetVersion": NaN}\n', "-", "NaN"),
+        (b'{"record": {"id": "a", "id": "b"}}\n', "-", "duplicate key"),
+        (b'{"record": {"n": ' + b"1" * 5000 + b"}}\n", "-", "digits"),
+        (b"\xff\xfe not utf-8\n", "-", "UTF-8"),
+        (b'"just a string"\n', "-", "not an object"),
+    ],
+)
+def test_malformed_json_is_rejected_with_a_reason(raw: bytes, field: str, fragment: str) -> None:
+    report = import_lines(raw, make_line())
+    assert report.created == 1
+    assert report.rejected == 1
+    assert report.errors[0].line == 1
+    assert report.errors[0].field == field
+    assert fragment in report.errors[0].message
+
+
+def test_nul_and_lone_surrogate_are_rejected_by_field() -> None:
+    nul = make_line(documentation="before\x00after")
+    surrogate = json.dumps(make_line()).replace('"slug": "', '"slug": "\\ud800', 1)
+    report = import_lines(nul, surrogate + "\n")
+    assert report.rejected == 2
+    assert [(e.line, e.field) for e in report.errors] == [(1, "documentation"), (2, "slug")]
+
+
+def test_utf8_bom_on_the_first_line_is_accepted() -> None:
+    line = b"\xef\xbb\xbf" + json.dumps(make_line()).encode() + b"\n"
+    report = import_lines(line)
+    assert (report.created, report.rejected) == (1, 0)
+
+
+def test_duplicate_id_within_a_file_keeps_the_first() -> None:
+    first = make_line(documentation="first")
+    second = json.loads(json.dumps(first))
+    second["record"]["documentation"] = "second"
+    report = import_lines(first, second)
+    assert report.created == 1
+    assert report.errors[0].line == 2
+    assert "duplicate id" in report.errors[0].message
+    assert ErrorRecord.objects.get().documentation == "first"
+
+
+def test_reimporting_the_same_file_writes_nothing() -> None:
+    lines = [make_line() for _ in range(3)]
+    import_lines(*lines)
+    history_before = ErrorRecord.history.count()
+    report = import_lines(*lines)
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 3)
+    assert ErrorRecord.history.count() == history_before
+
+
+def test_newer_content_updates_and_older_content_is_skipped() -> None:
+    line = make_line()
+    import_lines(line)
+    newer = json.loads(json.dumps(line))
+    newer["record"]["documentation"] = "rewritten"
+    newer["record"]["contentChangedAt"] = "2026-11-30T00:00:00.000Z"
+    assert import_lines(newer).updated == 1
+    older = json.loads(json.dumps(line))
+    older["record"]["documentation"] = "stale text"
+    report = import_lines(older)
+    assert (report.updated, report.stale) == (0, 1)
+    assert ErrorRecord.objects.get().documentation == "rewritten"
+
+
+def test_reimport_keeps_curator_edits_and_reports_the_conflict() -> None:
+    line = make_line(solutions=["original step"])
+    import_lines(line)
+    record = ErrorRecord.objects.get()
+    record.solutions = ["curated step one", "curated step two"]
+    save_curated(record, changed_attrs=["solutions"])
+
+    newer = json.loads(json.dumps(line))
+    newer["record"]["solutions"] = ["imported step"]
+    newer["record"]["documentation"] = "new documentation"
+    newer["record"]["contentChangedAt"] = "2026-12-01T00:00:00.000Z"
+    report = import_lines(newer)
+
+    record.refresh_from_db()
+    assert report.updated == 1
+    assert report.conflicts == 1
+    assert report.conflicted == [{"id": record.id, "field": "solutions"}]
+    assert record.solutions == ["curated step one", "curated step two"]
+    assert record.documentation == "new documentation"
+    assert record.conflicts["solutions"]["incoming"] == ["imported step"]
+
+
+def test_a_pattern_the_matcher_refuses_is_stored_disabled_with_its_reason() -> None:
+    report = import_lines(make_line(messagePattern="(unclosed group"), make_line())
+    assert (report.created, report.disabled, report.rejected) == (2, 1, 0)
+    disabled = ErrorRecord.objects.exclude(disabled_reason="").get()
+    assert disabled.disabled_reason
+    assert ErrorRecord.objects.active().count() == 1
+
+
+def test_tags_are_indexed_in_order() -> None:
+    line = make_line(tags=["zeta", "alpha", "zeta-two"])
+    import_lines(line)
+    rows = RecordTag.objects.filter(record_id=line["record"]["id"]).order_by("position")
+    assert [r.tag.name for r in rows] == ["zeta", "alpha", "zeta-two"]
+    assert ErrorRecord.objects.with_tag("alpha").count() == 1
+
+
+def test_dry_run_validates_without_writing() -> None:
+    report = import_lines(make_line(), b"not json\n", dry_run=True)
+    assert (report.created, report.rejected) == (1, 1)
+    assert ErrorRecord.objects.count() == 0
+
+
+def test_atomic_import_rolls_back_everything_on_one_bad_line() -> None:
+    report = import_lines(make_line(), b"{broken\n", make_line(), atomic=True)
+    assert report.rolled_back
+    assert ErrorRecord.objects.count() == 0
+
+
+def test_imported_records_are_published() -> None:
+    import_lines(make_line())
+    assert ErrorRecord.objects.get().status == Status.PUBLISHED
+
+
+def test_every_line_of_a_long_file_is_counted(tmp_path: object) -> None:
+    lines = [make_line() for _ in range(2500)]
+    report = import_lines(*lines, batch_size=1000)
+    assert report.created == 2500
+    assert report.lines == 2500
+    assert len(encode(*lines)) == 2500
