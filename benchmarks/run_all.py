@@ -1,0 +1,40 @@
+"""Run every ``benchmarks/bench_*.py`` in turn (``make bench``).
+
+Each script prints its own table and writes ``benchmarks/results/<name>.json``; this runner
+adds a summary of which ran and how long each took. Extra arguments (``BENCH_ARGS``) are
+passed to every script, e.g. ``--quick``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str]) -> int:
+    only = [a for a in argv if not a.startswith("-")]
+    flags = [a for a in argv if a.startswith("-")]
+    scripts = sorted(HERE.glob("bench_*.py"))
+    if only:
+        scripts = [s for s in scripts if any(name in s.stem for name in only)]
+    (HERE / "results").mkdir(exist_ok=True)
+    summary: list[tuple[str, str, float]] = []
+    for script in scripts:
+        print(f"\n=== {script.stem} ===", flush=True)
+        started = time.perf_counter()
+        code = subprocess.call([sys.executable, str(script), *flags], cwd=HERE.parent)
+        summary.append(
+            (script.stem, "ok" if code == 0 else f"exit {code}", time.perf_counter() - started)
+        )
+    print("\n| benchmark | status | seconds |\n| --- | --- | ---: |")
+    for name, status, seconds in summary:
+        print(f"| {name} | {status} | {seconds:.1f} |")
+    return 0 if all(status == "ok" for _, status, _ in summary) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
