@@ -1,0 +1,231 @@
+"""The log normaliser: turn a messy paste into text the pattern engine can scan.
+
+People paste logs with ANSI colours, CRLF line ends, timestamps and levels, JSON log lines
+with escaped quotes, Markdown fences, typographic quotes, hard-wrapped and pretty-printed
+messages and stack traces. The matcher runs every record's ``messagePattern`` over
+`Normalised.text`; this module makes that text, keeps every position mappable back to the
+pasted original (`Normalised.to_original`), says what it did (`Normalised.steps`) and tells
+the ranking what kind of line a hit is on (`Normalised.line_info`: exception, cause, frame,
+log line with level, ...).
+
+Design:
+
+* Character-level cleaning (ANSI/OSC codes, control characters, CRLF, fences, quote
+  markers, HTML entities) rewrites the text; each pass that changes something adds a
+  segment-table `Layer`, and `to_original` maps through the layers by bisection.
+* Line-level work never rewrites a pasted line: it inserts *variant* lines after it (a JSON
+  line's decoded values, a wrapped message joined, quotes folded to ASCII). Variants map back
+  to the characters they were made from. The matcher de-duplicates hits by key.
+* Prefixes stay in the scanned text (patterns are unanchored); `strip_prefix` gives their
+  length and `LineInfo.body_start` where a line's message starts.
+* Fast paths: C-speed presence checks; a plain log is returned as is (``text is original``).
+
+Pure Python, standard library only, no Django.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+
+from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
+from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
+from ._mapping import Layer
+from ._prefix import prefix_info, strip_prefix
+from ._structure import Mark, Structurer
+
+__all__ = [
+    "CAUSED_BY",
+    "EXCEPTION",
+    "FRAME",
+    "LOG",
+    "TEXT",
+    "LineInfo",
+    "Normalised",
+    "normalise",
+    "prefix_info",
+    "strip_prefix",
+]
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class LineInfo:
+    """One logical line of `Normalised.text`."""
+
+    start: int  # offset in .text
+    end: int  # offset in .text, excluding the "\n"
+    orig_start: int  # the original range it comes from
+    orig_end: int
+    line: int  # 1-based line number in the original (of orig_start)
+    kind: str  # "exception" | "caused_by" | "frame" | "log" | "text"
+    level: str | None  # "TRACE" | "DEBUG" | "INFO" | "WARN" | "ERROR" | "FATAL" | None
+    body_start: int  # offset in .text where the message starts (after prefix / exception class)
+    exc_type: str | None  # exception class when the line names one ("a.b.FooError")
+    derived: str | None  # None for a pasted line; "json" | "unescaped" | "joined" |
+    #                      "collapsed" | "folded" for a variant line added by the normaliser
+
+
+class Normalised:
+    """The scanned text, the original, and the mapping between them."""
+
+    __slots__ = ("_layers", "_lines", "_marks", "_orig_starts", "original", "steps", "text")
+
+    def __init__(
+        self,
+        original: str,
+        text: str,
+        steps: list[str],
+        layers: tuple[Layer, ...] = (),
+        marks: dict[int, Mark] | None = None,
+    ) -> None:
+        self.original = original
+        self.text = text
+        self.steps = steps
+        self._layers = layers
+        self._marks = marks or {}
+        self._orig_starts: array | None = None
+        self._lines: list[LineInfo] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Normalised(len={len(self.text)}, orig_len={len(self.original)}, steps={self.steps!r})"
+        )
+
+    @property
+    def identity(self) -> bool:
+        """True when the scanned text is the original, unchanged."""
+        return not self._layers and self.text == self.original
+
+    # -- offsets --------------------------------------------------------------------------
+    def to_original(self, start: int, end: int) -> tuple[int, int]:
+        """Map a span of `text` to the span of `original` it was made from."""
+        n = len(self.text)
+        start = min(max(int(start), 0), n)
+        end = min(max(int(end), start), n)
+        if not self._layers:
+            return start, end
+        for layer in reversed(self._layers):
+            start, end = layer.map_span(start, end)
+        return start, end
+
+    def line_of(self, orig_offset: int) -> int:
+        """1-based line number in `original` of an original offset (CRLF, CR, LF all count)."""
+        starts = self._orig_starts
+        if starts is None:
+            starts = self._orig_starts = _line_starts(self.original)
+        off = min(max(int(orig_offset), 0), len(self.original))
+        return bisect_right(starts, off)
+
+    def line_bounds(self, start: int, end: int) -> tuple[int, int]:
+        """The logical line(s) of `text` containing ``[start, end)``, without the "\\n"."""
+        t = self.text
+        n = len(t)
+        start = min(max(int(start), 0), n)
+        end = min(max(int(end), start), n)
+        ls = t.rfind("\n", 0, start) + 1
+        probe = end - 1 if end > start else end
+        le = t.find("\n", max(probe, ls))
+        return ls, (n if le < 0 else le)
+
+    # -- line information ---------------------------------------------------------------
+    def line_info(self, offset: int) -> LineInfo:
+        """Kind, level and message start of the logical line of `text` containing ``offset``."""
+        ls, le = self.line_bounds(offset, offset)
+        return self._info(ls, le)
+
+    @property
+    def lines(self) -> list[LineInfo]:
+        """Every logical line (computed on first use; for whole logs prefer `line_info`)."""
+        if self._lines is None:
+            out = []
+            pos = 0
+            t = self.text
+            n = len(t)
+            while pos <= n:
+                le = t.find("\n", pos)
+                if le < 0:
+                    le = n
+                out.append(self._info(pos, le))
+                pos = le + 1
+            self._lines = out
+        return self._lines
+
+    def _info(self, ls: int, le: int) -> LineInfo:
+        line = self.text[ls:le]
+        kind, level, body, exc_type = classify(line)
+        mark = self._marks.get(ls)
+        derived = None
+        if mark is not None:
+            derived = mark.derived
+            if mark.kind is not None:
+                kind = mark.kind
+            elif derived is not None and kind == TEXT:
+                kind = LOG if mark.level else TEXT
+            if mark.level is not None:
+                level = mark.level
+            if mark.body >= 0:
+                body = mark.body
+            if mark.exc_type is not None:
+                exc_type = mark.exc_type
+        os, oe = self.to_original(ls, le)
+        return LineInfo(
+            start=ls,
+            end=le,
+            orig_start=os,
+            orig_end=oe,
+            line=self.line_of(os),
+            kind=kind,
+            level=level,
+            body_start=ls + min(max(body, 0), le - ls),
+            exc_type=exc_type,
+            derived=derived,
+        )
+
+
+def _line_starts(s: str) -> array:
+    if "\r" not in s:
+        starts = array("q", [0])
+        starts.extend(accumulate(len(x) + 1 for x in s.split("\n")[:-1]))
+        return starts
+    starts = array("q", [0])
+    starts.extend(m.end() for m in _NEWLINE_RE.finditer(s))
+    return starts
+
+
+def normalise(text: str) -> Normalised:
+    """Normalise a pasted log for scanning. Never raises on a `str`."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    try:
+        return _normalise(text)
+    except Exception as exc:  # a bug here must not lose the user's paste
+        return Normalised(
+            text,
+            text,
+            [f"normalisation failed ({type(exc).__name__}); scanning the text as pasted"],
+        )
+
+
+def _normalise(original: str) -> Normalised:
+    layers: list[Layer] = []
+    steps: list[str] = []
+    cur = original
+    for step in (clean_controls, drop_zero_width, clean_markup):
+        cur, layer, st = step(cur)
+        if layer is not None:
+            layers.append(layer)
+        steps.extend(st)
+    cur, st = fold_spaces(cur)
+    steps.extend(st)
+    cur, layer, marks, st = Structurer(cur).run()
+    if layer is not None:
+        layers.append(layer)
+    steps.extend(st)
+    if cur == original and not layers:
+        cur = original  # same object: callers may test `text is original`
+    return Normalised(original, cur, steps, tuple(layers), marks)

@@ -1,0 +1,159 @@
+"""Character-level cleaning passes: terminal escapes, line ends, controls, markup.
+
+Each pass takes a string and returns ``(new_text, Layer | None, step message | None)``; a pass
+that finds nothing to do returns its input and no layer, after a C-speed presence check
+(`in`, `str.isascii`, one compiled `search`), so a plain log pays almost nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ._mapping import Builder, Layer, deletion_layer
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL | ESC \), other two-byte ESC sequences, C1 CSI.
+_ANSI = (
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]?"
+)
+# Controls other than \t and \n; a \r directly before \n (CRLF) is dropped too.
+_CTRL = r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]|\r(?=\n)"
+_DELETE_RE = re.compile(f"(?:{_ANSI}|{_CTRL})")
+_CTRL_PRESENT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI_PRESENT = re.compile(r"[\x1b\x9b]")
+
+# Spaces that are only typographic: fold to " " in place (1:1, so no mapping needed).
+_SPACE_CHARS = (
+    "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
+_SPACE_TABLE = str.maketrans(dict.fromkeys(_SPACE_CHARS, " "))
+_ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+
+
+def clean_controls(src: str) -> tuple[str, Layer | None, list[str]]:
+    """Remove ANSI/OSC escapes and control characters; CRLF -> LF; lone CR -> LF."""
+    steps: list[str] = []
+    if src.isascii() and "\x1b" not in src and "\r" not in src and not _has_ctrl(src):
+        return src, None, steps
+    n_ansi = len(_ANSI_RE_COUNT.findall(src)) if _ANSI_PRESENT.search(src) else 0
+    n_crlf = src.count("\r\n")
+    out, layer, n_deleted = deletion_layer(src, _DELETE_RE)
+    n_ctrl = n_deleted - n_ansi - n_crlf
+    n_cr = out.count("\r")
+    if n_cr:
+        out = out.replace("\r", "\n")  # 1:1, mapping unchanged
+    if n_ansi:
+        steps.append(f"stripped {n_ansi} ANSI escape code{'s' * (n_ansi != 1)}")
+    if n_crlf:
+        steps.append(f"converted {n_crlf} CRLF line end{'s' * (n_crlf != 1)} to LF")
+    if n_cr:
+        steps.append(f"converted {n_cr} lone CR{'s' * (n_cr != 1)} to line breaks")
+    if n_ctrl > 0:
+        steps.append(f"removed {n_ctrl} control character{'s' * (n_ctrl != 1)}")
+    return out, layer, steps
+
+
+_ANSI_RE_COUNT = re.compile(_ANSI)
+
+
+def _has_ctrl(src: str) -> bool:
+    # `isascii` is a single C pass; for ASCII text the regex runs only if a control may exist.
+    return _CTRL_PRESENT.search(src) is not None
+
+
+def fold_spaces(src: str) -> tuple[str, list[str]]:
+    """Non-breaking and other typographic spaces -> ASCII space (1:1, same offsets)."""
+    if src.isascii():
+        return src, []
+    n = sum(src.count(c) for c in _SPACE_CHARS if c in src)
+    if not n:
+        return src, []
+    return src.translate(_SPACE_TABLE), [
+        f"replaced {n} non-breaking/typographic space{'s' * (n != 1)}"
+    ]
+
+
+def drop_zero_width(src: str) -> tuple[str, Layer | None, list[str]]:
+    if src.isascii() or not _ZERO_WIDTH_RE.search(src):
+        return src, None, []
+    out, layer, n = deletion_layer(src, _ZERO_WIDTH_RE)
+    return out, layer, [f"removed {n} zero-width character{'s' * (n != 1)}"]
+
+
+# --- Markdown / HTML around a paste -------------------------------------------------------
+
+# A fence line: ``` or ~~~ with an optional short info string ("python", "Python traceback").
+_FENCE_LINE_RE = re.compile(
+    r"^[ \t]*(?:```+|~~~+)[ \t]*[\w+#.-]*(?:[ \t]+[\w+#.-]+){0,3}[ \t]*$", re.M
+)
+# A fence glued to text: "```Error: ..." at line start, "... settings.```" at line end.
+_FENCE_GLUED_RE = re.compile(r"^[ \t]*```+(?=\S)|(?<=\S)```+[ \t]*$", re.M)
+# Markdown quote markers "> " (possibly nested) at the start of a line.
+_QUOTE_RE = re.compile(r"^(?:>[ \t]?)+(?=[^\n]*\S)|^>+[ \t]*$", re.M)
+# HTML wrappers that carry no text.
+_TAG_RE = re.compile(r"</?(?:pre|code|samp|kbd|tt)\b[^>\n]{0,200}>|<br\s*/?>", re.I)
+_ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
+    """Strip code fences, `> ` quote markers, <pre>/<code> tags; decode HTML entities."""
+    has_fence = "```" in src or "~~~" in src
+    has_quote = src.startswith(">") or "\n>" in src
+    has_tag = "<" in src and _TAG_RE.search(src) is not None
+    has_entity = "&" in src and _ENTITY_RE.search(src) is not None
+    if not (has_fence or has_quote or has_tag or has_entity):
+        return src, None, []
+    edits: list[tuple[int, int, str]] = []
+    counts = {"fence": 0, "quote": 0, "tag": 0, "entity": 0}
+    if has_fence:
+        for m in _FENCE_LINE_RE.finditer(src):
+            if m.end() > m.start():
+                edits.append((m.start(), m.end(), ""))
+                counts["fence"] += 1
+        for m in _FENCE_GLUED_RE.finditer(src):
+            edits.append((m.start(), m.end(), ""))
+            counts["fence"] += 1
+    if has_quote:
+        for m in _QUOTE_RE.finditer(src):
+            edits.append((m.start(), m.end(), ""))
+            counts["quote"] += 1
+    if has_tag:
+        for m in _TAG_RE.finditer(src):
+            edits.append((m.start(), m.end(), "\n" if m.group().lower().startswith("<br") else ""))
+            counts["tag"] += 1
+    if has_entity:
+        for m in _ENTITY_RE.finditer(src):
+            ent = m.group()
+            dec = html.unescape(ent)
+            if dec != ent:
+                edits.append((m.start(), m.end(), dec))
+                counts["entity"] += 1
+    if not edits:
+        return src, None, []
+    edits.sort(key=lambda x: (x[0], -x[1]))
+    b = Builder()
+    pos = 0
+    for s, e, repl in edits:
+        if s < pos:  # overlapping edit (e.g. a quote marker inside a fence line): skip
+            continue
+        b.copy(src, pos, s)
+        if repl:
+            b.emit(repl, s, e)
+        pos = e
+    b.copy(src, pos, len(src))
+    out, layer = b.finish(len(src))
+    steps = []
+    if counts["fence"]:
+        steps.append(f"removed {counts['fence']} Markdown code fence marker(s)")
+    if counts["quote"]:
+        steps.append(f"removed {counts['quote']} Markdown quote marker(s)")
+    if counts["tag"]:
+        steps.append(f"removed {counts['tag']} HTML tag(s)")
+    if counts["entity"]:
+        steps.append(
+            f"decoded {counts['entity']} HTML entit{'ies' if counts['entity'] != 1 else 'y'}"
+        )
+    return out, layer, steps

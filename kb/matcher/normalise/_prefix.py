@@ -1,0 +1,119 @@
+"""Log-line prefixes: timestamps, levels, threads, module paths, syslog and klog headers.
+
+Patterns are unanchored, so a prefix never stops a match; but a pattern that starts with a
+placeholder (`(.+?)`) would capture it, and the ranking wants to know an INFO line from an
+ERROR one. `prefix_info` peels prefixes off the start of a line (several may be stacked:
+journald + klog, `[error]` + timestamp + level + `[module]`) and reports the level found.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TS = (
+    r"(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
+)
+_LEVEL_WORDS = (
+    r"TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT|PANIC|DPANIC"
+    r"|EMERG|ALERT"
+)
+_LEVEL = rf"(?:{_LEVEL_WORDS}|[Tt]race|[Dd]ebug|[Ii]nfo|[Ww]arn(?:ing)?|[Ee]rror|[Ff]atal)"
+
+# Each alternative is tried at the current position; the first that matches is removed and
+# the loop runs again. Group ``lvl`` (when present) holds the level.
+_PREFIXES: list[re.Pattern[str]] = [
+    # Markdown quote markers and docker-compose service columns: `web_1  | `
+    re.compile(r"[\w.-]+\s+\|[ \t]"),
+    # syslog / journald: `Jan 10 07:55:33 host proc[820]: ` or `kubelet[1495]: `
+    re.compile(
+        r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]+ )?"
+        r"[\w./-]+(?:\[\d+\])?: (?=\S)(?<=\]: )"
+    ),
+    re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]+ [\w./-]+: "),
+    # klog / glog: `E1120 12:00:00.123456    1495 file.go:12] `
+    re.compile(r"(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w./-]+:\d+\] "),
+    # env_logger: `[2024-01-01T00:00:00Z ERROR my_crate::module] `
+    re.compile(rf"\[(?:{_TS} +)?(?P<lvl>{_LEVEL}) +[\w:.-]*\] "),
+    # bracketed timestamp: `[2024-01-01 12:00:00,123] `, Django's `[30/Nov/2026 01:39:57] `
+    re.compile(rf"\[(?:{_TS}|\d{{2}}/\w{{3}}/\d{{4}}[: ]\d{{2}}:\d{{2}}:\d{{2}}[^\]]*)\] "),
+    # capnslog: `2017-03-15 13:00:43.015534 W | etcdserver: `
+    re.compile(rf"{_TS} (?P<lvl>[DINWECF]) \| (?:[\w./-]+: )?"),
+    # timestamp (+ level) (+ pid --- [thread]) (+ thread/module): tracing, log4j, logback
+    re.compile(
+        rf"{_TS}(?: +(?P<lvl>{_LEVEL}))?"
+        r"(?: +\d+ +---)?(?: +\[[^\]\n]{1,80}\])?"
+        r"(?: +(?:[\w-]+ +)?[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?:)?"
+        r"(?: +[\w$.]+ +(?:-|:) )?[ \t]*"
+    ),
+    # level first: `ERROR 2026-11-30 01:53:06,185 `, `[error] `, `ERROR:django.request:`
+    re.compile(rf"\[(?P<lvl>{_LEVEL})\][ \t]+"),
+    re.compile(rf"(?P<lvl>{_LEVEL_WORDS}):(?:[\w.]+:)(?=\S)"),
+    re.compile(rf"(?P<lvl>{_LEVEL_WORDS})(?::[ \t]*|[ \t]+)(?:\[[\w .:=,$/-]{{1,80}}\][ \t]+)?"),
+    # logrus/logfmt: `time="..." level=fatal msg="`
+    re.compile(r'(?:time="[^"\n]*" +)?level=(?P<lvl>\w+) +msg="'),
+]
+
+_LEVEL_MAP = {
+    "T": "TRACE",
+    "D": "DEBUG",
+    "I": "INFO",
+    "N": "INFO",
+    "W": "WARN",
+    "E": "ERROR",
+    "C": "FATAL",
+    "F": "FATAL",
+    "TRACE": "TRACE",
+    "DEBUG": "DEBUG",
+    "INFO": "INFO",
+    "NOTICE": "INFO",
+    "WARN": "WARN",
+    "WARNING": "WARN",
+    "ERROR": "ERROR",
+    "ERR": "ERROR",
+    "SEVERE": "ERROR",
+    "FATAL": "FATAL",
+    "CRITICAL": "FATAL",
+    "CRIT": "FATAL",
+    "PANIC": "FATAL",
+    "DPANIC": "FATAL",
+    "EMERG": "FATAL",
+    "ALERT": "FATAL",
+}
+
+
+def canonical_level(word: str | None) -> str | None:
+    """`warn`, `W`, `WARNING` -> "WARN"; unknown -> None."""
+    if not word:
+        return None
+    return _LEVEL_MAP.get(word.upper())
+
+
+def prefix_info(line: str) -> tuple[int, str | None]:
+    """(length of the prefixes at the start of ``line``, level found in them or None)."""
+    pos = 0
+    level: str | None = None
+    try:
+        for _ in range(6):
+            for rx in _PREFIXES:
+                m = rx.match(line, pos)
+                if m is None or m.end() == pos:
+                    continue
+                lv = m.groupdict().get("lvl")
+                if lv and level is None:
+                    level = canonical_level(lv)
+                pos = m.end()
+                break
+            else:
+                break
+    except Exception:  # pragma: no cover - defensive: never fail on odd input
+        return 0, None
+    if pos >= len(line.rstrip()):
+        # a line that is only a prefix keeps its text (nothing after it to match)
+        return (pos if line[:pos].strip() else 0), level
+    return pos, level
+
+
+def strip_prefix(line: str) -> int:
+    """Length of the timestamp/level/module prefix at the start of ``line`` (0 if none)."""
+    return prefix_info(line)[0]

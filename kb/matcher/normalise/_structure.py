@@ -1,0 +1,614 @@
+"""Line-structure pass: decoded JSON values, joined wraps, tracebacks, folded quotes.
+
+The pass never rewrites a pasted line: it copies the text and *inserts* extra logical lines
+("variants") right after the lines they come from -- a JSON line's decoded ``msg``/``error``
+values, a hard-wrapped or pretty-printed message joined into one line, a line with
+typographic quotes folded to ASCII -- each mapped back to the original characters it was
+made from. Patterns that match the pasted text as it is still match; patterns that need the
+cleaned form find it on the variant. It also records marks (kind, level, body start) for
+lines whose kind depends on context, such as the last exception of a chained traceback.
+
+Only *hot* lines are visited in Python: lines that do not start like a prefixed log line, or
+that contain ``{"``, ``\\"`` or typographic characters. A plain timestamped log has none, so
+its text is returned as is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._classify import (
+    CAUSED_BY,
+    EXCEPTION,
+    FRAME,
+    classify,
+    exception_class,
+    numbered_body,
+)
+from ._mapping import Builder, Layer
+from ._prefix import canonical_level, prefix_info
+
+# A line start that does not look like a prefixed log line (or a blank line).
+_HOT_LINE_RE = re.compile(
+    r"\n(?![0-9\[\n]|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} "
+    r"|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|time=)"
+)
+_TYPO_CHARS = (
+    "\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2026"
+)
+_TYPO_RE = re.compile(f"[{_TYPO_CHARS}]")
+_FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u2026": "...",
+    }
+)
+
+# "key": "value" inside a JSON object (value without raw newlines)
+_JSON_PAIR_RE = re.compile(r'"((?:[^"\\\n]|\\.){1,64})"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_MESSAGE_KEYS = frozenset(
+    {
+        "msg",
+        "message",
+        "error",
+        "err",
+        "errormessage",
+        "error_message",
+        "errorverbose",
+        "exc_info",
+        "exception",
+        "exc_text",
+        "stack",
+        "stacktrace",
+        "stack_trace",
+        "trace",
+        "reason",
+        "detail",
+        "details",
+        "description",
+        "log",
+        "text",
+        "event",
+        "cause",
+        "fields.error",
+    }
+)
+_SKIP_KEYS = frozenset(
+    {"ts", "time", "timestamp", "@timestamp", "asctime", "level", "levelname", "severity"}
+)
+_ESC_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})(?:\\u([0-9a-fA-F]{4}))?|x([0-9a-fA-F]{2})|(.))", re.S)
+_SIMPLE_ESC = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "'": "'",
+    "n": "\n",
+    "t": "\t",
+    "r": "",
+    "b": "",
+    "f": "",
+    "0": "",
+}
+_CSI_TAIL_RE = re.compile(r"\[[0-?]*[ -/]*[@-~]")
+_PY_TB_RE = re.compile(r"Traceback \(most recent call last\):")
+_PY_CHAIN_RE = re.compile(
+    r"During handling of the above exception|The above exception was the direct cause"
+)
+_RUST_PANIC_HEAD_RE = re.compile(r".*\bthread '[^'\n]*' panicked at \S+:\d+:\d+:\s*$")
+_ANYHOW_CAUSES_RE = re.compile(r"(?:Caused by:|Caused by these errors \([^)\n]*\):)\s*$")
+_OPENERS = "([{"
+_CLOSERS = ")]}"
+
+MAX_RUN_LINES = 60
+MAX_RUN_CHARS = 16_384
+
+Piece = tuple[str | None, int, int]  # (replacement text or None = copy src[s:e], s, e)
+
+
+@dataclass(slots=True)
+class Mark:
+    """What the structure pass knows about one line of the output."""
+
+    kind: str | None = None  # None: let the lazy classifier decide
+    derived: str | None = None  # None for a pasted line; "json", "joined", "folded", ...
+    level: str | None = None
+    body: int = -1  # offset of the message body inside the line (-1: classifier decides)
+    exc_type: str | None = None
+
+
+class Structurer:
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.b = Builder()
+        self.copied = 0
+        self.marks: dict[int, Mark] = {}
+        self.budget = len(src) + 65_536  # at most about doubles the text
+        self.counts = {"json": 0, "joined": 0, "folded": 0, "unescaped": 0, "collapsed": 0}
+        self.exhausted = False
+        self._line_cache: dict[int, tuple[int, int]] = {}
+
+    # -- low-level helpers ------------------------------------------------------------
+    def line_end(self, ls: int) -> int:
+        le = self.src.find("\n", ls)
+        return len(self.src) if le < 0 else le
+
+    def next_line(self, ls: int) -> int:
+        le = self.line_end(ls)
+        return le + 1 if le < len(self.src) else -1
+
+    def prev_line(self, ls: int) -> int:
+        if ls <= 0:
+            return -1
+        return self.src.rfind("\n", 0, ls - 1) + 1
+
+    def norm_pos(self, x: int) -> int:
+        return self.b.pos + (x - self.copied)
+
+    def mark(self, ls: int, **kw) -> None:
+        if ls < self.copied:
+            return
+        key = self.norm_pos(ls)
+        m = self.marks.get(key)
+        if m is None:
+            self.marks[key] = Mark(**kw)
+        else:
+            for k, v in kw.items():
+                setattr(m, k, v)
+
+    def add_variant(self, after: int, lines: list[list[Piece]], **mark) -> None:
+        """Insert variant lines after the line ending at ``after`` (a "\\n" or len(src))."""
+        if after < self.copied:
+            return
+        cost = sum(e - s + 1 for line in lines for _, s, e in line)
+        if cost > self.budget:
+            self.exhausted = True
+            return
+        self.budget -= cost
+        src = self.src
+        b = self.b
+        b.copy(src, self.copied, after)
+        self.copied = after
+        for pieces in lines:
+            text = "".join(src[s:e] if t is None else t for t, s, e in pieces)
+            if not text.strip():
+                continue
+            b.emit("\n", after, after)
+            self.marks[b.pos] = Mark(**mark)
+            for t, s, e in pieces:
+                if t is None:
+                    b.copy(src, s, e)
+                else:
+                    b.emit(t, s, e)
+            if _TYPO_RE.search(text):
+                b.emit("\n", after, after)
+                self.marks[b.pos] = Mark(**{**mark, "derived": "folded"})
+                for t, s, e in pieces:
+                    piece = src[s:e] if t is None else t
+                    b.emit(piece.translate(_FOLD), s, e)
+
+    # -- main loop ----------------------------------------------------------------------
+    def run(self) -> tuple[str, Layer | None, dict[int, Mark], list[str]]:
+        src = self.src
+        if not src:
+            return src, None, {}, []
+        starts = self._hot_starts()
+        handled = 0
+        for ls in starts:
+            if ls < handled:
+                continue
+            handled = self._handle(ls)
+        if self.b.pos == 0 and self.copied == 0:
+            return src, None, self.marks_identity(), self._steps()
+        self.b.copy(src, self.copied, len(src))
+        out, layer = self.b.finish(len(src))
+        return out, layer, self.marks, self._steps()
+
+    def marks_identity(self) -> dict[int, Mark]:
+        # nothing inserted: norm offsets == src offsets, marks were keyed correctly
+        return self.marks
+
+    def _steps(self) -> list[str]:
+        c = self.counts
+        steps = []
+        if c["json"]:
+            steps.append(f"decoded {c['json']} JSON log line{'s' * (c['json'] != 1)}")
+        if c["unescaped"]:
+            steps.append(f"unescaped quotes on {c['unescaped']} line(s)")
+        if c["joined"]:
+            steps.append(f"joined {c['joined']} wrapped message(s) into single lines")
+        if c["collapsed"]:
+            steps.append(f"collapsed {c['collapsed']} multi-line value(s) onto one line")
+        if c["folded"]:
+            steps.append(
+                f"added ASCII-quote copies of {c['folded']} line(s) with typographic quotes"
+            )
+        if self.exhausted:
+            steps.append("stopped adding joined/decoded copies: size budget reached")
+        return steps
+
+    def _hot_starts(self) -> list[int]:
+        src = self.src
+        found = {0}
+        for m in _HOT_LINE_RE.finditer(src):
+            found.add(m.start() + 1)
+        for needle in ('{"', '\\"'):
+            if needle[0] in src and needle in src:
+                i = src.find(needle)
+                while i >= 0:
+                    ls = src.rfind("\n", 0, i) + 1
+                    found.add(ls)
+                    le = src.find("\n", i)
+                    if le < 0:
+                        break
+                    i = src.find(needle, le)
+        if not src.isascii():
+            for m in _TYPO_RE.finditer(src):
+                found.add(src.rfind("\n", 0, m.start()) + 1)
+        found.discard(len(src))
+        return sorted(found)
+
+    # -- dispatch -----------------------------------------------------------------------
+    def _handle(self, ls: int) -> int:
+        src = self.src
+        le = self.line_end(ls)
+        line = src[ls:le]
+        pl, level = prefix_info(line)
+        rest = line[pl:]
+        if _PY_TB_RE.match(rest):
+            return self._python_traceback(ls)
+        if rest.lstrip().startswith('{"') or rest.startswith("{ "):
+            self._json_line(ls, le, pl, level)
+            return le + 1
+        if _RUST_PANIC_HEAD_RE.match(rest):
+            return self._rust_panic(ls, level)
+        if _ANYHOW_CAUSES_RE.match(rest):
+            return self._anyhow_causes(ls)
+        if rest.startswith("goroutine ") and classify(rest)[0] == FRAME:
+            return self._goroutine(ls)
+        # wrapped / pretty-printed runs: start at the previous line if this one continues it
+        head = ls
+        p = self.prev_line(ls)
+        if p >= 0 and p >= self.copied and self._continues(p, ls):
+            head = p
+        run = self._run_from(head)
+        for s in run:
+            self._line_variants(s)
+        if len(run) >= 2:
+            self._join_run(run, level=prefix_info(src[head : self.line_end(head)])[1])
+        return self.line_end(run[-1]) + 1
+
+    # -- per-line variants ------------------------------------------------------------
+    def _line_variants(self, ls: int) -> None:
+        src = self.src
+        le = self.line_end(ls)
+        if src.find('\\"', ls, le) >= 0:
+            pl, level = prefix_info(src[ls:le])
+            lines = decode_escapes(src, ls + pl, le)
+            if len(lines) > 1 or any(t is not None for t, _, _ in lines[0]):
+                self.add_variant(le, lines, derived="unescaped", level=level)
+                self.counts["unescaped"] += 1
+                return
+        if not src.isascii() and _TYPO_RE.search(src, ls, le):
+            self.add_variant_folded(ls, le)
+
+    def add_variant_folded(self, ls: int, le: int) -> None:
+        src = self.src
+        text = src[ls:le].translate(_FOLD)
+        pieces: list[Piece] = []
+        # 1:1 folds keep the mapping linear; "…" -> "..." maps to its own character
+        pos = ls
+        for m in _TYPO_RE.finditer(src, ls, le):
+            if m.start() > pos:
+                pieces.append((None, pos, m.start()))
+            pieces.append((m.group().translate(_FOLD), m.start(), m.end()))
+            pos = m.end()
+        if pos < le:
+            pieces.append((None, pos, le))
+        if text != src[ls:le]:
+            level = prefix_info(src[ls:le])[1]
+            self.add_variant(le, [pieces], derived="folded", level=level)
+            self.counts["folded"] += 1
+
+    # -- JSON -------------------------------------------------------------------------
+    def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:
+        src = self.src
+        pairs = []
+        jlevel = level
+        for m in _JSON_PAIR_RE.finditer(src, ls + pl, le):
+            key = m.group(1).lower()
+            if key in ("level", "levelname", "severity", "lvl"):
+                jlevel = canonical_level(m.group(2)) or jlevel
+                continue
+            if key in _SKIP_KEYS:
+                continue
+            vs, ve = m.span(2)
+            if ve - vs < 4:
+                continue
+            has_esc = src.find("\\", vs, ve) >= 0
+            if (
+                key in _MESSAGE_KEYS
+                or key.endswith(("error", "message", "msg"))
+                or (has_esc and ve - vs >= 8)
+            ):
+                pairs.append((vs, ve))
+        self.mark(ls, level=jlevel)
+        if not pairs:
+            return
+        lines: list[list[Piece]] = []
+        for vs, ve in pairs:
+            lines.extend(decode_escapes(src, vs, ve))
+        self.add_variant(le, lines, derived="json", level=jlevel)
+        self.counts["json"] += 1
+
+    # -- wrapped lines and pretty-printed values ------------------------------------------
+    def _continues(self, p: int, ls: int) -> bool:
+        """Does line ``ls`` continue line ``p`` (a wrap or a multi-line value)?"""
+        src = self.src
+        pe = self.line_end(p)
+        le = self.line_end(ls)
+        prev = src[p:pe]
+        line = src[ls:le]
+        if not prev.strip() or not line.strip():
+            return False
+        if prefix_info(line)[0]:
+            return False
+        kind = classify(line)[0]
+        if kind in (FRAME, EXCEPTION, CAUSED_BY) or line.startswith(("{", "```")):
+            return False
+        pkind = classify(prev)[0]
+        if pkind == FRAME:
+            return False
+        ps = prev.rstrip()
+        if ps.endswith(tuple(_OPENERS)):
+            return True  # pretty-printed value
+        if line[0] in " \t" or line.lstrip()[:1] in _CLOSERS:
+            return True  # indented continuation / closing bracket
+        return len(prev) >= 60  # a long line cut by a terminal or by hand
+
+    def _run_from(self, head: int) -> list[int]:
+        run = [head]
+        total = self.line_end(head) - head
+        cur = head
+        while len(run) < MAX_RUN_LINES and total < MAX_RUN_CHARS:
+            nxt = self.next_line(cur)
+            if nxt < 0 or not self._continues(cur, nxt):
+                break
+            run.append(nxt)
+            total += self.line_end(nxt) - nxt
+            cur = nxt
+        return run
+
+    def _join_run(self, run: list[int], *, level: str | None, kind: str | None = None) -> None:
+        spans = [(s, self.line_end(s)) for s in run]
+        widths = [e - s for s, e in spans]
+        variants = []
+        if is_fixed_width(widths):
+            variants.append(self._join_pieces(spans, fixed=True))
+            if len(run) < 3:  # weak evidence of a terminal wrap: offer the soft join too
+                variants.append(self._join_pieces(spans, fixed=False))
+        else:
+            variants.append(self._join_pieces(spans, fixed=False))
+        for pieces, pretty in variants:
+            derived = "collapsed" if pretty else "joined"
+            self.counts[derived] += 1
+            self.add_variant(spans[-1][1], [pieces], derived=derived, level=level, kind=kind)
+
+    def _join_pieces(
+        self, spans: list[tuple[int, int]], *, fixed: bool
+    ) -> tuple[list[Piece], bool]:
+        """Pieces of the joined line; a terminal wrap (``fixed``) joins with nothing."""
+        src = self.src
+        pieces: list[Piece] = []
+        head_pl = prefix_info(src[spans[0][0] : spans[0][1]])[0]
+        pretty = False
+        for i, (s, e) in enumerate(spans):
+            start = s + head_pl if i == 0 else s
+            if i > 0 and not fixed:
+                prev_text = src[spans[i - 1][0] : spans[i - 1][1]]
+                cur = src[s:e]
+                stripped = cur.lstrip(" \t")
+                start = s + (len(cur) - len(stripped))
+                prev_end = prev_text.rstrip()[-1:]
+                if prev_end in _OPENERS or stripped[:1] in _CLOSERS:
+                    pretty = True
+                if not (prev_text[-1:] in " \t" or prev_end in "([" or stripped[:1] in ")]"):
+                    pieces.append((" ", s - 1, s))  # the newline becomes a space (1:1)
+            end = e
+            if i + 1 < len(spans) and not fixed:
+                nxt = src[spans[i + 1][0] : spans[i + 1][1]].strip()[:1]
+                body = src[start:e].rstrip()
+                if nxt and nxt in _CLOSERS and body.endswith(","):
+                    end = start + len(body) - 1  # drop a trailing comma before a closer
+            if end > start:
+                pieces.append((None, start, end))
+        return pieces, pretty
+
+    # -- tracebacks ---------------------------------------------------------------------
+    def _python_traceback(self, ls: int) -> int:
+        src = self.src
+        head_pl = prefix_info(src[ls : self.line_end(ls)])[0]
+        self.mark(ls, kind=FRAME)
+        cur = self.next_line(ls)
+        state = "frames"
+        exc_lines: list[int] = []  # lines of the current exception message
+        group: list[int] = []  # all exception lines of this chained traceback
+        last = ls
+        while cur >= 0:
+            le = self.line_end(cur)
+            line = src[cur:le]
+            pl = prefix_info(line)[0]
+            if pl and pl != head_pl:
+                break  # a new log entry
+            rest = line[pl:]
+            if not rest.strip():
+                if state == "exc":
+                    state = "after"
+                last = cur
+                cur = self.next_line(cur)
+                continue
+            if _PY_TB_RE.match(rest):
+                self._finish_exc(exc_lines)
+                exc_lines = []
+                self.mark(cur, kind=FRAME)
+                state = "frames"
+            elif _PY_CHAIN_RE.match(rest):
+                self._finish_exc(exc_lines)
+                exc_lines = []
+                for x in group:
+                    self.mark(x, kind=CAUSED_BY)
+                self.mark(cur, kind=FRAME)
+                state = "chain"
+            elif state == "frames":
+                if rest[:1] in " \t":
+                    self.mark(cur, kind=FRAME)
+                else:
+                    n, cls = exception_class(rest)
+                    if cls is None:
+                        m = re.match(r"([A-Za-z_][\w.]*)(?::[ \t]*|[ \t]*$)", rest)
+                        if m:
+                            n, cls = m.end(), m.group(1)
+                    self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls)
+                    self._line_variants(cur)
+                    exc_lines = [cur]
+                    group.append(cur)
+                    state = "exc"
+            elif state == "exc":
+                self.mark(cur, kind=EXCEPTION, body=pl)
+                self._line_variants(cur)
+                exc_lines.append(cur)
+                group.append(cur)
+            else:
+                break  # "after"/"chain" followed by something that is not a traceback
+            last = cur
+            cur = self.next_line(cur)
+        self._finish_exc(exc_lines)
+        return self.line_end(last) + 1
+
+    def _finish_exc(self, exc_lines: list[int]) -> None:
+        if len(exc_lines) >= 2:
+            self._join_run(exc_lines, level=None)
+
+    def _rust_panic(self, ls: int, level: str | None) -> int:
+        self.mark(ls, kind=FRAME, level=level)
+        cur = self.next_line(ls)
+        lines = []
+        while cur >= 0 and len(lines) < MAX_RUN_LINES:
+            line = self.src[cur : self.line_end(cur)]
+            if not line.strip() or line.startswith(("note: ", "stack backtrace:")):
+                break
+            self.mark(cur, kind=EXCEPTION, level=level, body=0)
+            lines.append(cur)
+            cur = self.next_line(cur)
+        if len(lines) >= 2:
+            self._join_run(lines, level=level, kind=EXCEPTION)
+        return self.line_end(lines[-1] if lines else ls) + 1
+
+    def _anyhow_causes(self, ls: int) -> int:
+        self.mark(ls, kind=FRAME)
+        cur = self.next_line(ls)
+        last = ls
+        while cur >= 0:
+            line = self.src[cur : self.line_end(cur)]
+            if not line.strip() or line[:1] not in " \t":
+                break
+            self.mark(
+                cur, kind=CAUSED_BY, body=numbered_body(line) or len(line) - len(line.lstrip())
+            )
+            last = cur
+            cur = self.next_line(cur)
+        return self.line_end(last) + 1
+
+    def _goroutine(self, ls: int) -> int:
+        cur = ls
+        last = ls
+        while cur >= 0:
+            line = self.src[cur : self.line_end(cur)]
+            if not line.strip():
+                break
+            self.mark(cur, kind=FRAME)
+            last = cur
+            cur = self.next_line(cur)
+        return self.line_end(last) + 1
+
+
+_TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200, 240, 250, 256})
+
+
+def is_fixed_width(widths: list[int]) -> bool:
+    """Do these line lengths look like a terminal's hard wrap at a fixed column?"""
+    if len(widths) < 2:
+        return False
+    w = widths[0]
+    if w < 40 or widths[-1] > w or any(x != w for x in widths[:-1]):
+        return False
+    return len(widths) >= 3 or w in _TERMINAL_WIDTHS
+
+
+def decode_escapes(src: str, s: int, e: int) -> list[list[Piece]]:
+    """Decode backslash escapes in ``src[s:e]`` into lines of pieces (split at ``\\n``).
+
+    Each decoded character maps to its escape sequence; an ESC decoded from ``\\u001b``
+    swallows the CSI colour sequence that follows it.
+    """
+    lines: list[list[Piece]] = [[]]
+    cur = lines[0]
+    pos = s
+    for m in _ESC_RE.finditer(src, s, e):
+        ms, me = m.span()
+        if ms < pos:
+            continue
+        if ms > pos:
+            cur.append((None, pos, ms))
+        u1, u2, x, c = m.groups()
+        ch: str | None
+        if u1 is not None:
+            cp = int(u1, 16)
+            if u2 is not None:
+                cp2 = int(u2, 16)
+                if 0xD800 <= cp < 0xDC00 and 0xDC00 <= cp2 < 0xE000:
+                    ch = chr(0x10000 + ((cp - 0xD800) << 10) + (cp2 - 0xDC00))
+                else:
+                    me = m.start(2) - 2  # only the first \uXXXX
+                    ch = None if 0xD800 <= cp < 0xE000 else chr(cp)
+            else:
+                ch = None if 0xD800 <= cp < 0xE000 else chr(cp)
+        elif x is not None:
+            ch = chr(int(x, 16))
+        else:
+            ch = _SIMPLE_ESC.get(c)
+        if ch == "\x1b":
+            t = _CSI_TAIL_RE.match(src, me, e)
+            if t:
+                me = t.end()
+            ch = ""
+        elif ch is not None and len(ch) == 1 and (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0):
+            ch = "\n" if ch in "\n\r" else ("\t" if ch == "\t" else "")
+        if ch is None:
+            cur.append((None, ms, me))
+        elif ch == "\n":
+            cur = []
+            lines.append(cur)
+        elif ch:
+            cur.append((ch, ms, me))
+        pos = me
+    if pos < e:
+        cur.append((None, pos, e))
+    return [line for line in lines if line]

@@ -1,0 +1,192 @@
+"""Property tests: the normaliser never raises and its offsets always make sense.
+
+Profiles: the default runs ~200 examples per property; ``HYPOTHESIS_PROFILE=fuzz`` runs
+100,000 (minutes, for a nightly or pre-release run).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kb.matcher.normalise import normalise, prefix_info, strip_prefix
+
+settings.register_profile(
+    "normalise-default",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "fuzz", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+_PROFILE = "fuzz" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else "normalise-default"
+PROPS = settings.get_profile(_PROFILE)
+
+# Fragments that exercise every pass, glued together in random orders.
+FRAGMENTS = [
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b]8;;http://x\x07",
+    "\x1b",
+    "\r\n",
+    "\r",
+    "\n",
+    "\n\n",
+    "\x00",
+    "\t",
+    "\u00a0",
+    "\u2018",
+    "\u201d",
+    "\u2014",
+    "\u2026",
+    "\u200b",
+    "```",
+    "```python\n",
+    "> ",
+    "<pre>",
+    "&quot;",
+    "&#39;",
+    "&lt;",
+    '{"level":"error","msg":"',
+    '"}',
+    '\\"',
+    "\\n",
+    "\\u201c",
+    "\\ud83d\\ude00",
+    "\\ud83d",
+    "\\u001b[31m",
+    "\\",
+    '"',
+    "2024-01-26T05:40:23.291957186Z  WARN a::b: ",
+    "[2024-01-01 12:00:00,123] ERROR [c] ",
+    "E1120 12:00:00.123456    1495 f.go:12] ",
+    "Jan 10 07:55:33 host k3s[820]: ",
+    "Traceback (most recent call last):\n",
+    '  File "x.py", line 1, in f\n',
+    "ValueError: bad value",
+    "During handling of the above exception, another exception occurred:\n",
+    "Caused by: a.b.FooException: boom\n",
+    "\tat a.b.C(D.java:1)\n",
+    "thread 'main' panicked at src/x.rs:1:2:\n",
+    "panic: oh no\n",
+    "goroutine 1 [running]:\n",
+    "Caused by:\n    0: inner\n",
+    "Foo {\n",
+    "    a: 1,\n",
+    "}",
+    "['a',\n 'b']",
+    "x" * 79,
+    "word ",
+    "Failed to connect to meta server",
+]
+
+texts = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join),
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=30).map("".join),
+)
+
+
+@PROPS
+@given(texts)
+def test_normalise_never_raises_and_returns_text(text):
+    n = normalise(text)
+    assert isinstance(n.text, str)
+    assert n.original is text
+    assert all(isinstance(s, str) for s in n.steps)
+    assert not any("normalisation failed" in s for s in n.steps), n.steps
+
+
+@PROPS
+@given(texts, st.data())
+def test_to_original_spans_are_within_bounds_and_ordered(text, data):
+    n = normalise(text)
+    size = len(n.text)
+    a = data.draw(st.integers(-5, size + 5))
+    b = data.draw(st.integers(-5, size + 5))
+    s, e = n.to_original(min(a, b), max(a, b))
+    assert 0 <= s <= e <= len(text)
+
+
+@PROPS
+@given(texts, st.data())
+def test_to_original_is_monotonic_within_a_logical_line(text, data):
+    n = normalise(text)
+    size = len(n.text)
+    p = data.draw(st.integers(0, size))
+    ls, le = n.line_bounds(p, p)
+    xs = sorted(data.draw(st.lists(st.integers(ls, le), min_size=2, max_size=6)))
+    mapped = [n.to_original(x, x)[0] for x in xs]
+    assert mapped == sorted(mapped)
+    # a wider span of the line never maps to a narrower original range
+    s1, e1 = n.to_original(xs[0], xs[-1])
+    s2, e2 = n.to_original(xs[0], xs[-1] if xs[-1] == xs[0] else xs[-1] - 1)
+    assert s1 <= s2
+    assert e2 <= e1
+
+
+@PROPS
+@given(texts)
+def test_mapped_lines_round_trip_for_copied_text(text):
+    """A pasted line that was only copied maps back to the identical original text."""
+    n = normalise(text)
+    for li in n.lines[:50]:
+        assert 0 <= li.orig_start <= li.orig_end <= len(text)
+        assert 1 <= li.line <= max(1, len(text.splitlines()) + 1)
+        assert li.start <= li.body_start <= li.end
+        if li.derived is None and n.identity:
+            assert n.text[li.start : li.end] == text[li.orig_start : li.orig_end]
+
+
+identity_texts = st.text(
+    alphabet=st.characters(
+        codec="ascii",
+        exclude_characters="\r\x1b\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
+        '\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1c\x1d\x1e\x1f\x7f\\"{`>&<~',
+    ),
+    max_size=300,
+)
+
+
+@PROPS
+@given(identity_texts)
+def test_text_without_anything_to_normalise_is_left_identical(text):
+    n = normalise(text)
+    if n.identity:
+        assert n.text == text
+        assert n.to_original(0, len(text)) == (0, len(text))
+    else:
+        # only inserted variant lines; every pasted line is still there, in order
+        assert all(line in n.text.split("\n") for line in text.split("\n"))
+
+
+@PROPS
+@given(texts, st.integers(-3, 400))
+def test_line_of_is_in_range_and_non_decreasing(text, off):
+    n = normalise(text)
+    nlines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    a = n.line_of(off)
+    b = n.line_of(off + 1)
+    assert 1 <= a <= b <= nlines
+
+
+@PROPS
+@given(st.text(max_size=200))
+def test_strip_prefix_is_within_the_line(line):
+    k = strip_prefix(line)
+    assert 0 <= k <= len(line)
+    assert prefix_info(line)[0] == k
+
+
+@PROPS
+@given(texts, st.data())
+def test_line_info_never_fails_and_points_inside_its_line(text, data):
+    n = normalise(text)
+    off = data.draw(st.integers(0, len(n.text)))
+    li = n.line_info(off)
+    assert li.start <= off <= max(li.end, off)
+    assert li.start <= li.end
+    assert li.kind in {"exception", "caused_by", "frame", "log", "text"}
