@@ -78,6 +78,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions and CSRF: an oversized or rate-limited request is answered (413/429)
+    # without reading its body or touching a session.
+    "kb.middleware.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -149,7 +152,7 @@ CACHES = {
 
 # --- Static files ---------------------------------------------------------------------
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -189,25 +192,46 @@ CSRF_COOKIE_HTTPONLY = False  # htmx reads no cookie: the token travels in hx-he
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
+# Production (DEBUG off) is HTTPS-only. SecurityMiddleware sends HSTS on secure requests
+# only, so behind a TLS proxy set BEHIND_TLS_PROXY=1 (trusts X-Forwarded-Proto).
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-# security.W021 (HSTS preload) is opt-in: preloading is a one-way commitment for the domain.
+# Load balancers probe /healthz over plain HTTP on the private network: no redirect there.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# Silenced deploy checks, each with its reason (RELIABILITY #1):
+# - security.W021 (HSTS preload): opt-in via SECURE_HSTS_PRELOAD=1; preloading is a one-way
+#   commitment for the whole domain that an operator must make knowingly.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# Error reports (500 mails, debug pages) never show POST data: pastes may hold secrets.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "kb.middleware.NoRequestBodyReporterFilter"
 
 # --- Limits ---------------------------------------------------------------------------
 # A paste larger than this is refused with a friendly message (HTML partial or JSON 413).
 KB_MAX_PASTE_BYTES = env_int("KB_MAX_PASTE_BYTES", 256 * 1024)
 # Whole log files (upload or stdin of `manage.py match`) may be larger.
 KB_MAX_LOG_BYTES = env_int("KB_MAX_LOG_BYTES", 64 * 1024 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = KB_MAX_PASTE_BYTES + 16 * 1024
+# Non-file request bodies. A form-encoded paste grows when percent-encoded (up to 3x for
+# non-ASCII text), so the body cap leaves room and the matcher enforces the exact paste
+# limit; bodies past this are answered 413 by kb.middleware before anything reads them.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
+    "DATA_UPLOAD_MAX_MEMORY_SIZE", 3 * KB_MAX_PASTE_BYTES + 64 * 1024
+)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-# Requests per minute per client on the matching endpoints (0 disables).
+# Whole multipart bodies (admin JSONL upload) may be up to this size.
+KB_MAX_UPLOAD_BYTES = env_int("KB_MAX_UPLOAD_BYTES", KB_MAX_LOG_BYTES + 1024 * 1024)
+# Requests per minute per client on the matching endpoints (0 disables). Counted in the
+# default cache (the database), so the limit holds across gunicorn workers and hosts.
 KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)
+# How many reverse proxies in front of the app append to X-Forwarded-For; the client is the
+# address that many hops from the right. 0 (no proxy): REMOTE_ADDR is the client.
+KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)
 
 # --- Matcher --------------------------------------------------------------------------
 # Compiled pattern databases are cached here, keyed by content, shared by all workers.

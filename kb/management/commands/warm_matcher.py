@@ -1,0 +1,26 @@
+"""``manage.py warm_matcher``: compile the matcher once, before the web server starts.
+
+Compiling the pattern databases for the full dataset takes seconds; doing it here fills
+the on-disk cache (``KB_MATCHER_CACHE_DIR``) so each gunicorn worker only loads it, and the
+first paste after a deploy is as fast as any other. Run it after ``migrate``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Build (or load) the compiled matcher cache for the current records."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from kb.matching import get_matcher
+
+        started = time.perf_counter()
+        matcher = get_matcher()
+        elapsed = time.perf_counter() - started
+        size = getattr(matcher, "size", "?")
+        self.stdout.write(f"Matcher ready: {size} patterns in {elapsed:.2f} s")

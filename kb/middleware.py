@@ -1,0 +1,181 @@
+"""Request limits for the matching endpoints, enforced before any body is read.
+
+Why a middleware: Django reads the body lazily, and the first reader of an oversized
+request (CSRF, in ``process_view``) raises ``RequestDataTooBig``, which Django turns into a
+bare 400. Checking ``Content-Length`` first answers 413 with a friendly message at once,
+without buffering anything. The rate limit lives here for the same reason: a refused
+request costs one counter update, not a session, CSRF check or match.
+
+The counter is in the default cache, which is the database (``DatabaseCache``), so every
+gunicorn worker — and every host sharing the database — counts in the same place; per-
+process memory would multiply the limit by the number of workers. The read-modify-write
+runs in one transaction that serialises on the key (``BEGIN IMMEDIATE`` on SQLite, an
+advisory lock on PostgreSQL), so concurrent requests cannot lose increments.
+
+Match responses also get ``Cache-Control: no-store``: a paste may hold secrets, and its
+result must not sit in a browser or proxy cache. Nothing here logs or keeps a body.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connections, router, transaction
+from django.http import HttpRequest, HttpResponse
+from django.utils.html import escape
+from django.views.debug import SafeExceptionReporterFilter
+
+# Paths whose POSTs run the matcher: rate-limited and never cached.
+MATCH_PATHS = ("/match/", "/api/match")
+RATE_WINDOW_SECONDS = 60
+
+
+def _is_match_path(path: str) -> bool:
+    return path in MATCH_PATHS or path.rstrip("/") == "/api/match"
+
+
+def _is_api(path: str) -> bool:
+    return path.startswith("/api/")
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address, trusting only ``KB_TRUSTED_PROXY_COUNT`` proxies."""
+    proxies = settings.KB_TRUSTED_PROXY_COUNT
+    if proxies > 0:
+        hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        hops = [h for h in hops if h]
+        if len(hops) >= proxies:
+            return hops[-proxies]
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def _locked_increment(key: str, timeout: int) -> int:
+    """Add one to ``key`` in the cache and return the new count, atomically across processes."""
+    db = router.db_for_write(None) or "default"
+    connection = connections[db]
+    with transaction.atomic(using=db):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [zlib.crc32(key.encode())])
+        # On SQLite the transaction began IMMEDIATE: it holds the write lock already.
+        if cache.add(key, 1, timeout):
+            return 1
+        try:
+            return cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout)
+            return 1
+
+
+def rate_limit_hit(request: HttpRequest) -> int | None:
+    """Count this request; return seconds to wait when over the limit, else ``None``."""
+    limit = settings.KB_RATE_LIMIT_PER_MINUTE
+    if limit <= 0:
+        return None
+    now = time.time()
+    window = int(now // RATE_WINDOW_SECONDS)
+    key = f"kb:rl:match:{client_address(request)}:{window}"
+    count = _locked_increment(key, RATE_WINDOW_SECONDS + 5)
+    if count <= limit:
+        return None
+    return max(1, int((window + 1) * RATE_WINDOW_SECONDS - now + 0.999))
+
+
+def friendly_response(
+    request: HttpRequest, status: int, title: str, message: str, **extra: Any
+) -> HttpResponse:
+    """A refusal the person can act on: JSON for the API, a fragment for htmx, else a page."""
+    if _is_api(request.path):
+        body = {"error": title, "detail": message, "status": status, **extra}
+        response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
+    else:
+        fragment = (
+            f'<div class="notice notice-error" role="alert" data-status="{status}">'
+            f"<strong>{escape(title)}</strong> <p>{escape(message)}</p></div>"
+        )
+        if request.headers.get("HX-Request") == "true":
+            html = fragment
+        else:
+            html = (
+                '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+                f"<title>{escape(title)}</title></head><body><main>{fragment}"
+                '<p><a href="/">Back to the paste page</a></p></main></body></html>'
+            )
+        response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
+        response["Vary"] = "HX-Request"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _body_limit(request: HttpRequest) -> int:
+    if request.content_type == "multipart/form-data" and not _is_match_path(request.path):
+        return settings.KB_MAX_UPLOAD_BYTES
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+class RequestLimitsMiddleware:
+    """413 for oversized bodies, 429 past the match rate limit, no-store on match results."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        # Every response carries a nonce in its CSP (RELIABILITY #2/#3), used or not.
+        nonce = getattr(request, "_csp_nonce", None)
+        if nonce is not None:
+            str(nonce)
+        response = self._limit(request)
+        if response is None:
+            response = self.get_response(request)
+        if _is_match_path(request.path) and "no-store" not in response.get("Cache-Control", ""):
+            response["Cache-Control"] = "no-store"
+        return response
+
+    def _limit(self, request: HttpRequest) -> HttpResponse | None:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        limit = _body_limit(request)
+        if length > limit:
+            return friendly_response(
+                request,
+                413,
+                "That paste is too large",
+                f"The server accepts up to {settings.KB_MAX_PASTE_BYTES // 1024} KiB of text "
+                "per paste. Paste only the part of the log around the error.",
+                max_bytes=settings.KB_MAX_PASTE_BYTES,
+            )
+        if request.method == "POST" and _is_match_path(request.path):
+            wait = rate_limit_hit(request)
+            if wait is not None:
+                response = friendly_response(
+                    request,
+                    429,
+                    "Too many requests",
+                    f"You have matched a lot of pastes in the last minute. "
+                    f"Try again in {wait} seconds.",
+                    retry_after=wait,
+                )
+                response["Retry-After"] = str(wait)
+                return response
+        return None
+
+
+class NoRequestBodyReporterFilter(SafeExceptionReporterFilter):
+    """Error reports show no POST values at all: a paste can hold tokens and passwords."""
+
+    def get_post_parameters(self, request: HttpRequest | None) -> dict[str, str]:
+        if request is None:
+            return {}
+        try:
+            keys = list(request.POST)
+        except Exception:  # an unreadable body (too big, malformed): show nothing of it
+            return {}
+        return dict.fromkeys(keys, self.cleansed_substitute)

@@ -1,0 +1,93 @@
+"""RELIABILITY #23: ``/healthz`` is cheap, checks the database, and says 503 when it can't."""
+
+from __future__ import annotations
+
+import time
+from unittest import mock
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_answers_200_with_a_database_check_fast(client: Client) -> None:
+    client.get(reverse("healthz"))  # warm the URL resolver and connection
+    timings = []
+    for _ in range(20):
+        started = time.perf_counter()
+        response = client.get(reverse("healthz"))
+        timings.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert sorted(timings)[-2] < 50, timings  # p95 of 20
+
+
+def test_healthz_runs_one_query_and_no_template_or_matcher(
+    client: Client, django_assert_num_queries: object
+) -> None:
+    from kb import matching
+
+    with (
+        mock.patch.object(matching, "get_matcher", side_effect=AssertionError("matched")),
+        mock.patch("django.template.loader.get_template", side_effect=AssertionError("tpl")),
+        django_assert_num_queries(1),  # type: ignore[operator]
+    ):
+        response = client.get(reverse("healthz"))
+    assert response.status_code == 200
+
+
+def test_healthz_is_never_cached(client: Client) -> None:
+    response = client.get(reverse("healthz"))
+    assert "no-cache" in response["Cache-Control"] or "no-store" in response["Cache-Control"]
+
+
+def test_healthz_answers_503_when_the_database_is_unavailable(client: Client) -> None:
+    from django.db.utils import OperationalError
+
+    with mock.patch.object(
+        connection, "cursor", side_effect=OperationalError("unable to open database file")
+    ):
+        response = client.get(reverse("healthz"))
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+    assert "unable to open" not in response.content.decode()  # no internals leaked
+
+
+def test_healthz_refuses_post(client: Client) -> None:
+    assert client.post(reverse("healthz")).status_code == 405
+
+
+def test_healthz_answers_503_when_the_database_file_path_is_broken(tmp_path: object) -> None:
+    """A real process whose DATABASE_URL points into a directory that does not exist."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = (
+        "import django, json; django.setup();"
+        "from django.test import Client;"
+        "r = Client().get('/healthz');"
+        "print(json.dumps([r.status_code, r.json()]))"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "kb.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path}/missing-dir/kb.sqlite3",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    status, body = json.loads(result.stdout.strip().splitlines()[-1])
+    assert status == 503, result.stderr
+    assert body["status"] == "unavailable"
