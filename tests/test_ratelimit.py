@@ -1,0 +1,108 @@
+"""RELIABILITY #26: the match rate limit holds across worker processes.
+
+The counter lives in the database cache, so request N+1 in a window gets 429 no matter
+which gunicorn worker serves it; per-process memory would allow N per worker.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from kb.middleware import client_address
+from tests.servers import Gunicorn, json_post
+
+LIMIT = 5
+
+
+@pytest.fixture
+def limited(settings: object) -> None:
+    settings.KB_RATE_LIMIT_PER_MINUTE = LIMIT  # type: ignore[attr-defined]
+    cache.clear()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_api_match_answers_429_json_with_retry_after_past_the_limit(client: Client) -> None:
+    statuses = [
+        client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
+        for _ in range(LIMIT)
+    ]
+    assert 429 not in statuses
+    response = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert response.status_code == 429
+    assert 1 <= int(response["Retry-After"]) <= 60
+    body = response.json()
+    assert body["status"] == 429
+    assert body["retry_after"] == int(response["Retry-After"])
+    assert "no-store" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_paste_endpoint_answers_429_with_a_friendly_htmx_fragment(client: Client) -> None:
+    for _ in range(LIMIT):
+        client.post("/match/", {"text": "x"}, headers={"HX-Request": "true"})
+    response = client.post("/match/", {"text": "x"}, headers={"HX-Request": "true"})
+    assert response.status_code == 429
+    assert response["Retry-After"]
+    html = response.content.decode()
+    assert 'role="alert"' in html
+    assert "Try again in" in html
+    assert "<html" not in html  # a fragment for htmx, not a page
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_paste_endpoint_answers_429_with_a_page_without_javascript(client: Client) -> None:
+    for _ in range(LIMIT + 1):
+        response = client.post("/match/", {"text": "x"})
+    assert response.status_code == 429
+    assert "<html" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_limit_counts_per_client_and_ignores_other_pages(client: Client) -> None:
+    for _ in range(LIMIT + 3):
+        assert client.get("/healthz").status_code == 200
+    for _ in range(LIMIT):
+        client.post("/api/match", {"text": "x"}, content_type="application/json")
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    ok = other.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert ok.status_code != 429
+
+
+def test_client_address_trusts_only_the_configured_proxies(settings: object, rf: object) -> None:
+    request = rf.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 1.2.3.4")  # type: ignore[attr-defined]
+    settings.KB_TRUSTED_PROXY_COUNT = 0  # type: ignore[attr-defined]
+    assert client_address(request) == "127.0.0.1"
+    settings.KB_TRUSTED_PROXY_COUNT = 1  # type: ignore[attr-defined]
+    assert client_address(request) == "1.2.3.4"  # the spoofable left entry is not trusted
+
+
+@pytest.mark.django_db(transaction=True)
+def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
+    cache.clear()
+    limit = 12
+    with Gunicorn(workers=2, log_dir=tmp_path, KB_RATE_LIMIT_PER_MINUTE=str(limit)) as server:
+        # Concurrent requests so both workers serve some of them.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            first = list(
+                pool.map(lambda _: json_post(server, "/api/match", {"text": "x"})[0], range(limit))
+            )
+        status, headers, body = json_post(server, "/api/match", {"text": "x"})
+        served_by = set(server.worker_pids())
+        errors = server.errors()
+    assert 429 not in first
+    assert all(s < 500 for s in first), first
+    assert status == 429
+    assert int(headers["Retry-After"]) >= 1
+    assert json.loads(body)["status"] == 429
+    assert len(served_by) == 2, f"requests did not reach both workers: {served_by}"
+    assert "Traceback" not in errors
