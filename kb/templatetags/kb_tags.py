@@ -1,0 +1,28 @@
+"""Small template filters for the record and paste pages; none of them marks text safe."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def percent(value: object) -> str:
+    """0.873 -> "87%" (empty for a missing value)."""
+    try:
+        return f"{round(float(value) * 100)}%"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def as_list(value: object) -> list[str]:
+    """A JSON list field as strings; a lone string becomes a one-item list."""
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v not in (None, "")]
+    return [str(value)]
