@@ -1,13 +1,237 @@
-"""Placeholder: the paste page and its match partial (issue 4) are built here."""
+"""``/`` and ``/match/``: paste what you see, learn which known error it is.
+
+One URL answers both the plain form post (a whole page, so the page works without
+JavaScript) and htmx's debounced post (just the results, the ``results`` partial of
+``kb/paste.html``); ``Vary: HX-Request`` keeps caches from mixing them up.
+
+Pastes may hold secrets (tokens, passwords in connection strings), so they travel only in
+POST bodies, are matched in memory, never stored or logged, and every response that could
+echo them is ``Cache-Control: no-store``. An uploaded log file is read into memory by a
+bounded upload handler instead of Django's temporary file on disk.
+
+Highlighting the matched span builds plain strings (before / match / after) that the
+template escapes piece by piece: pasted text is never marked safe.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.core.files.uploadedfile import InMemoryUploadedFile
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
+
+from kb.matcher import PasteTooLarge
+from kb.matching import MatchResult, MatchView, match_text
+from kb.models import ErrorRecord
+
+# Context shown around the matched span on its line, in characters each side.
+LINE_CONTEXT = 160
+# The normalised text shown in the "no known error" state is cut here.
+NORMALISED_PREVIEW = 4000
+# Multipart framing around the file and the text field.
+MULTIPART_SLACK = 64 * 1024
 
 
-def paste_page(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("paste page: not built yet", status=501)
+class HtmxHttpRequest(HttpRequest):  # typing only: django-htmx adds ``htmx``
+    htmx: HtmxDetails
 
 
-def match_view(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("match: not built yet", status=501)
+class BoundedMemoryUploadHandler(FileUploadHandler):
+    """Keep an uploaded log in memory up to ``limit`` bytes; past it, note and discard."""
+
+    def __init__(self, request: HttpRequest, limit: int) -> None:
+        super().__init__(request)
+        self.limit = limit
+        self.too_large = False
+        self.size = 0
+        self._chunks: list[bytes] = []
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        super().new_file(*args, **kwargs)
+        self._chunks = []
+        self.size = 0
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        self.size += len(raw_data)
+        if self.size > self.limit:
+            self.too_large = True
+            self._chunks = []
+            raise StopUpload(connection_reset=False)
+        self._chunks.append(raw_data)
+        return None
+
+    def file_complete(self, file_size: int) -> InMemoryUploadedFile:
+        import io
+
+        data = io.BytesIO(b"".join(self._chunks))
+        self._chunks = []
+        return InMemoryUploadedFile(
+            file=data,
+            field_name=self.field_name,
+            name=self.file_name,
+            content_type=self.content_type,
+            size=file_size,
+            charset=self.charset,
+            content_type_extra=self.content_type_extra,
+        )
+
+
+@dataclass(slots=True)
+class Card:
+    """One matched error as the results partial shows it."""
+
+    match: MatchView
+    before: str  # text on the matched line before the span (plain, escaped by the template)
+    hit: str
+    after: str
+    cut_before: bool
+    cut_after: bool
+    first_solution: str
+    others: list[ErrorRecord] = field(default_factory=list)
+
+    @property
+    def record(self) -> ErrorRecord:
+        return self.match.record
+
+    @property
+    def coverage_percent(self) -> int:
+        return round(self.match.coverage * 100)
+
+
+def line_pieces(
+    text: str, span: tuple[int, int], fallback: str
+) -> tuple[str, str, str, bool, bool]:
+    """Split the matched line into (before, hit, after), each a plain string."""
+    start, end = span if span else (-1, -1)
+    if not (0 <= start <= end <= len(text)):
+        return "", fallback, "", False, False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end == -1:
+        line_end = len(text)
+    before = text[line_start:start]
+    after = text[end:line_end].rstrip("\r")
+    cut_before = len(before) > LINE_CONTEXT
+    cut_after = len(after) > LINE_CONTEXT
+    if cut_before:
+        before = before[-LINE_CONTEXT:]
+    if cut_after:
+        after = after[:LINE_CONTEXT]
+    return before, text[start:end], after, cut_before, cut_after
+
+
+def build_cards(text: str, result: MatchResult) -> list[Card]:
+    cards: list[Card] = []
+    seen: set[str] = set()
+    for m in result.matches:
+        if m.record.pk in seen:
+            continue
+        seen.add(m.record.pk)
+        before, hit, after, cut_before, cut_after = line_pieces(text, m.span, m.text)
+        solutions = m.record.solutions or []
+        cards.append(
+            Card(
+                match=m,
+                before=before,
+                hit=hit,
+                after=after,
+                cut_before=cut_before,
+                cut_after=cut_after,
+                first_solution=str(solutions[0]) if solutions else "",
+                others=[r for r in m.same_message if r.pk != m.record.pk],
+            )
+        )
+    return cards
+
+
+def limits() -> dict[str, int]:
+    return {"max_paste": settings.KB_MAX_PASTE_BYTES, "max_log": settings.KB_MAX_LOG_BYTES}
+
+
+def _respond(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    context = {**limits(), **context}
+    template = "kb/paste.html#results" if request.htmx else "kb/paste.html"
+    return render(request, template, context, status=status)
+
+
+def _too_large(request: HtmxHttpRequest, size: int | None, limit: int) -> HttpResponse:
+    return _respond(request, {"too_large": {"size": size, "limit": limit}}, status=413)
+
+
+@require_safe
+def paste_page(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "kb/paste.html", {**limits(), "autofocus": True})
+
+
+@never_cache
+@vary_on_headers("HX-Request")
+@csrf_exempt  # the CSRF check runs in _match, after the upload handler is in place
+@require_http_methods(["GET", "HEAD", "POST"])
+def match_view(request: HtmxHttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        # Pastes belong in POST bodies, never in URLs: a GET just goes back to the form.
+        return redirect("paste")
+    log_limit = settings.KB_MAX_LOG_BYTES
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > log_limit + MULTIPART_SLACK:
+        return _too_large(request, length, log_limit)
+    handler = BoundedMemoryUploadHandler(request, log_limit)
+    request.upload_handlers = [handler]
+    try:
+        request.POST  # noqa: B018 - parse now, so an oversized text field is a friendly 413
+    except RequestDataTooBig:
+        return _too_large(request, length or None, settings.KB_MAX_PASTE_BYTES)
+    if handler.too_large:
+        return _too_large(request, None, log_limit)
+    return _match(request)
+
+
+@csrf_protect
+def _match(request: HtmxHttpRequest) -> HttpResponse:
+    upload = request.FILES.get("log")
+    if upload is not None and upload.size:
+        text = upload.read().decode("utf-8", errors="replace")
+        limit = settings.KB_MAX_LOG_BYTES
+        echo = ""  # a whole log is not echoed back into the textarea
+        source = {"name": upload.name, "size": upload.size}
+    else:
+        text = request.POST.get("text", "")
+        limit = settings.KB_MAX_PASTE_BYTES
+        echo = text
+        source = None
+    if not text.strip():
+        return _respond(request, {"text": echo, "empty": True, "source": source})
+    try:
+        result = match_text(text, max_bytes=limit)
+    except PasteTooLarge as exc:
+        return _too_large(request, exc.size, exc.limit)
+    cards = build_cards(text, result)
+    groups = result.groups
+    show_summary = bool(groups) and (len(groups) > 1 or any(g.count > 1 for g in groups))
+    normalised = result.normalised_text
+    context = {
+        "text": echo,
+        "source": source,
+        "result": result,
+        "cards": cards,
+        "groups": groups if show_summary else [],
+        "suggestions": result.suggestions,
+        "normalised": normalised[:NORMALISED_PREVIEW],
+        "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
+        "steps": result.steps,
+        "elapsed_ms": result.elapsed_ms,
+    }
+    return _respond(request, context)
