@@ -235,3 +235,61 @@ class RecordTag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.record_id} #{self.tag_id}"
+
+
+def _import_storage() -> Any:
+    """Where uploaded JSONL files wait for their import task (a directory every worker
+    can read: ``KB_IMPORT_DIR``, default ``.cache/imports``)."""
+    from django.conf import settings
+    from django.core.files.storage import FileSystemStorage
+
+    default = settings.BASE_DIR / ".cache" / "imports"
+    return FileSystemStorage(location=getattr(settings, "KB_IMPORT_DIR", default))
+
+
+class ImportJob(models.Model):
+    """One admin upload of a JSONL file: its progress while the import task runs, then
+    the importer's report. The task (``kb.tasks.run_import``) may run in another process,
+    so everything it needs and everything it reports lives here."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    source = models.CharField(max_length=255, help_text="The uploaded file's name.")
+    file = models.FileField(storage=_import_storage, upload_to="%Y/%m/", blank=True)
+    size = models.BigIntegerField(default=0)
+    dry_run = models.BooleanField(default=False)
+    atomic = models.BooleanField(default=False, help_text="All or nothing.")
+    state = models.CharField(max_length=20, choices=State, default=State.QUEUED)
+    lines_done = models.BigIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import of {self.source} ({self.get_state_display()})"
+
+    @property
+    def percent(self) -> int:
+        if self.state == self.State.DONE:
+            return 100
+        if not self.size:
+            return 0
+        return min(99, int(self.bytes_done * 100 / self.size))
+
+    @property
+    def finished(self) -> bool:
+        return self.state in {self.State.DONE, self.State.FAILED}

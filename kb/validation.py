@@ -1,18 +1,50 @@
 """Record validation shared by the admin, the importer and the API.
 
 ``admit_pattern`` asks the matcher whether it can compile a pattern (Hyperscan, else RE2);
-a record whose pattern is refused is still stored, disabled with the engine's reason.
-``validate_record`` is what ``ErrorRecord.clean()`` runs.
+a record whose pattern is refused is still stored by the importer, disabled with the
+engine's reason. ``validate_record`` is what ``ErrorRecord.clean()`` runs, so every path
+that calls ``full_clean()`` (admin, API) refuses what the matcher could not use:
+
+- every dataset field has the dataset's type and length;
+- the pattern compiles in the matcher's engines;
+- the message, rendered with sample values in place of its placeholders, is matched by
+  the pattern (checked when the pattern or message is new or edited: a handful of
+  dataset records print a literal ``{}`` and would fail a check they never asked for);
+- the pattern does not newly match the sample messages of other records (a *collision*).
+  A collision is something a curator may accept: set ``record.accept_collisions = True``
+  (the admin form has a checkbox) and it becomes a warning.
+
+``record_warnings`` lists what is allowed but worth a curator's attention (generic
+patterns, accepted collisions); the admin shows them after saving.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import regex
+
 from kb.schema import FIELDS, FieldError, clean_value
+
+# Placeholders of the source languages the dataset's messages are written in (see the
+# data README): Rust/SLF4J/Python-format braces, printf verbs, Python %(name)s.
+PLACEHOLDER_RE = re.compile(
+    r"\{\{|\}\}"  # escaped braces (Rust/Python format): kept as one literal brace
+    r"|\{(?:[^{}]|\{[^{}]*\}){0,300}\}"  # {}, {:?}, {name}, f-string {expr} (one nesting)
+    r"|%n"  # Java's platform newline
+    r"|%\([A-Za-z_][A-Za-z0-9_]*\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
+    r"|%[-#0 +]*\d*(?:\.\d+)?[sdifvqwrxXeEgGcpbouTt]"
+)
+# Any one set whose rendering the pattern matches passes: a curator who tightens a
+# placeholder to ``(\d+)`` or ``(\w+)`` must not be refused for it.
+SAMPLE_VALUES: tuple[str, ...] = ("42", "x1", "some value", "/srv/a.b-c_d", "ä'\"(*)[?]")
+REGEX_TIMEOUT_S = 0.05
+COLLISION_BUDGET_S = 2.0
+COLLISION_LIMIT = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +53,15 @@ class PatternVerdict:
     engine: str
     reason: str
     generic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Collision:
+    """Another record whose sample message the pattern matches."""
+
+    id: str
+    slug: str
+    message: str
 
 
 @lru_cache(maxsize=65536)
@@ -43,6 +84,125 @@ def admit_pattern(pattern: str) -> PatternVerdict:
     )
 
 
+# --- rendering messages and trying patterns on them -----------------------------------
+def render_message(message: str, value: str) -> str:
+    """The message template with every placeholder replaced by ``value``."""
+
+    literal = {"{{": "{", "}}": "}", "%n": "\n"}
+
+    def sub(m: re.Match[str]) -> str:
+        return literal.get(m.group(0), value)
+
+    return PLACEHOLDER_RE.sub(sub, message)
+
+
+def sample_renderings(message: str) -> list[str]:
+    """The message rendered once per sample value, plus the template as written (for
+    messages whose braces or percent signs are literal text)."""
+    out = [render_message(message, v) for v in SAMPLE_VALUES]
+    if message not in out:
+        out.append(message)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> regex.Pattern[str] | None:
+    """The pattern as Python ``re`` reads it, compiled by ``regex`` (which has timeouts)."""
+    try:
+        return regex.compile(pattern, regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError, ValueError):
+        return None
+
+
+def matches_any(rx: regex.Pattern[str], texts: list[str]) -> bool:
+    for text in texts:
+        try:
+            if rx.search(text, timeout=REGEX_TIMEOUT_S) is not None:
+                return True
+        except TimeoutError:
+            continue
+    return False
+
+
+def message_is_matched(pattern: str, message: str) -> bool:
+    rx = compile_pattern(pattern)
+    return rx is not None and matches_any(rx, sample_renderings(message))
+
+
+def _longest_literal(pattern: str) -> str:
+    """The longest run of plain text in a pattern (for a cheap database pre-filter)."""
+    best = ""
+    for run in re.split(r"\(\.\+\?\)|\\[A-Za-z0-9]|[.^$*+?{}\[\]|()]", pattern):
+        text = re.sub(r"\\(.)", r"\1", run)
+        if len(text) > len(best):
+            best = text
+    return best.strip()
+
+
+def find_collisions(
+    pattern: str,
+    *,
+    exclude_id: str | None = None,
+    limit: int = COLLISION_LIMIT,
+    budget_s: float = COLLISION_BUDGET_S,
+) -> tuple[list[Collision], bool]:
+    """Other (not retired) records whose rendered sample messages ``pattern`` matches.
+
+    Returns (collisions, complete); ``complete`` is False when the time budget ran out.
+    """
+    from kb.models import ErrorRecord, Status
+
+    rx = compile_pattern(pattern)
+    if rx is None:
+        return [], True
+    rows = ErrorRecord.objects.exclude(status=Status.RETIRED)
+    if exclude_id:
+        rows = rows.exclude(pk=exclude_id)
+    literal = _longest_literal(pattern)
+    if len(literal) >= 4:
+        rows = rows.filter(error_message__icontains=literal)
+    deadline = time.perf_counter() + budget_s
+    found: list[Collision] = []
+    for pk, slug, message in rows.values_list("id", "slug", "error_message").iterator(2000):
+        if time.perf_counter() > deadline:
+            return found, False
+        if matches_any(rx, sample_renderings(message)):
+            found.append(Collision(pk, slug, message))
+            if len(found) >= limit:
+                break
+    return found, True
+
+
+# --- the model's clean() --------------------------------------------------------------
+def _stored(record: Any) -> tuple[str, str] | None:
+    """(pattern, message) as stored, or None for a record not saved yet."""
+    if record._state.adding:
+        return None
+    return (
+        type(record)
+        .objects.filter(pk=record.pk)
+        .values_list("message_pattern", "error_message")
+        .first()
+    )
+
+
+def new_collisions(record: Any, stored: tuple[str, str] | None) -> tuple[list[Collision], bool]:
+    """Collisions of the record's pattern that its stored pattern did not already have."""
+    found, complete = find_collisions(record.message_pattern, exclude_id=record.pk)
+    if stored is None or not found:
+        return found, complete
+    old = compile_pattern(stored[0])
+    if old is None:
+        return found, complete
+    return [c for c in found if not matches_any(old, sample_renderings(c.message))], complete
+
+
+def describe_collisions(collisions: list[Collision]) -> str:
+    shown = "; ".join(f"{c.id} ({c.message[:80]})" for c in collisions[:5])
+    more = f" and {len(collisions) - 5} more" if len(collisions) > 5 else ""
+    return f"{shown}{more}"
+
+
 def validate_record(record: Any) -> dict[str, list[str]]:
     """Field errors for a record instance, keyed by model attribute (empty when valid)."""
     errors: dict[str, list[str]] = {}
@@ -61,10 +221,55 @@ def validate_record(record: Any) -> dict[str, list[str]]:
             f"severity must be one of {', '.join(Severity.values)}"
         )
     pattern = record.message_pattern or ""
-    if pattern and "message_pattern" not in errors:
-        verdict = admit_pattern(pattern)
-        if not verdict.ok:
+    if not pattern or "message_pattern" in errors:
+        return errors
+    verdict = admit_pattern(pattern)
+    if not verdict.ok:
+        errors.setdefault("message_pattern", []).append(
+            f"The matcher cannot use this pattern: {verdict.reason}"
+        )
+        return errors
+    stored = _stored(record)
+    if stored == (pattern, record.error_message):
+        return errors  # neither edited: the dataset's own pairing stands
+    if "error_message" not in errors and not message_is_matched(pattern, record.error_message):
+        sample = render_message(record.error_message, SAMPLE_VALUES[1])
+        errors.setdefault("message_pattern", []).append(
+            "The pattern does not match its own message: with sample values in the "
+            f"placeholders the message reads {sample[:200]!r}, and the pattern matches "
+            "none of the renderings. Fix the pattern (placeholders are usually (.+?)) "
+            "or the message."
+        )
+        return errors
+    if stored is None or stored[0] != pattern:
+        collisions, _complete = new_collisions(record, stored)
+        record._collisions = collisions
+        if collisions and not getattr(record, "accept_collisions", False):
             errors.setdefault("message_pattern", []).append(
-                f"The matcher cannot use this pattern: {verdict.reason}"
+                f"This pattern also matches the messages of {len(collisions)} other "
+                f"record(s): {describe_collisions(collisions)}. Make it more specific, or "
+                "tick “accept collisions” to save it anyway."
             )
     return errors
+
+
+def record_warnings(record: Any) -> list[str]:
+    """What is allowed but worth telling the curator after a save."""
+    warnings: list[str] = []
+    pattern = record.message_pattern or ""
+    if pattern:
+        verdict = admit_pattern(pattern)
+        if verdict.ok and verdict.generic:
+            warnings.append(
+                "The pattern is generic (few literal characters): the matcher only "
+                "suggests it, never reports it as a confident match."
+            )
+        if not verdict.ok:
+            warnings.append(f"The pattern is disabled: {verdict.reason}")
+    collisions = getattr(record, "_collisions", None)
+    if collisions and getattr(record, "accept_collisions", False):
+        warnings.append(
+            f"Saved with collisions accepted: the pattern also matches "
+            f"{describe_collisions(collisions)}."
+        )
+    return warnings

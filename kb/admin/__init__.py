@@ -1,0 +1,16 @@
+"""The curation admin: records (edit, validate, test bench, history), tags and imports.
+
+Importing the package registers every ModelAdmin with the default admin site (Django's
+autodiscovery imports ``kb.admin``).
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from kb.admin import imports, records, tags
+
+admin.site.site_header = "Error knowledge base · curation"
+admin.site.site_title = "errorkb admin"
+
+__all__ = ["imports", "records", "tags"]

@@ -1,0 +1,81 @@
+"""Changelist filters for records: tag, analysis, pattern state, curation state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest
+
+from kb.models import Tag
+
+TOP_TAGS = 40
+
+
+class YesNoFilter(admin.SimpleListFilter):
+    """A yes/no filter over one condition (``condition`` is the Q of "yes")."""
+
+    condition: Q
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Yes"), ("no", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() == "yes":
+            return queryset.filter(self.condition)
+        if self.value() == "no":
+            return queryset.exclude(self.condition)
+        return queryset
+
+
+class HasAnalysisFilter(YesNoFilter):
+    title = "has analysis text"
+    parameter_name = "analysis"
+    condition = (
+        (Q(documentation__isnull=False) & ~Q(documentation=""))
+        | (Q(trigger_scenarios__isnull=False) & ~Q(trigger_scenarios=""))
+        | ~Q(solutions=[])
+    )
+
+
+class DisabledPatternFilter(YesNoFilter):
+    title = "pattern disabled"
+    parameter_name = "disabled"
+    condition = ~Q(disabled_reason="")
+
+
+class HasConflictsFilter(YesNoFilter):
+    title = "has import conflicts"
+    parameter_name = "conflicts"
+    condition = ~Q(conflicts={})
+
+
+class CuratedFilter(YesNoFilter):
+    title = "curated"
+    parameter_name = "curated"
+    condition = ~Q(curated_fields=[])
+
+
+class TagFilter(admin.SimpleListFilter):
+    """The most used tags (any tag works through ``?tag=name``)."""
+
+    title = "tag"
+    parameter_name = "tag"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        top = list(
+            Tag.objects.annotate(n=Count("recordtag"))
+            .filter(n__gt=0)
+            .order_by("-n", "name")
+            .values_list("name", flat=True)[:TOP_TAGS]
+        )
+        current = self.value()
+        if current and current not in top:
+            top.insert(0, current)
+        return [(name, name) for name in top]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value():
+            return queryset.filter(recordtag__tag__name=self.value())
+        return queryset

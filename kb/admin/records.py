@@ -1,0 +1,292 @@
+"""The record admin: where curators fix patterns, write remediation and settle imports.
+
+Every save goes through ``kb.services.save_curated`` so the edited dataset fields become
+curated (a re-import keeps them and reports a conflict instead) and the revision bumps
+(the matcher picks the change up). History comes from django-simple-history: the history
+page lists each version with user and time and can revert to any of them; a revert is
+saved through the same path as an edit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import URLPattern, path, reverse
+from django.utils.decorators import method_decorator
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
+from simple_history.admin import SimpleHistoryAdmin
+
+from kb.admin import actions, filters
+from kb.admin.bench import run_bench
+from kb.admin.forms import ErrorRecordForm
+from kb.models import ErrorRecord
+from kb.schema import BY_KEY, FIELDS
+from kb.services import delete_records, refresh_pattern_state, save_curated, sync_tags
+from kb.validation import record_warnings
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+CURATABLE = [f.attr for f in FIELDS if f.curatable]
+PROVENANCE = [
+    "repo", "file_path", "line_number", "github_link", "analyzed_sha", "analyzed_at",
+    "content_changed_at", "source_code", "source_code_start", "source_code_end",
+    "schema_version", "dataset_version", "extra",
+]  # fmt: skip
+STATE = [
+    "pattern_state", "curated_list", "conflicts_table", "revision", "created_at", "updated_at",
+]  # fmt: skip
+CLASSIFICATION = [
+    "slug", "error_type", "error_class", "error_code", "http_status", "severity",
+    "handling_strategy", "background_tag", "tags",
+]  # fmt: skip
+ANALYSIS = [
+    "documentation", "trigger_scenarios", "common_situations", "solutions",
+    "prevention_tips", "example_fix", "validation_code", "type_guard", "try_catch_pattern",
+]  # fmt: skip
+FORM_ONLY = {"accept_collisions", "accept_incoming", "keep_curated", "change_reason"}
+
+
+@admin.register(ErrorRecord)
+class ErrorRecordAdmin(SimpleHistoryAdmin):
+    form = ErrorRecordForm
+    change_form_template = "admin/kb/errorrecord/change_form.html"
+    change_list_template = "admin/kb/errorrecord/change_list.html"
+    list_display = [
+        "message", "repo", "severity", "status", "tag_list", "pattern_ok", "last_edit",
+    ]  # fmt: skip
+    list_filter = [
+        "status",
+        ("repo", admin.AllValuesFieldListFilter),
+        "severity",
+        ("error_type", admin.AllValuesFieldListFilter),
+        filters.TagFilter,
+        filters.HasAnalysisFilter,
+        filters.DisabledPatternFilter,
+        filters.HasConflictsFilter,
+        filters.CuratedFilter,
+    ]
+    search_fields = ["=id", "error_message", "slug", "error_class", "error_code", "repo"]
+    list_select_related = False  # no foreign keys; the last editor is one subquery
+    list_per_page = 50
+    show_full_result_count = False
+    actions = [actions.publish, actions.retire, actions.add_tag]
+    history_list_display = ["status", "history_change_reason"]
+
+    class Media:
+        css = {"all": ["kb/admin/curation.css"]}
+
+    # ------------------------------------------------------------------ list
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        latest = self.model.history.model.objects.filter(id=OuterRef("pk")).order_by(
+            "-history_date", "-history_id"
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                last_editor=Subquery(latest.values("history_user__username")[:1]),
+                last_reason=Subquery(latest.values("history_change_reason")[:1]),
+            )
+        )
+
+    @admin.display(description="message", ordering="error_message")
+    def message(self, obj: ErrorRecord) -> str:
+        return Truncator(obj.error_message).chars(90)
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: ErrorRecord) -> str:
+        return ", ".join(obj.tag_names())
+
+    @admin.display(description="pattern", boolean=True)
+    def pattern_ok(self, obj: ErrorRecord) -> bool:
+        return not obj.disabled_reason
+
+    @admin.display(description="last edit", ordering="updated_at")
+    def last_edit(self, obj: ErrorRecord) -> str:
+        who = getattr(obj, "last_editor", None) or getattr(obj, "last_reason", None) or ""
+        when = obj.updated_at.strftime("%Y-%m-%d %H:%M") if obj.updated_at else ""
+        return f"{when} · {who}" if who else when
+
+    # ------------------------------------------------------------------ form layout
+    def get_fieldsets(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
+        main = ["status", "error_message", "message_pattern", "accept_collisions"]
+        if obj is None:
+            return [
+                (None, {"fields": ["id", *main]}),
+                ("Classification", {"fields": CLASSIFICATION}),
+                ("Analysis", {"fields": ANALYSIS}),
+                (
+                    "Provenance",
+                    {"fields": [*(a for a in PROVENANCE if a != "github_link"), "github_url"]},
+                ),
+            ]
+        curation = ["curated_list", "conflicts_table", "change_reason"]
+        if obj.conflicts:
+            curation[2:2] = ["accept_incoming", "keep_curated"]
+        return [
+            (None, {"fields": ["id", *main, "pattern_state"]}),
+            ("Classification", {"fields": CLASSIFICATION}),
+            ("Analysis", {"fields": ANALYSIS}),
+            ("Curation", {"fields": curation}),
+            (
+                "Provenance",
+                {
+                    "fields": [*PROVENANCE, "revision", "created_at", "updated_at"],
+                    "classes": ["collapse"],
+                },
+            ),
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
+        if obj is None:
+            return []
+        return ["id", *PROVENANCE, *STATE]
+
+    @admin.display(description="GitHub")
+    def github_link(self, obj: ErrorRecord) -> str:
+        url = obj.github_url or ""
+        if url.startswith("https://"):  # never render javascript: or other schemes as links
+            return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
+        return url
+
+    @admin.display(description="pattern state")
+    def pattern_state(self, obj: ErrorRecord) -> str:
+        if obj.disabled_reason:
+            return format_html('<span class="kb-bad">Disabled: {}</span>', obj.disabled_reason)
+        return f"Matched by {obj.pattern_engine or 'the matcher'}"
+
+    @admin.display(description="fields you own")
+    def curated_list(self, obj: ErrorRecord) -> str:
+        return ", ".join(obj.curated_fields) or "none (imports update every field)"
+
+    @admin.display(description="conflicts with the newest import")
+    def conflicts_table(self, obj: ErrorRecord) -> str:
+        if not obj.conflicts:
+            return "none"
+        rows = []
+        for key, c in obj.conflicts.items():
+            field = BY_KEY.get(key)
+            mine = getattr(obj, field.attr, "") if field else ""
+            rows.append((key, _show(mine), _show(c.get("incoming")), c.get("source", ""),
+                         c.get("line", ""), c.get("contentChangedAt") or ""))  # fmt: skip
+        body = format_html_join(
+            "", "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}:{}</td><td>{}</td></tr>", rows
+        )
+        return format_html(
+            '<table class="kb-conflicts"><thead><tr><th>field</th><th>yours</th>'
+            "<th>import</th><th>from</th><th>changed</th></tr></thead><tbody>{}</tbody>"
+            "</table>",
+            body,
+        )
+
+    # ------------------------------------------------------------------ saving
+    def save_model(self, request: HttpRequest, obj: ErrorRecord, form: Any, change: bool) -> None:
+        obj._history_user = request.user  # type: ignore[attr-defined]
+        changed = {n for n in form.changed_data if n not in FORM_ONLY}
+        stored = ErrorRecord.objects.filter(pk=obj.pk).first() if change else None
+        reason = form.cleaned_data.get("change_reason") or "admin: edit"
+        if stored is not None:
+            # Also what differs from the stored row: a history revert submits the old
+            # version's values, which the form sees as unchanged.
+            changed |= {a for a in CURATABLE if _differs(getattr(obj, a), getattr(stored, a))}
+            if stored.status != obj.status:
+                changed.add("status")
+            obj.curated_fields = list(stored.curated_fields)
+            obj.conflicts = dict(stored.conflicts)
+            if "/history/" in request.path:
+                reason = form.cleaned_data.get("change_reason") or "admin: revert"
+        accepted = list(getattr(form, "accepted_attrs", []))
+        for attr in accepted:
+            key = BY_KEY_ATTR[attr]
+            obj.curated_fields = [k for k in obj.curated_fields if k != key]
+            obj.conflicts.pop(key, None)
+            changed.discard(attr)
+        for key in getattr(form, "kept_keys", []):
+            obj.conflicts.pop(key, None)
+        if "message_pattern" in accepted:
+            refresh_pattern_state(obj)
+        save_curated(obj, changed_attrs=sorted(changed), reason=reason)
+        if "tags" in accepted:
+            sync_tags([obj])
+        for warning in record_warnings(obj):
+            messages.warning(request, warning)
+
+    def delete_model(self, request: HttpRequest, obj: ErrorRecord) -> None:
+        delete_records([obj])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        delete_records(list(queryset))
+
+    # ------------------------------------------------------------------ test bench
+    def get_urls(self) -> list[URLPattern]:
+        bench = self.admin_site.admin_view(self.bench_view)
+        return [
+            path("bench/", bench, name="kb_errorrecord_bench_add"),
+            path("<path:object_id>/bench/", bench, name="kb_errorrecord_bench"),
+            *super().get_urls(),
+        ]
+
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> HttpResponse:
+        obj = kwargs.get("obj")
+        context["bench_url"] = (
+            reverse("admin:kb_errorrecord_bench", args=[obj.pk])
+            if obj is not None
+            else reverse("admin:kb_errorrecord_bench_add")
+        )
+        return super().render_change_form(request, context, *args, **kwargs)
+
+    @method_decorator(require_POST)
+    @method_decorator(vary_on_headers("HX-Request"))
+    def bench_view(self, request: HtmxHttpRequest, object_id: str | None = None) -> HttpResponse:
+        """POST only (it reads an unsaved form); answers a fragment to htmx, a page to
+        a plain form post (the no-JS path)."""
+        allowed = (
+            self.has_change_permission(request) if object_id else self.has_add_permission(request)
+        )
+        if not allowed:
+            raise PermissionDenied
+        result = run_bench(
+            pattern=request.POST.get("message_pattern", ""),
+            message=request.POST.get("error_message", ""),
+            text=request.POST.get("bench_text", ""),
+            record_id=object_id,
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": ErrorRecord._meta,
+            "title": "Pattern test bench",
+            "result": result,
+            "record_id": object_id,
+            "sample": request.POST.get("bench_text", ""),
+        }
+        template = "admin/kb/errorrecord/bench.html"
+        if request.htmx:
+            template += "#results"
+        return render(request, template, context)
+
+
+BY_KEY_ATTR = {f.attr: f.key for f in FIELDS}
+
+
+def _differs(a: Any, b: Any) -> bool:
+    return (None if a == "" else a) != (None if b == "" else b)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return " · ".join(str(v) for v in value)
+    return Truncator("" if value is None else str(value)).chars(300)

@@ -1,0 +1,86 @@
+"""Form fields for the record's ordered lists, without JavaScript.
+
+``solutions`` and ``preventionTips`` are ordered lists of strings: a textarea with one
+item per line keeps their order visible and editable (reorder by moving lines), works
+without JS and so under the strict CSP. Tags are short words: one text input, separated
+by commas or newlines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+
+class LinesField(forms.Field):
+    """An ordered list of strings edited as one item per line; blank lines are dropped."""
+
+    widget = forms.Textarea
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.widget.attrs.setdefault("rows", 6)
+        self.widget.attrs.setdefault("class", "kb-lines vLargeTextField")
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return "\n".join(str(item) for item in value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:
+        if value in (None, ""):
+            return []
+        if isinstance(value, list | tuple):
+            return [str(v) for v in value]
+        lines = str(value).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return [line.strip() for line in lines if line.strip()]
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        return list(initial or []) != self.to_python(data)
+
+
+TAG_SPLIT = re.compile(r"[,\n]+")
+TAG_OK = re.compile(r"^[^/\s?#%\\]{1,100}$")
+
+
+class TagsField(LinesField):
+    """Tags, separated by commas or newlines; order kept, duplicates dropped."""
+
+    widget = forms.TextInput
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.widget.attrs.pop("rows", None)
+        self.widget.attrs["class"] = "kb-tags vTextField"
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return ", ".join(str(item) for item in value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:
+        if value in (None, ""):
+            return []
+        if isinstance(value, list | tuple):
+            return [str(v) for v in value]
+        out: list[str] = []
+        for part in TAG_SPLIT.split(str(value)):
+            tag = part.strip()
+            if tag and tag not in out:
+                out.append(tag)
+        return out
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        bad = [t for t in value if not TAG_OK.match(t)]
+        if bad:
+            raise ValidationError(
+                "Tags are single words of at most 100 characters, without spaces or "
+                "/ ? # %% \\ : %(bad)s",
+                params={"bad": ", ".join(bad[:5])},
+                code="bad_tag",
+            )

@@ -1,0 +1,299 @@
+"""Curation admin: every page renders for a curator, lists and filters work, saves go
+through the curated-save path, bulk actions bump revisions and keep history."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from kb.models import ErrorRecord, ImportJob, Status, Tag, current_revision
+from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
+from tests.factories import make_record
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(record: ErrorRecord, **changes: Any) -> dict[str, Any]:
+    """The change form's POST data for ``record`` as it is, with ``changes`` applied."""
+    data: dict[str, Any] = {
+        "status": record.status,
+        "error_message": record.error_message,
+        "message_pattern": record.message_pattern,
+        "slug": record.slug,
+        "error_type": record.error_type,
+        "error_class": record.error_class or "",
+        "error_code": record.error_code or "",
+        "http_status": record.http_status or "",
+        "severity": record.severity,
+        "handling_strategy": record.handling_strategy or "",
+        "background_tag": record.background_tag or "",
+        "tags": ", ".join(record.tags),
+        "documentation": record.documentation or "",
+        "trigger_scenarios": record.trigger_scenarios or "",
+        "common_situations": record.common_situations or "",
+        "solutions": "\n".join(record.solutions),
+        "prevention_tips": "\n".join(record.prevention_tips),
+        "example_fix": record.example_fix or "",
+        "validation_code": record.validation_code or "",
+        "type_guard": record.type_guard or "",
+        "try_catch_pattern": record.try_catch_pattern or "",
+        "change_reason": "",
+    }
+    data.update(changes)
+    return data
+
+
+def change_url(record: ErrorRecord) -> str:
+    return reverse("admin:kb_errorrecord_change", args=[record.pk])
+
+
+# --- every page renders for a curator --------------------------------------------------
+def test_curator_is_staff_but_not_superuser(curator: User) -> None:
+    assert curator.is_staff
+    assert not curator.is_superuser
+    assert curator.has_perm("kb.change_errorrecord")
+    assert not curator.has_perm("kb.delete_errorrecord")
+    assert not curator.has_perm("auth.change_user")
+
+
+def test_every_admin_page_renders_for_a_curator(curator_client: Client) -> None:
+    record = make_record()
+    record.message_pattern = record.message_pattern + " again"
+    job = ImportJob.objects.create(source="demo.jsonl", state=ImportJob.State.RUNNING, size=10)
+    history_id = record.history.latest().history_id
+    urls = [
+        reverse("admin:index"),
+        reverse("admin:kb_errorrecord_changelist"),
+        reverse("admin:kb_errorrecord_add"),
+        change_url(record),
+        reverse("admin:kb_errorrecord_history", args=[record.pk]),
+        reverse("admin:kb_errorrecord_simple_history", args=[record.pk, history_id]),
+        reverse("admin:kb_tag_changelist"),
+        reverse("admin:kb_tag_change", args=[Tag.objects.first().pk]),
+        reverse("admin:kb_importjob_changelist"),
+        reverse("admin:kb_importjob_upload"),
+        reverse("admin:kb_importjob_change", args=[job.pk]),
+    ]
+    for url in urls:
+        response = curator_client.get(url)
+        assert response.status_code == 200, url
+    bench = curator_client.post(
+        reverse("admin:kb_errorrecord_bench", args=[record.pk]),
+        {"message_pattern": "x (.+?) y", "bench_text": "x 1 y"},
+    )
+    assert bench.status_code == 200
+
+
+def test_anonymous_users_are_sent_to_the_login_page() -> None:
+    response = Client().get(reverse("admin:kb_errorrecord_changelist"))
+    assert response.status_code == 302
+    assert reverse("admin:login") in response["Location"]
+
+
+def test_changelist_filters_each_render(curator_client: Client) -> None:
+    make_record(tags=["alpha", "beta"], documentation=None, triggerScenarios=None, solutions=[])
+    make_record(solutions=["Restart it"], severity="fatal")
+    url = reverse("admin:kb_errorrecord_changelist")
+    for query in [
+        "status__exact=published",
+        "severity__exact=fatal",
+        "repo=risingwavelabs/risingwave",
+        "error_type=error_code",
+        "tag=alpha",
+        "analysis=yes",
+        "analysis=no",
+        "disabled=yes",
+        "conflicts=yes",
+        "curated=no",
+        "q=Backfill",
+    ]:
+        response = curator_client.get(f"{url}?{query}")
+        assert response.status_code == 200, query
+    assert "2 error records" in curator_client.get(url).content.decode()
+    assert "1 error record" in curator_client.get(f"{url}?tag=alpha").content.decode()
+    assert "1 error record" in curator_client.get(f"{url}?analysis=yes").content.decode()
+
+
+def test_changelist_shows_the_last_editor(curator_client: Client) -> None:
+    record = make_record()
+    curator_client.post(change_url(record), form_data(record, documentation="Why it fails."))
+    page = curator_client.get(reverse("admin:kb_errorrecord_changelist")).content.decode()
+    assert "curator" in page
+
+
+def test_provenance_fields_are_read_only(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.post(
+        change_url(record),
+        form_data(record, repo="evil/repo", file_path="x.py", github_url="javascript:alert(1)"),
+    )
+    assert response.status_code == 302
+    record.refresh_from_db()
+    assert record.repo == "risingwavelabs/risingwave"
+    assert record.github_url.startswith("https://github.com/")
+
+
+# --- saving through the curated path --------------------------------------------------
+def test_edit_marks_fields_curated_and_bumps_the_revision(curator_client: Client) -> None:
+    record = make_record()
+    before = current_revision()
+    response = curator_client.post(
+        change_url(record),
+        form_data(record, solutions="Second first\nThen the first", change_reason="reorder"),
+    )
+    assert response.status_code == 302
+    record.refresh_from_db()
+    assert record.solutions == ["Second first", "Then the first"]
+    assert record.curated_fields == ["solutions"]
+    assert record.revision > before
+    latest = record.history.latest()
+    assert latest.history_user.username == "curator"
+    assert latest.history_change_reason == "reorder"
+
+
+def test_saving_unchanged_form_curates_nothing(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.post(change_url(record), form_data(record))
+    assert response.status_code == 302
+    record.refresh_from_db()
+    assert record.curated_fields == []
+
+
+def test_tags_edit_rebuilds_the_tag_index(curator_client: Client) -> None:
+    record = make_record()
+    curator_client.post(change_url(record), form_data(record, tags="vnode, brand-new"))
+    record.refresh_from_db()
+    assert record.tags == ["vnode", "brand-new"]
+    names = list(record.recordtag_set.order_by("position").values_list("tag__name", flat=True))
+    assert names == ["vnode", "brand-new"]
+
+
+def test_bad_tags_are_refused(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.post(change_url(record), form_data(record, tags="ok, a/b"))
+    assert response.status_code == 200
+    assert "Tags are single words" in response.content.decode()
+
+
+def test_curator_can_add_a_record(curator_client: Client) -> None:
+    data = form_data(make_record())
+    data.update(
+        id="added0000000001",
+        error_message="Widget {} exploded during frobnication",
+        message_pattern="Widget (.+?) exploded during frobnication",
+        slug="widget-exploded",
+        repo="acme/widgets",
+        file_path="src/w.rs",
+        line_number=3,
+        source_code="",
+        source_code_start=1,
+        source_code_end=5,
+        github_url="",
+        analyzed_sha="",
+        schema_version=2,
+        dataset_version="",
+        extra="{}",
+    )
+    response = curator_client.post(reverse("admin:kb_errorrecord_add"), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    record = ErrorRecord.objects.get(pk="added0000000001")
+    assert record.pattern_engine
+    assert record.recordtag_set.count() == len(record.tags)
+
+
+# --- bulk actions --------------------------------------------------------------------
+def _action(client: Client, action: str, records: list[ErrorRecord], **extra: str) -> Any:
+    return client.post(
+        reverse("admin:kb_errorrecord_changelist"),
+        {"action": action, "_selected_action": [r.pk for r in records], **extra},
+    )
+
+
+def test_retire_and_publish_actions_keep_history(curator_client: Client) -> None:
+    a, b = make_record(), make_record()
+    before = current_revision()
+    response = _action(curator_client, "retire", [a, b])
+    assert response.status_code == 302
+    assert set(ErrorRecord.objects.values_list("status", flat=True)) == {Status.RETIRED}
+    assert current_revision() > before
+    assert a.history.latest().history_change_reason == "admin: retire"
+    assert a.history.latest().history_user.username == "curator"
+    _action(curator_client, "publish", [a])
+    a.refresh_from_db()
+    assert a.status == Status.PUBLISHED
+
+
+def test_add_tag_action_asks_then_applies(curator_client: Client) -> None:
+    a, b = make_record(), make_record()
+    page = _action(curator_client, "add_tag", [a, b])
+    assert page.status_code == 200
+    assert "Add a tag to 2 records" in page.content.decode()
+    done = _action(curator_client, "add_tag", [a, b], apply="1", tag="triaged")
+    assert done.status_code == 302
+    for record in (a, b):
+        record.refresh_from_db()
+        assert record.tags[-1] == "triaged"
+        assert "tags" in record.curated_fields
+        assert record.history.latest().history_user.username == "curator"
+    assert Tag.objects.get(name="triaged").recordtag_set.count() == 2
+
+
+def test_curator_cannot_delete(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.get(reverse("admin:kb_errorrecord_delete", args=[record.pk]))
+    assert response.status_code == 403
+    page = curator_client.get(reverse("admin:kb_errorrecord_changelist")).content.decode()
+    assert "delete_selected" not in page
+
+
+# --- CSRF and methods (RELIABILITY #8) -------------------------------------------------
+def test_state_changing_admin_views_reject_get(curator_client: Client) -> None:
+    record = make_record()
+    bench = curator_client.get(reverse("admin:kb_errorrecord_bench", args=[record.pk]))
+    assert bench.status_code == 405
+
+
+def test_state_changing_admin_views_reject_a_bad_csrf_token(csrf_client: Client) -> None:
+    record = make_record()
+    for url, data in [
+        (reverse("admin:kb_errorrecord_bench", args=[record.pk]), {"bench_text": "x"}),
+        (change_url(record), form_data(record, documentation="x")),
+        (reverse("admin:kb_importjob_upload"), {}),
+        (reverse("admin:kb_errorrecord_changelist"), {"action": "retire"}),
+    ]:
+        response = csrf_client.post(url, {**data, "csrfmiddlewaretoken": "bogus" * 8})
+        assert response.status_code == 403, url
+        assert csrf_client.post(url, data).status_code == 403, url
+    record.refresh_from_db()
+    assert record.documentation != "x"
+    assert record.status == Status.PUBLISHED
+
+
+def test_bench_with_a_valid_csrf_token_answers(csrf_client: Client) -> None:
+    record = make_record()
+    page = csrf_client.get(change_url(record)).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    response = csrf_client.post(
+        reverse("admin:kb_errorrecord_bench", args=[record.pk]),
+        {"csrfmiddlewaretoken": token, "message_pattern": "a (.+?) b", "bench_text": "a 1 b"},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+
+
+# --- CSP in the admin ----------------------------------------------------------------
+def test_admin_scripts_all_carry_the_nonce(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.get(change_url(record))
+    csp = response["Content-Security-Policy"]
+    nonce = re.search(r"'nonce-([^']+)'", csp).group(1)
+    page = response.content.decode()
+    assert "htmx" in page
+    for tag in re.findall(r"<script\b[^>]*>", page):
+        assert f'nonce="{nonce}"' in tag or "src=" in tag, tag
+    assert "unsafe-inline" not in csp
