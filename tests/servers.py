@@ -115,6 +115,9 @@ class Gunicorn:
             '%(p)s "%(r)s" %(s)s',
             "--error-logfile",
             str(self.error_log),
+            "--no-control-socket",
+            "--graceful-timeout",
+            "5",
         ]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + timeout
