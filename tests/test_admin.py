@@ -13,43 +13,10 @@ from django.urls import reverse
 
 from kb.models import ErrorRecord, ImportJob, Status, Tag, current_revision
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
+from tests.curation_support import change_url, form_data
 from tests.factories import make_record
 
 pytestmark = pytest.mark.django_db
-
-
-def form_data(record: ErrorRecord, **changes: Any) -> dict[str, Any]:
-    """The change form's POST data for ``record`` as it is, with ``changes`` applied."""
-    data: dict[str, Any] = {
-        "status": record.status,
-        "error_message": record.error_message,
-        "message_pattern": record.message_pattern,
-        "slug": record.slug,
-        "error_type": record.error_type,
-        "error_class": record.error_class or "",
-        "error_code": record.error_code or "",
-        "http_status": record.http_status or "",
-        "severity": record.severity,
-        "handling_strategy": record.handling_strategy or "",
-        "background_tag": record.background_tag or "",
-        "tags": ", ".join(record.tags),
-        "documentation": record.documentation or "",
-        "trigger_scenarios": record.trigger_scenarios or "",
-        "common_situations": record.common_situations or "",
-        "solutions": "\n".join(record.solutions),
-        "prevention_tips": "\n".join(record.prevention_tips),
-        "example_fix": record.example_fix or "",
-        "validation_code": record.validation_code or "",
-        "type_guard": record.type_guard or "",
-        "try_catch_pattern": record.try_catch_pattern or "",
-        "change_reason": "",
-    }
-    data.update(changes)
-    return data
-
-
-def change_url(record: ErrorRecord) -> str:
-    return reverse("admin:kb_errorrecord_change", args=[record.pk])
 
 
 # --- every page renders for a curator --------------------------------------------------
