@@ -113,8 +113,14 @@ def friendly_response(
     return response
 
 
+def _is_upload(request: HttpRequest) -> bool:
+    return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
+
+
 def _body_limit(request: HttpRequest) -> int:
-    if request.content_type == "multipart/form-data" and not _is_match_path(request.path):
+    """Form and JSON bodies: ``DATA_UPLOAD_MAX_MEMORY_SIZE``; uploads (a log file on the
+    paste page, a JSONL file in the admin) may be larger: the views bound them further."""
+    if _is_upload(request):
         return settings.KB_MAX_UPLOAD_BYTES
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
@@ -144,13 +150,18 @@ class RequestLimitsMiddleware:
             length = 0
         limit = _body_limit(request)
         if length > limit:
+            if _is_upload(request):
+                what, max_bytes = "file", settings.KB_MAX_LOG_BYTES
+                advice = "Upload a smaller file, or only the part of the log around the error."
+            else:
+                what, max_bytes = "paste", settings.KB_MAX_PASTE_BYTES
+                advice = "Paste only the part of the log around the error."
             return friendly_response(
                 request,
                 413,
-                "That paste is too large",
-                f"The server accepts up to {settings.KB_MAX_PASTE_BYTES // 1024} KiB of text "
-                "per paste. Paste only the part of the log around the error.",
-                max_bytes=settings.KB_MAX_PASTE_BYTES,
+                f"That {what} is too large",
+                f"The server accepts up to {max_bytes // 1024} KiB per {what}. {advice}",
+                max_bytes=max_bytes,
             )
         if request.method == "POST" and _is_match_path(request.path):
             wait = rate_limit_hit(request)

@@ -1,0 +1,147 @@
+"""RELIABILITY #10: request size limits answer 413 with a friendly message, fast, never 500.
+
+Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
+``Content-Length`` before anything reads it (Django alone would raise
+``RequestDataTooBig`` inside CSRF and answer a bare 400); the matcher refuses a paste past
+``KB_MAX_PASTE_BYTES`` and the paste view and API answer that with 413 too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+from tests.factories import make_record
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture(autouse=True)
+def _records_and_no_rate_limit(settings: object) -> None:
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0  # type: ignore[attr-defined]
+    make_record()
+
+
+def _paste(size: int) -> str:
+    line = "2026-11-30T03:12:44Z INFO worker heartbeat ok id=42\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+def _timed_post(client: Client, path: str, data: object, **kwargs: object) -> tuple[object, float]:
+    started = time.perf_counter()
+    response = client.post(path, data, **kwargs)  # type: ignore[arg-type]
+    return response, (time.perf_counter() - started) * 1000
+
+
+def test_paste_just_under_the_limit_is_matched() -> None:
+    response = Client().post("/match/", {"text": _paste(settings.KB_MAX_PASTE_BYTES - 10)})
+    assert response.status_code == 200
+
+
+def test_paste_just_over_the_limit_is_413_with_a_friendly_fragment() -> None:
+    text = _paste(settings.KB_MAX_PASTE_BYTES + 10)
+    response = Client().post("/match/", {"text": text}, headers=HX)
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert "<html" not in html
+    assert "Traceback" not in html
+    assert 'role="alert"' in html
+
+
+def _form(text: str) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode({"text": text})
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize("encoding", ["urlencoded", "multipart"])
+def test_body_over_the_upload_limit_is_413_fragment_in_under_100_ms(encoding: str) -> None:
+    text = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
+    client = Client()
+    kwargs: dict[str, object] = {"headers": HX}
+    data: object = {"text": text}
+    if encoding == "urlencoded":
+        data, kwargs["content_type"] = _form(text), FORM
+    client.post("/match/", {"text": "warm-up"}, headers=HX)
+    response, elapsed = _timed_post(client, "/match/", data, **kwargs)
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert 'role="alert"' in html
+    assert "<html" not in html
+    assert "Traceback" not in html
+    assert elapsed < 100, elapsed
+
+
+def test_body_over_the_upload_limit_without_javascript_is_a_friendly_page() -> None:
+    text = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
+    response = Client().post("/match/", _form(text), content_type=FORM)
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert "<html" in html
+    assert 'href="/"' in html
+
+
+def test_api_body_over_the_limit_is_json_413_in_under_100_ms() -> None:
+    body = {"text": _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)}
+    response, elapsed = _timed_post(
+        Client(), "/api/match", json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("application/json")
+    payload = response.json()  # type: ignore[attr-defined]
+    assert payload["status"] == 413
+    assert payload["max_bytes"] == settings.KB_MAX_PASTE_BYTES
+    assert elapsed < 100, elapsed
+
+
+def test_api_text_plain_over_the_limit_is_json_413() -> None:
+    body = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
+    response = Client().post("/api/match", body, content_type="text/plain")
+    assert response.status_code == 413
+    assert response.json()["status"] == 413
+
+
+def test_api_paste_over_the_paste_limit_but_small_body_is_413_not_500() -> None:
+    """Owner: kb/api.py must answer ``PasteTooLarge`` with JSON 413."""
+    body = {"text": _paste(settings.KB_MAX_PASTE_BYTES + 10)}
+    response = Client().post("/api/match", json.dumps(body), content_type="application/json")
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("application/json")
+
+
+def test_api_paste_just_under_the_limit_is_matched() -> None:
+    body = {"text": _paste(settings.KB_MAX_PASTE_BYTES - 10)}
+    response = Client().post("/api/match", json.dumps(body), content_type="application/json")
+    assert response.status_code == 200
+    assert "matches" in response.json()
+
+
+def test_paste_textarea_declares_a_max_length() -> None:
+    html = Client().get("/").content.decode()
+    assert f'maxlength="{settings.KB_MAX_PASTE_BYTES}"' in html
+
+
+def test_big_multipart_upload_is_not_refused_as_a_paste() -> None:
+    """Uploads are bounded by ``KB_MAX_UPLOAD_BYTES``, not the form-field limit."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    size = settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 4096
+    upload = SimpleUploadedFile("app.log", _paste(size).encode(), content_type="text/plain")
+    response = Client().post("/match/", {"log": upload, "text": ""})
+    assert response.status_code != 413
+    assert response.status_code < 500
+
+
+def test_too_many_fields_is_a_client_error_not_500() -> None:
+    data = {f"f{i}": "x" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 5)}
+    response = Client().post("/match/", data, headers=HX)
+    assert 400 <= response.status_code < 500
