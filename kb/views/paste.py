@@ -214,6 +214,9 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         source = None
     if not text.strip():
         return _respond(request, {"text": echo, "empty": True, "source": source})
+    size = len(text.encode("utf-8", "replace"))
+    if size > limit:
+        return _too_large(request, size, limit)
     try:
         result = match_text(text, max_bytes=limit)
     except PasteTooLarge as exc:
