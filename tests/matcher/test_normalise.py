@@ -254,6 +254,8 @@ def test_json_exc_info_traceback_lines_become_separate_lines():
     assert info.kind == EXCEPTION
     assert info.exc_type == "django.urls.exceptions.NoReverseMatch"
     assert info.level == "ERROR"
+    source = n.line_info(n.text.index("\n    g()") + 1)
+    assert source.kind == FRAME
 
 
 def test_ansi_escape_encoded_inside_json_is_dropped_from_the_decoded_line():
@@ -464,3 +466,20 @@ def test_typographic_quote_paste_matches_its_ascii_template_after_normalising():
     rx = re.compile(r"expression 'Role\.id' failed to locate a name \(\"name 'Role' is not")
     assert rx.search(n.text)
     assert not rx.search(case["text"])
+
+
+def test_multi_megabyte_coloured_log_maps_every_sampled_character_back():
+    import random
+
+    line = "\x1b[2m2024-01-26T05:40:23Z\x1b[0m \x1b[32m INFO\x1b[0m a::b: step {i} done\r\n"
+    text = "".join(line.format(i=i) for i in range(60_000))  # ~3.7 MB, several chunks
+    n = normalise(text)
+    assert "\x1b" not in n.text
+    assert "\r" not in n.text
+    rng = random.Random(5)
+    for i in rng.sample(range(len(n.text)), 2000):
+        s, e = n.to_original(i, i + 1)
+        assert text[s:e] == n.text[i]
+    last = n.text.rindex("step 59999 done")
+    s, _ = n.to_original(last, last + 4)
+    assert n.line_of(s) == 60_000

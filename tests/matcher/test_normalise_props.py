@@ -190,3 +190,58 @@ def test_line_info_never_fails_and_points_inside_its_line(text, data):
     assert li.start <= off <= max(li.end, off)
     assert li.start <= li.end
     assert li.kind in {"exception", "caused_by", "frame", "log", "text"}
+
+
+ansi_texts = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "\x1b[31m",
+                "\x1b[0m",
+                "\x1b[1;32m",
+                "\x1b]8;;http://x\x07",
+                "\x1b]0;title\x1b\\",
+                "\x1b",
+                "\x1b(B",
+                "\r\n",
+                "\x00",
+                "\x7f",
+                "\n",
+            ]
+        ),
+        st.text(alphabet="abc xyz:0123", max_size=12),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@PROPS
+@given(ansi_texts)
+def test_every_copied_character_maps_back_to_the_same_character(text):
+    """After stripping escapes and controls, each pasted character maps to itself."""
+    n = normalise(text)
+    for li in n.lines:
+        if li.derived is not None:
+            continue
+        for i in range(li.start, li.end):
+            s, e = n.to_original(i, i + 1)
+            assert n.original[s:e] == n.text[i], (i, s, e)
+
+
+@PROPS
+@given(ansi_texts, st.integers(1, 16))
+def test_chunked_deletion_maps_like_a_single_pass(text, chunk):
+    """Deletion passes cut big texts into chunks; tiny chunks must give the same result."""
+    from kb.matcher.normalise import _mapping
+
+    whole = normalise(text)
+    saved = _mapping.CHUNK
+    _mapping.CHUNK = chunk
+    try:
+        chunked = normalise(text)
+    finally:
+        _mapping.CHUNK = saved
+    assert chunked.text == whole.text
+    for i in range(len(whole.text) + 1):
+        assert chunked.to_original(i, i) == whole.to_original(i, i)
+        assert chunked.to_original(i, i + 1) == whole.to_original(i, i + 1)

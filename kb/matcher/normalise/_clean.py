@@ -12,18 +12,16 @@ import re
 
 from ._mapping import Builder, Layer, deletion_layer
 
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL | ESC \), other two-byte ESC sequences, C1 CSI.
-_ANSI = (
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|\x9b[0-?]*[ -/]*[@-~]?"
-)
-# Controls other than \t and \n; a \r directly before \n (CRLF) is dropped too.
-_CTRL = r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]|\r(?=\n)"
-_DELETE_RE = re.compile(f"(?:{_ANSI}|{_CTRL})")
-_CTRL_PRESENT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_ANSI_PRESENT = re.compile(r"[\x1b\x9b]")
+# After ESC: CSI ("[" ... final byte), OSC ("]" ... BEL or ESC \\), or a two-byte sequence.
+# Starting the pattern with the literal ESC lets `re` skip to candidates at memchr speed.
+_ANSI_TAIL = r"(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~]?)"
+_ANSI = r"\x1b" + _ANSI_TAIL
+# Other controls (not \t, \n, \r, ESC), with C1 CSI (\x9b ...) as a unit.
+_CTRL = r"\x9b[0-?]*[ -/]*[@-~]?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]"
+_CRLF = r"\r(?=\n)"
+_CTRL_CHARS = [chr(c) for c in range(32) if c not in (9, 10, 13, 27)] + ["\x7f"]
+_C1_CHARS = [chr(c) for c in range(0x80, 0xA0)]
+_PATTERNS: dict[tuple[bool, bool, bool], re.Pattern[str]] = {}
 
 # Spaces that are only typographic: fold to " " in place (1:1, so no mapping needed).
 _SPACE_CHARS = (
@@ -33,18 +31,42 @@ _SPACE_TABLE = str.maketrans(dict.fromkeys(_SPACE_CHARS, " "))
 _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 
 
+def _delete_pattern(esc: bool, ctrl: bool, cr: bool) -> re.Pattern[str]:
+    key = (esc, ctrl, cr)
+    rx = _PATTERNS.get(key)
+    if rx is None:
+        parts = [p for p, on in ((_ANSI, esc), (_CTRL, ctrl), (_CRLF, cr)) if on]
+        rx = _PATTERNS[key] = re.compile("|".join(parts))
+    return rx
+
+
 def clean_controls(src: str) -> tuple[str, Layer | None, list[str]]:
-    """Remove ANSI/OSC escapes and control characters; CRLF -> LF; lone CR -> LF."""
-    steps: list[str] = []
-    if src.isascii() and "\x1b" not in src and "\r" not in src and not _has_ctrl(src):
-        return src, None, steps
-    n_ansi = len(_ANSI_RE_COUNT.findall(src)) if _ANSI_PRESENT.search(src) else 0
-    n_crlf = src.count("\r\n")
-    out, layer, n_deleted = deletion_layer(src, _DELETE_RE)
-    n_ctrl = n_deleted - n_ansi - n_crlf
-    n_cr = out.count("\r")
+    """Remove ANSI/OSC escapes and control characters; CRLF -> LF; lone CR -> LF.
+
+    Presence is checked with single-character `in` (memchr speed) before any regex runs.
+    """
+    esc = "\x1b" in src
+    cr = "\r" in src
+    ctrl = any(c in src for c in _CTRL_CHARS) or (
+        not src.isascii() and any(c in src for c in _C1_CHARS)
+    )
+    if not (esc or cr or ctrl):
+        return src, None, []
+    n_crlf = src.count("\r\n") if cr else 0
+    layer = None
+    out = src
+    n_ansi = n_ctrl = 0
+    if esc and not ctrl and not n_crlf and "\x1b\\" not in src:
+        # the common case (coloured logs): one regex pass, positions from str.split
+        out, layer, n_ansi = deletion_layer(src, _delete_pattern(True, False, False), "\x1b")
+    elif esc or ctrl or n_crlf:
+        out, layer, n_dropped = deletion_layer(src, _delete_pattern(esc, ctrl, n_crlf > 0))
+        n_ansi = (src.count("\x1b") - src.count("\x1b\\")) if esc else 0
+        n_ctrl = n_dropped - n_ansi - n_crlf
+    n_cr = out.count("\r") if cr else 0
     if n_cr:
         out = out.replace("\r", "\n")  # 1:1, mapping unchanged
+    steps: list[str] = []
     if n_ansi:
         steps.append(f"stripped {n_ansi} ANSI escape code{'s' * (n_ansi != 1)}")
     if n_crlf:
@@ -54,14 +76,6 @@ def clean_controls(src: str) -> tuple[str, Layer | None, list[str]]:
     if n_ctrl > 0:
         steps.append(f"removed {n_ctrl} control character{'s' * (n_ctrl != 1)}")
     return out, layer, steps
-
-
-_ANSI_RE_COUNT = re.compile(_ANSI)
-
-
-def _has_ctrl(src: str) -> bool:
-    # `isascii` is a single C pass; for ASCII text the regex runs only if a control may exist.
-    return _CTRL_PRESENT.search(src) is not None
 
 
 def fold_spaces(src: str) -> tuple[str, list[str]]:
@@ -100,10 +114,11 @@ _ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]
 
 def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
     """Strip code fences, `> ` quote markers, <pre>/<code> tags; decode HTML entities."""
-    has_fence = "```" in src or "~~~" in src
-    has_quote = src.startswith(">") or "\n>" in src
+    # single characters first: `in` on one character runs at memchr speed
+    has_fence = ("`" in src and "```" in src) or ("~" in src and "~~~" in src)
+    has_quote = ">" in src and (src.startswith(">") or "\n>" in src)
     has_tag = "<" in src and _TAG_RE.search(src) is not None
-    has_entity = "&" in src and _ENTITY_RE.search(src) is not None
+    has_entity = "&" in src and ";" in src and _ENTITY_RE.search(src) is not None
     if not (has_fence or has_quote or has_tag or has_entity):
         return src, None, []
     edits: list[tuple[int, int, str]] = []

@@ -150,24 +150,78 @@ class Builder:
         )
 
 
-def deletion_layer(src: str, pattern) -> tuple[str, Layer | None, int]:
+CHUNK = 1 << 20  # deletion passes work a megabyte at a time to bound temporary objects
+
+
+def deletion_layer(src: str, pattern, lead: str | None = None) -> tuple[str, Layer | None, int]:
     """Delete every match of compiled ``pattern`` (no capture groups) from ``src``.
 
-    Runs at C speed: `split` and `findall` give the kept pieces and the deleted ones, and
-    `itertools.accumulate` turns their lengths into the segment table.
+    Returns (new text, layer or None, number of deletions). Runs at C speed: `split` gives the
+    kept pieces, and `findall` -- or, when every match starts at a ``lead`` character (ANSI
+    codes start at ESC), `str.split(lead)` -- gives where they were; `itertools.accumulate`
+    turns the lengths into the segment table. Large texts are processed in ~1 MB chunks cut
+    after a newline (no pattern used here spans a line end), so the temporary piece lists
+    stay small: a 50 MB log with 1.6M ANSI codes costs the output and three int arrays.
     """
-    from itertools import accumulate
+    from itertools import repeat
     from operator import add
 
-    kept = pattern.split(src)
-    if len(kept) == 1:
+    n_src = len(src)
+    bounds = []
+    a = 0
+    while a < n_src:
+        b = min(a + CHUNK, n_src)
+        if b < n_src:
+            nl = src.find("\n", b)
+            b = n_src if nl < 0 else nl + 1
+        bounds.append((a, b))
+        a = b
+    outs: list[str] = []
+    ns = array("q")
+    os = array("q")
+    total = 0
+    out_pos = 0
+    for a, b in bounds:
+        piece = src if (a, b) == (0, n_src) else src[a:b]
+        r = _delete_chunk(piece, pattern, lead)
+        if r is None:
+            ns.append(out_pos)
+            os.append(a)
+            outs.append(piece)
+            out_pos += len(piece)
+            continue
+        cout, cns, cos, n = r
+        ns.extend(map(add, cns, repeat(out_pos)))
+        os.extend(map(add, cos, repeat(a)))
+        outs.append(cout)
+        out_pos += len(cout)
+        total += n
+    if not total:
         return src, None, 0
-    dropped = pattern.findall(src)
+    out = "".join(outs)
+    return out, Layer(ns, os, None, len(out), n_src), total
+
+
+def _delete_chunk(src: str, pattern, lead: str | None) -> tuple[str, array, array, int] | None:
+    from itertools import accumulate, count, islice
+    from operator import add, sub
+
+    kept = pattern.split(src)
+    n = len(kept) - 1
+    if n == 0:
+        return None
     kept_lens = array("q", map(len, kept))
-    drop_lens = array("q", map(len, dropped))
     ns = array("q", [0])
-    ns.extend(accumulate(kept_lens[:-1]))
+    ns.extend(accumulate(islice(kept_lens, n)))
     os = array("q", [0])
-    os.extend(accumulate(map(add, kept_lens, drop_lens)))
-    out = "".join(kept)
-    return out, Layer(ns, os, None, len(out), len(src)), len(dropped)
+    if lead is not None and src.count(lead) == n:
+        # start of the i-th match = characters before it + i lead characters
+        pieces = src.split(lead)
+        starts = array("q", map(add, accumulate(map(len, islice(pieces, n))), count()))
+        del pieces
+        os.extend(map(sub, islice(starts, 1, n), islice(kept_lens, 1, n)))
+        os.append(len(src) - kept_lens[n])
+    else:
+        drop_lens = array("q", map(len, pattern.findall(src)))
+        os.extend(accumulate(map(add, kept_lens, drop_lens)))
+    return "".join(kept), ns, os, n

@@ -89,26 +89,37 @@ def canonical_level(word: str | None) -> str | None:
     return _LEVEL_MAP.get(word.upper())
 
 
+def _combine(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
+    """One alternation of all prefix patterns (tried in order), level groups renamed."""
+    parts = []
+    for i, rx in enumerate(patterns):
+        parts.append(f"(?P<p{i}>" + rx.pattern.replace("(?P<lvl>", f"(?P<lvl{i}>") + ")")
+    return re.compile("|".join(parts))
+
+
+_ANY_PREFIX_RE = _combine(_PREFIXES)
+_LEVEL_GROUPS = [f"lvl{i}" for i, rx in enumerate(_PREFIXES) if "(?P<lvl>" in rx.pattern]
+
+
 def prefix_info(line: str) -> tuple[int, str | None]:
     """(length of the prefixes at the start of ``line``, level found in them or None)."""
+    if not line or line[0] in " \t":
+        return 0, None
     pos = 0
     level: str | None = None
-    try:
-        for _ in range(6):
-            for rx in _PREFIXES:
-                m = rx.match(line, pos)
-                if m is None or m.end() == pos:
-                    continue
-                lv = m.groupdict().get("lvl")
-                if lv and level is None:
+    match = _ANY_PREFIX_RE.match
+    for _ in range(6):
+        m = match(line, pos)
+        if m is None or m.end() == pos:
+            break
+        if level is None:
+            for g in _LEVEL_GROUPS:
+                lv = m.group(g)
+                if lv:
                     level = canonical_level(lv)
-                pos = m.end()
-                break
-            else:
-                break
-    except Exception:  # pragma: no cover - defensive: never fail on odd input
-        return 0, None
-    if pos >= len(line.rstrip()):
+                    break
+        pos = m.end()
+    if pos and pos >= len(line.rstrip()):
         # a line that is only a prefix keeps its text (nothing after it to match)
         return (pos if line[:pos].strip() else 0), level
     return pos, level

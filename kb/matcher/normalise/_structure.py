@@ -94,6 +94,17 @@ _MESSAGE_KEYS = frozenset(
 _SKIP_KEYS = frozenset(
     {"ts", "time", "timestamp", "@timestamp", "asctime", "level", "levelname", "severity"}
 )
+_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
+_JSON_LEVEL_RE = re.compile(
+    r'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"(?P<lvl>[A-Za-z]+)"', re.I
+)
+# "msg": "...", "error": "...", "errorVerbose": "...", "exc_info": "..." at any depth
+_JSON_MESSAGE_PAIR_RE = re.compile(
+    r'"((?:[\w.@-]*?(?:[Ee]rr(?:or)?|ERROR|[Mm]essage|MESSAGE|[Mm]sg|MSG|[Ee]xception)'
+    r"(?:[Vv]erbose|_?[Mm]essage|_?[Mm]sg)?)"
+    r"|exc_info|exc_text|stack|stacktrace|stack_trace|reason|detail|details|description"
+    r'|log|text|event|cause)"\s*:\s*"((?:[^"\\\n]|\\.)*)"'
+)
 _ESC_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})(?:\\u([0-9a-fA-F]{4}))?|x([0-9a-fA-F]{2})|(.))", re.S)
 _SIMPLE_ESC = {
     '"': '"',
@@ -118,6 +129,7 @@ _OPENERS = "([{"
 _CLOSERS = ")]}"
 
 MAX_RUN_LINES = 60
+BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
 MAX_RUN_CHARS = 16_384
 
 Piece = tuple[str | None, int, int]  # (replacement text or None = copy src[s:e], s, e)
@@ -141,9 +153,17 @@ class Structurer:
         self.copied = 0
         self.marks: dict[int, Mark] = {}
         self.budget = len(src) + 65_536  # at most about doubles the text
-        self.counts = {"json": 0, "joined": 0, "folded": 0, "unescaped": 0, "collapsed": 0}
+        self.counts = {
+            "json": 0,
+            "joined": 0,
+            "folded": 0,
+            "unescaped": 0,
+            "collapsed": 0,
+            "quiet_json": 0,
+        }
+        self.big = len(src) > BIG_TEXT
         self.exhausted = False
-        self._line_cache: dict[int, tuple[int, int]] = {}
+        self._kind_cache: dict[int, str] = {}
 
     # -- low-level helpers ------------------------------------------------------------
     def line_end(self, ls: int) -> int:
@@ -159,6 +179,14 @@ class Structurer:
             return -1
         return self.src.rfind("\n", 0, ls - 1) + 1
 
+    def kind_of(self, ls: int) -> str:
+        k = self._kind_cache.get(ls)
+        if k is None:
+            if len(self._kind_cache) > 4096:
+                self._kind_cache.clear()
+            k = self._kind_cache[ls] = classify(self.src[ls : self.line_end(ls)])[0]
+        return k
+
     def norm_pos(self, x: int) -> int:
         return self.b.pos + (x - self.copied)
 
@@ -173,8 +201,17 @@ class Structurer:
             for k, v in kw.items():
                 setattr(m, k, v)
 
-    def add_variant(self, after: int, lines: list[list[Piece]], **mark) -> None:
-        """Insert variant lines after the line ending at ``after`` (a "\\n" or len(src))."""
+    def add_variant(
+        self,
+        after: int,
+        lines: list[list[Piece]],
+        per_line: list[dict] | None = None,
+        **mark,
+    ) -> None:
+        """Insert variant lines after the line ending at ``after`` (a "\\n" or len(src)).
+
+        ``mark`` applies to every line; ``per_line[i]`` (if given) overrides it for line i.
+        """
         if after < self.copied:
             return
         cost = sum(e - s + 1 for line in lines for _, s, e in line)
@@ -186,12 +223,13 @@ class Structurer:
         b = self.b
         b.copy(src, self.copied, after)
         self.copied = after
-        for pieces in lines:
+        for i, pieces in enumerate(lines):
             text = "".join(src[s:e] if t is None else t for t, s, e in pieces)
             if not text.strip():
                 continue
+            line_mark = {**mark, **per_line[i]} if per_line else mark
             b.emit("\n", after, after)
-            self.marks[b.pos] = Mark(**mark)
+            self.marks[b.pos] = Mark(**line_mark)
             for t, s, e in pieces:
                 if t is None:
                     b.copy(src, s, e)
@@ -199,7 +237,7 @@ class Structurer:
                     b.emit(t, s, e)
             if _TYPO_RE.search(text):
                 b.emit("\n", after, after)
-                self.marks[b.pos] = Mark(**{**mark, "derived": "folded"})
+                self.marks[b.pos] = Mark(**{**line_mark, "derived": "folded"})
                 for t, s, e in pieces:
                     piece = src[s:e] if t is None else t
                     b.emit(piece.translate(_FOLD), s, e)
@@ -240,6 +278,9 @@ class Structurer:
             steps.append(
                 f"added ASCII-quote copies of {c['folded']} line(s) with typographic quotes"
             )
+        if c["quiet_json"]:
+            n = c["quiet_json"]
+            steps.append(f"left {n} INFO/DEBUG JSON line(s) undecoded (large log)")
         if self.exhausted:
             steps.append("stopped adding joined/decoded copies: size budget reached")
         return steps
@@ -270,7 +311,7 @@ class Structurer:
         src = self.src
         le = self.line_end(ls)
         line = src[ls:le]
-        pl, level = prefix_info(line)
+        pl, level = (0, None) if line[:1] == "{" else prefix_info(line)
         rest = line[pl:]
         if _PY_TB_RE.match(rest):
             return self._python_traceback(ls)
@@ -330,33 +371,54 @@ class Structurer:
     # -- JSON -------------------------------------------------------------------------
     def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:
         src = self.src
-        pairs = []
-        jlevel = level
-        for m in _JSON_PAIR_RE.finditer(src, ls + pl, le):
+        js = ls + pl
+        while js < le and src[js] in " \t":
+            js += 1
+        m = _JSON_LEVEL_RE.search(src, js, min(le, js + 400))
+        jlevel = (canonical_level(m.group("lvl")) if m else None) or level
+        has_esc = src.find("\\", js, le) >= 0
+        if jlevel in _QUIET_LEVELS and (not has_esc or self.big):
+            # not an error, and nothing to decode (or a whole log, where decoding every
+            # INFO line would cost more than it helps): the raw line is scanned as it is
+            if has_esc:
+                self.counts["quiet_json"] += 1
+            return
+        spans = self._json_value_spans(js, le)
+        self.mark(ls, level=jlevel)
+        if not spans:
+            return
+        lines: list[list[Piece]] = []
+        for vs, ve in spans:
+            lines.extend(decode_escapes(src, vs, ve))
+        texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
+        self.add_variant(le, lines, per_line=traceback_marks(texts), derived="json", level=jlevel)
+        self.counts["json"] += 1
+
+    def _json_value_spans(self, js: int, le: int) -> list[tuple[int, int]]:
+        """Raw spans (inside the quotes) of the message-like string values of a JSON line."""
+        spans = [
+            m.span(2)
+            for m in _JSON_MESSAGE_PAIR_RE.finditer(self.src, js, le)
+            if m.end(2) - m.start(2) >= 4
+        ]
+        return spans or self._json_value_spans_loose(js, le)
+
+    def _json_value_spans_loose(self, js: int, le: int) -> list[tuple[int, int]]:
+        """For JSON that does not parse (cut off, pasted partly): find "key": "value" pairs."""
+        src = self.src
+        spans = []
+        for m in _JSON_PAIR_RE.finditer(src, js, le):
             key = m.group(1).lower()
-            if key in ("level", "levelname", "severity", "lvl"):
-                jlevel = canonical_level(m.group(2)) or jlevel
-                continue
             if key in _SKIP_KEYS:
                 continue
             vs, ve = m.span(2)
-            if ve - vs < 4:
-                continue
-            has_esc = src.find("\\", vs, ve) >= 0
-            if (
+            if ve - vs >= 4 and (
                 key in _MESSAGE_KEYS
                 or key.endswith(("error", "message", "msg"))
-                or (has_esc and ve - vs >= 8)
+                or (src.find("\\", vs, ve) >= 0 and ve - vs >= 8)
             ):
-                pairs.append((vs, ve))
-        self.mark(ls, level=jlevel)
-        if not pairs:
-            return
-        lines: list[list[Piece]] = []
-        for vs, ve in pairs:
-            lines.extend(decode_escapes(src, vs, ve))
-        self.add_variant(le, lines, derived="json", level=jlevel)
-        self.counts["json"] += 1
+                spans.append((vs, ve))
+        return spans
 
     # -- wrapped lines and pretty-printed values ------------------------------------------
     def _continues(self, p: int, ls: int) -> bool:
@@ -368,13 +430,9 @@ class Structurer:
         line = src[ls:le]
         if not prev.strip() or not line.strip():
             return False
-        if prefix_info(line)[0]:
+        if line.startswith(("{", "```")) or prefix_info(line)[0]:
             return False
-        kind = classify(line)[0]
-        if kind in (FRAME, EXCEPTION, CAUSED_BY) or line.startswith(("{", "```")):
-            return False
-        pkind = classify(prev)[0]
-        if pkind == FRAME:
+        if self.kind_of(ls) in (FRAME, EXCEPTION, CAUSED_BY) or self.kind_of(p) == FRAME:
             return False
         ps = prev.rstrip()
         if ps.endswith(tuple(_OPENERS)):
@@ -480,11 +538,7 @@ class Structurer:
                 if rest[:1] in " \t":
                     self.mark(cur, kind=FRAME)
                 else:
-                    n, cls = exception_class(rest)
-                    if cls is None:
-                        m = re.match(r"([A-Za-z_][\w.]*)(?::[ \t]*|[ \t]*$)", rest)
-                        if m:
-                            n, cls = m.end(), m.group(1)
+                    n, cls = py_exception_class(rest)
                     self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls)
                     self._line_variants(cur)
                     exc_lines = [cur]
@@ -560,6 +614,53 @@ def is_fixed_width(widths: list[int]) -> bool:
     if w < 40 or widths[-1] > w or any(x != w for x in widths[:-1]):
         return False
     return len(widths) >= 3 or w in _TERMINAL_WIDTHS
+
+
+_PY_EXC_NAME_RE = re.compile(r"([A-Za-z_][\w.]*)(?::[ \t]*|[ \t]*$)")
+
+
+def py_exception_class(rest: str) -> tuple[int, str | None]:
+    """Exception class at the start of a traceback's exception line (any name goes there)."""
+    n, cls = exception_class(rest)
+    if cls is None:
+        m = _PY_EXC_NAME_RE.match(rest)
+        if m:
+            n, cls = m.end(), m.group(1)
+    return n, cls
+
+
+def traceback_marks(texts: list[str]) -> list[dict] | None:
+    """Kinds of the lines of a Python traceback held in one string (a JSON ``exc_info``)."""
+    if not any(_PY_TB_RE.match(t) for t in texts):
+        return None
+    out: list[dict] = [{} for _ in texts]
+    state = ""
+    group: list[int] = []
+    for i, t in enumerate(texts):
+        if _PY_TB_RE.match(t):
+            out[i] = {"kind": FRAME}
+            state = "frames"
+        elif _PY_CHAIN_RE.match(t):
+            for g in group:
+                out[g]["kind"] = CAUSED_BY
+            group = []
+            out[i] = {"kind": FRAME}
+            state = "chain"
+        elif state == "frames":
+            if t[:1] in " \t":
+                out[i] = {"kind": FRAME}
+            else:
+                n, cls = py_exception_class(t)
+                out[i] = {"kind": EXCEPTION, "body": n, "exc_type": cls}
+                group.append(i)
+                state = "exc"
+        elif state == "exc":
+            if t.strip():
+                out[i] = {"kind": EXCEPTION, "body": 0}
+                group.append(i)
+            else:
+                state = "after"
+    return out
 
 
 def decode_escapes(src: str, s: int, e: int) -> list[list[Piece]]:

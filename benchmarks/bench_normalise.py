@@ -1,0 +1,221 @@
+"""Throughput of the log normaliser (`kb.matcher.normalise`) on whole logs.
+
+The matcher normalises every paste before scanning it, so on a 50 MB log the normaliser
+must cost a fraction of the scan (Hyperscan scans ~200 MB/s). Four synthetic 50 MB logs,
+each ~398k lines with 1% error lines, deterministic (seeded):
+
+* ``plain``  -- tracing-style timestamp/level/module lines; nothing to normalise;
+* ``mixed``  -- plain, plus a 12-line Java stack trace after each error line;
+* ``ansi``   -- plain with ANSI colour codes around timestamp, level and module (4/line);
+* ``json``   -- zap-style JSON lines with escaped quotes in ``msg``/``error``.
+
+For each: median wall and CPU (`process_time`) time of 3 `normalise` calls, MB/s (UTF-8
+bytes of the input; on a shared, loaded machine the CPU figure is the meaningful one),
+output/input size ratio, number of mapping segments, peak traced memory of one call, and
+the cost of 1,000 `to_original` + `line_info` look-ups afterwards.
+
+Run: ``cd /work/main && .venv/bin/python benchmarks/bench_normalise.py [--quick]``
+(``--quick`` uses 5 MB logs). Writes ``benchmarks/results/normalise.json``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from kb.matcher.normalise import normalise  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results" / "normalise.json"
+
+MODULES = [
+    "risingwave_rpc_client::meta_client",
+    "risingwave_meta::barrier",
+    "risingwave_stream::executor::merge",
+    "risingwave_storage::hummock::compactor",
+]
+WORDS = ["epoch", "actor", "barrier", "commit", "snapshot", "table", "fragment", "compaction"]
+
+
+def _ts(i: int) -> str:
+    return f"2024-01-26T05:{(i // 3600) % 60:02d}:{(i // 60) % 60:02d}.{i:09d}Z"
+
+
+def _message(rng: random.Random, i: int) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(6))
+    return f"processed {words} id={i} elapsed={rng.randint(1, 999)}ms ok=true"
+
+
+def make_plain(target: int, rng: random.Random, *, traces: bool = False) -> str:
+    out: list[str] = []
+    size = 0
+    i = 0
+    while size < target:
+        mod = MODULES[i % len(MODULES)]
+        if rng.random() < 0.01:
+            line = (
+                f"{_ts(i)} ERROR {mod}: Failed to connect to meta server 127.0.0.1:5690, "
+                f"trying again error=transport error: connection refused (os error 111)"
+            )
+            out.append(line)
+            size += len(line) + 1
+            if traces:
+                trace = [
+                    "org.apache.kafka.common.KafkaException: Failed to construct kafka consumer"
+                ]
+                trace += [f"\tat org.apache.kafka.C{k}.run(C{k}.java:{k})" for k in range(9)]
+                trace += ["Caused by: java.net.ConnectException: refused", "\t... 12 more"]
+                out.extend(trace)
+                size += sum(len(t) + 1 for t in trace)
+        else:
+            line = f"{_ts(i)}  INFO {mod}: {_message(rng, i)}"
+            out.append(line)
+            size += len(line) + 1
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def make_ansi(target: int, rng: random.Random) -> str:
+    out: list[str] = []
+    size = 0
+    i = 0
+    while size < target:
+        mod = MODULES[i % len(MODULES)]
+        err = rng.random() < 0.01
+        lvl = "\x1b[31mERROR\x1b[0m" if err else "\x1b[32m INFO\x1b[0m"
+        msg = "Failed to connect to meta server 127.0.0.1:5690" if err else _message(rng, i)
+        line = f"\x1b[2m{_ts(i)}\x1b[0m {lvl} \x1b[2m{mod}\x1b[0m: {msg}"
+        out.append(line)
+        size += len(line) + 1
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def make_json(target: int, rng: random.Random) -> str:
+    out: list[str] = []
+    size = 0
+    i = 0
+    while size < target:
+        err = rng.random() < 0.01
+        rec = {
+            "level": "error" if err else "info",
+            "ts": _ts(i),
+            "caller": f"rafthttp/stream.go:{i % 500}",
+            "msg": "lost TCP streaming connection with remote peer"
+            if err
+            else f'applied "{rng.choice(WORDS)}" entries {_message(rng, i)}',
+            "local-member-id": f"{rng.getrandbits(64):016x}",
+        }
+        if err:
+            rec["error"] = 'read tcp "10.0.0.1:2380": connection reset by peer'
+        line = json.dumps(rec, separators=(",", ":"))
+        out.append(line)
+        size += len(line) + 1
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def measure(name: str, text: str, runs: int = 3) -> dict:
+    mb = len(text.encode("utf-8")) / 1e6
+    times = []
+    cpu = []
+    n = None
+    for _ in range(runs):
+        n = None
+        gc.collect()
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        n = normalise(text)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    assert n is not None
+    med = statistics.median(times)
+    cpu_med = statistics.median(cpu)
+    segments = sum(len(layer) for layer in n._layers)
+    rng = random.Random(7)
+    size = len(n.text)
+    offs = [rng.randrange(max(size, 1)) for _ in range(1000)]
+    t0 = time.perf_counter()
+    for o in offs:
+        n.to_original(o, min(o + 20, size))
+        n.line_info(o)
+    lookup_us = (time.perf_counter() - t0) / len(offs) * 1e6
+    del n
+    gc.collect()
+    tracemalloc.start()
+    n = normalise(text)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    out_ratio = len(n.text) / max(len(text), 1)
+    row = {
+        "log": name,
+        "mb": round(mb, 1),
+        "lines": text.count("\n"),
+        "seconds_median": round(med, 3),
+        "seconds_all": [round(t, 3) for t in times],
+        "mb_per_s": round(mb / med, 1),
+        "cpu_seconds_median": round(cpu_med, 3),
+        "mb_per_cpu_s": round(mb / cpu_med, 1),
+        "output_ratio": round(out_ratio, 3),
+        "segments": segments,
+        "peak_traced_mb": round(peak / 1e6, 1),
+        "lookup_us": round(lookup_us, 1),
+        "steps": n.steps,
+    }
+    print(
+        f"| {name} | {row['mb']} | {row['seconds_median']:.3f} | {row['mb_per_s']} | "
+        f"{row['cpu_seconds_median']:.3f} | {row['mb_per_cpu_s']} | "
+        f"{row['output_ratio']} | {segments} | {row['peak_traced_mb']} | {row['lookup_us']} |",
+        flush=True,
+    )
+    return row
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    target = 5_000_000 if quick else 50_000_000
+    rng = random.Random(42)
+    logs = {
+        "plain": make_plain(target, rng),
+        "mixed": make_plain(target, rng, traces=True),
+        "ansi": make_ansi(target, rng),
+        "json": make_json(target, rng),
+    }
+    print(
+        "| log | MB | wall s (median of 3) | MB/s | CPU s | MB/CPU-s | out/in | segments "
+        "| peak MB | lookup µs |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    rows = [measure(name, text) for name, text in logs.items()]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "normalise",
+                "quick": quick,
+                "python": sys.version.split()[0],
+                "load_average_at_end": list(os.getloadavg()),
+                "cpu_count": os.cpu_count(),
+                "note": "wall time is inflated when the machine is shared; CPU time "
+                "(process_time) is the better figure under load",
+                "rows": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    print(f"wrote {RESULTS.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
