@@ -407,19 +407,22 @@ def synth_corpus(records: list[tuple[str, str]], n: int, seed: int = 11) -> list
     return out
 
 
-def timed_build(items: list[tuple[str, str]]) -> tuple[SimilarityIndex, float, float]:
+def timed_build(
+    items: list[tuple[str, str]],
+) -> tuple[SimilarityIndex, float, float, float]:
+    """(index, build seconds, peak MB allocated during build, MB the index retains)."""
     gc.collect()
     tracemalloc.start()
     t0 = time.perf_counter()
     idx = SimilarityIndex.build(items)
     dt = time.perf_counter() - t0
-    _cur, peak = tracemalloc.get_traced_memory()
+    retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     # Re-time without tracemalloc overhead.
     t0 = time.perf_counter()
     idx = SimilarityIndex.build(items)
     dt = time.perf_counter() - t0
-    return idx, dt, peak / 1e6
+    return idx, dt, peak / 1e6, retained / 1e6
 
 
 def latency(idx: SimilarityIndex, lines: list[str], repeat: int = 3) -> dict[str, float]:
@@ -520,7 +523,7 @@ def main() -> None:
     }
     cases = drift_cases(records, 600)
     neg = negative_lines()
-    idx, bt, mem = timed_build(records)
+    idx, bt, mem, _ret = timed_build(records)
     print(f"16.7k build {bt:.2f}s peak {mem:.1f}MB entries {len(idx)}", flush=True)
     results["methods"] = compare_methods(idx, cases, neg)
     q_lines = [c[0] for c in cases]
@@ -529,8 +532,9 @@ def main() -> None:
         sizes_wanted.append(("1M", 1_000_000))
     for label, n in sizes_wanted:
         items = synth_corpus(records, n) if n else records
-        idx, bt, mem = timed_build(items)
+        idx, bt, mem, ret = timed_build(items)
         row: dict[str, object] = {
+            "index_retained_mb": round(ret, 1),
             "templates": len(items),
             "entries": len(idx),
             "build_s": round(bt, 2),

@@ -60,6 +60,13 @@ _PLACEHOLDER = re.compile(
     r"|(?<!\{)\{[^{}\n]{0,60}\}(?!\})"
 )
 _TOKEN = re.compile(r"[a-z0-9_]+")
+# In a pasted line, paths and URLs (anything with a slash) are values or stack
+# frames, not message wording: "at ./src/stream/executor/error.rs:40" must not
+# look like the template "Executor error: {}".
+_PATHLIKE = re.compile(
+    r"[^\s'\"()\[\]{}<>,;]*(?:(?<![\w])[/\\]|[/\\][^\s'\"()\[\]{}<>,;/\\]*[/\\])"
+    r"[^\s'\"()\[\]{}<>,;]*"
+)  # a token starting with a slash, or holding two or more (one slash: "i/o", "Topic/Partition")
 _HAS_ALPHA = re.compile(r"[a-z]")
 
 # Work bounds per query (they keep the cost per line flat as the corpus grows).
@@ -188,9 +195,14 @@ class SimilarityIndex:
 
     # --------------------------------------------------------- serialisation
     def __getstate__(self) -> dict[str, object]:
-        # Strings are joined into one blob so pickling 100k entries is a few memcpy's.
+        # Strings are joined into one blob so pickling 100k entries is a few memcpy's
+        # (a template holding NUL itself, never seen in the data, falls back to lists).
+        if any("\x00" in t for t in self._templates):
+            return {"plain": {k: getattr(self, k) for k in self.__slots__}}
         return {
             "templates": "\x00".join(self._templates),
+            "lit": "\x00".join(self._entry_lit),
+            "proc": "\x00".join(self._entry_proc),
             "keys": "\x00".join("\x01".join(k) for k in self._entry_keys),
             "vocab": "\x00".join(self._vocab),
             "entry_tok": self._entry_tok,
@@ -202,12 +214,16 @@ class SimilarityIndex:
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        if "plain" in state:
+            for k, v in state["plain"].items():  # type: ignore[attr-defined]
+                setattr(self, k, v)
+            return
         templates = str(state["templates"])
         self._templates = templates.split("\x00") if templates else []
         keys = str(state["keys"])
         self._entry_keys = [tuple(k.split("\x01")) for k in keys.split("\x00")] if keys else []
-        self._entry_lit = [literal_text(t) for t in self._templates]
-        self._entry_proc = [default_process(t) for t in self._entry_lit]
+        self._entry_lit = str(state["lit"]).split("\x00") if templates else []
+        self._entry_proc = str(state["proc"]).split("\x00") if templates else []
         vocab = str(state["vocab"])
         self._vocab = {w: i for i, w in enumerate(vocab.split("\x00"))} if vocab else {}
         self._entry_tok = state["entry_tok"]  # type: ignore[assignment]
@@ -240,7 +256,7 @@ class SimilarityIndex:
 
     def _candidates(self, line: str) -> tuple[list[tuple[float, int]], set[int], str]:
         """Score entries for ``line``: returns ([(score, entry)], query token ids, processed)."""
-        line = line[:_MAX_QUERY_CHARS]
+        line = _clean_line(line)
         vocab = self._vocab
         qids = {vocab[t] for t in tokens(line) if t in vocab}
         if not qids:
@@ -363,7 +379,7 @@ class SimilarityIndex:
     ) -> list[SimilarHit]:
         """Like :meth:`query` with a reason string and all keys per suggestion."""
         hits = []
-        qtoks = set(tokens(line[:_MAX_QUERY_CHARS]))
+        qtoks = set(tokens(_clean_line(line)))
         for score, e in self._ranked(line, limit, min_score):
             hits.append(
                 SimilarHit(
@@ -377,6 +393,7 @@ class SimilarityIndex:
         return hits
 
     def _reason(self, line: str, qtoks: set[str], e: int, score: float) -> str:
+        line = _clean_line(line)
         lit = self._entry_lit[e]
         etoks = list(dict.fromkeys(tokens(lit)))
         vocab, idf = self._vocab, self._idf
@@ -385,17 +402,33 @@ class SimilarityIndex:
         parts = []
         al = fuzz.partial_ratio_alignment(lit, line, processor=None)
         if al is not None and al.score >= 60:
-            snippet_t = _clip(lit[al.src_start : al.src_end])
-            snippet_l = _clip(line[al.dest_start : al.dest_end])
+            snippet_t = _clip(_widen(lit, al.src_start, al.src_end))
+            snippet_l = _clip(_widen(line, al.dest_start, al.dest_end))
             parts.append(f"{round(score * 100)}% similar wording: '{snippet_t}' ≈ '{snippet_l}'")
         else:
             parts.append(f"{round(score * 100)}% similar")
+        shared = [t for t in shared if len(t) > 2] or shared
+        missing = [t for t in missing if len(t) > 2]
         rare = [t for t in shared if idf[vocab[t]] >= 3.0][:4] or shared[:3]
         if rare:
             parts.append("shares rare words: " + ", ".join(rare))
         if missing:
             parts.append("line lacks: " + ", ".join(missing[:3]))
         return "; ".join(parts)
+
+
+def _clean_line(line: str) -> str:
+    """The part of a pasted line that is compared: bounded, paths and URLs blanked."""
+    return _PATHLIKE.sub(" ", line[:_MAX_QUERY_CHARS])
+
+
+def _widen(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` extended to whole words at both ends."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return text[start:end]
 
 
 def _clip(s: str, n: int = 60) -> str:

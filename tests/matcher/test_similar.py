@@ -122,3 +122,14 @@ def test_published_drifted_cases(full) -> None:
 
 def test_default_min_score_scale() -> None:
     assert 0.0 < DEFAULT_MIN_SCORE < 1.0
+
+
+def test_pickle_with_nul_in_template() -> None:
+    idx = SimilarityIndex.build([("a", "weird \x00 template about vnodes"), ("b", "other one")])
+    clone = pickle.loads(pickle.dumps(idx))  # noqa: S301 - our own bytes
+    assert clone.query("weird template about vnodes", min_score=0.0)[0][0] == "a"
+
+
+def test_paths_in_line_are_not_wording(small: SimilarityIndex) -> None:
+    line = "   at ./risingwave/src/backfill_state/vnode/progress.rs:40:10"
+    assert small.query(line, min_score=0.3) == []
