@@ -325,3 +325,39 @@ def test_real_matcher_finds_the_seed_in_a_timestamped_line(
     assert 'href="/records/c36bebe8cdedec02/"' in html
     assert "<mark>Backfill progress for vnode 17 not found" in html
     assert "Verify the progress table contains one row per vnode" in html
+
+
+def test_body_just_under_the_limit_is_matched_and_just_over_is_a_quick_413(
+    client: Client, settings: Any, fake_matcher: Any
+) -> None:
+    import time
+
+    fake_matcher.answer = lambda text: result_for(text, [])
+    under = "y" * (settings.KB_MAX_PASTE_BYTES - 10)
+    assert client.post("/match/", {"text": under}, headers=HX).status_code == 200
+    over = "y" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    for headers in (HX, {}):
+        started = time.perf_counter()
+        response = client.post("/match/", {"text": over}, headers=headers)
+        elapsed = time.perf_counter() - started
+        assert response.status_code == 413
+        assert elapsed < 0.1
+        body = response.content.decode()
+        assert "too large" in body.lower() or "more than we can match" in body
+        assert "Traceback" not in body
+        assert ("<html" in body) == (not headers)
+
+
+def test_secrets_in_pastes_are_not_logged(
+    client: Client, seed: ErrorRecord, fake_matcher: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    fake_matcher.answer = lambda text: result_for(text, [seed_match(text, seed)])
+    caplog.set_level(logging.DEBUG)
+    secret = "AKIAIOSFODNN7EXAMPLE password=hunter2"
+    response = client.post("/match/", {"text": f"{LINE} {secret}"}, headers=HX)
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    assert "hunter2" not in caplog.text
+    assert "AKIA" not in caplog.text
