@@ -447,6 +447,7 @@ EVAL = _eval_cases()
 def test_every_public_eval_paste_normalises_with_sound_offsets():
     for case in EVAL:
         n = normalise(case["text"])
+        assert not any("normalisation failed" in s for s in n.steps), case["id"]
         for li in n.lines:
             assert 0 <= li.orig_start <= li.orig_end <= len(case["text"])
             assert 1 <= li.line <= case["text"].count("\n") + 1
@@ -483,3 +484,25 @@ def test_multi_megabyte_coloured_log_maps_every_sampled_character_back():
     last = n.text.rindex("step 59999 done")
     s, _ = n.to_original(last, last + 4)
     assert n.line_of(s) == 60_000
+
+
+def test_earlier_exception_with_a_copied_variant_is_still_relabelled_a_cause():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 1, in f\n'
+        "ValueError: bad \u201cx\u201d value\n"
+        "second line of the first message\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "b.py", line 2, in g\n'
+        "RuntimeError: outer failure"
+    )
+    n = normalise(text)
+    kinds = {n.text[li.start : li.end]: li.kind for li in n.lines}
+    assert kinds["ValueError: bad \u201cx\u201d value"] == CAUSED_BY
+    assert kinds['ValueError: bad "x" value'] == CAUSED_BY
+    joined = "ValueError: bad \u201cx\u201d value second line of the first message"
+    assert kinds[joined] == CAUSED_BY
+    assert kinds["RuntimeError: outer failure"] == EXCEPTION

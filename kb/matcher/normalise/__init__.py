@@ -29,7 +29,8 @@ import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, count, islice
+from operator import add
 
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
 from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
@@ -188,11 +189,13 @@ class Normalised:
 
 
 def _line_starts(s: str) -> array:
-    if "\r" not in s:
-        starts = array("q", [0])
-        starts.extend(accumulate(len(x) + 1 for x in s.split("\n")[:-1]))
-        return starts
+    """Offsets where each line of ``s`` starts (CRLF, lone CR and LF all end a line)."""
     starts = array("q", [0])
+    if "\r" not in s:
+        # start of line i+1 = lengths of lines 0..i + i+1 newlines; all at C speed
+        parts = s.split("\n")
+        starts.extend(map(add, accumulate(map(len, islice(parts, len(parts) - 1))), count(1)))
+        return starts
     starts.extend(m.end() for m in _NEWLINE_RE.finditer(s))
     return starts
 

@@ -15,7 +15,9 @@ its text is returned as is.
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._classify import (
@@ -190,9 +192,10 @@ class Structurer:
     def norm_pos(self, x: int) -> int:
         return self.b.pos + (x - self.copied)
 
-    def mark(self, ls: int, **kw) -> None:
+    def mark(self, ls: int, **kw) -> int | None:
+        """Record what is known about source line ``ls``; returns its key in `marks`."""
         if ls < self.copied:
-            return
+            return None
         key = self.norm_pos(ls)
         m = self.marks.get(key)
         if m is None:
@@ -200,6 +203,7 @@ class Structurer:
         else:
             for k, v in kw.items():
                 setattr(m, k, v)
+        return key
 
     def add_variant(
         self,
@@ -211,13 +215,15 @@ class Structurer:
         """Insert variant lines after the line ending at ``after`` (a "\\n" or len(src)).
 
         ``mark`` applies to every line; ``per_line[i]`` (if given) overrides it for line i.
+        Returns the `marks` keys of the inserted lines.
         """
+        keys: list[int] = []
         if after < self.copied:
-            return
+            return keys
         cost = sum(e - s + 1 for line in lines for _, s, e in line)
         if cost > self.budget:
             self.exhausted = True
-            return
+            return keys
         self.budget -= cost
         src = self.src
         b = self.b
@@ -230,6 +236,7 @@ class Structurer:
             line_mark = {**mark, **per_line[i]} if per_line else mark
             b.emit("\n", after, after)
             self.marks[b.pos] = Mark(**line_mark)
+            keys.append(b.pos)
             for t, s, e in pieces:
                 if t is None:
                     b.copy(src, s, e)
@@ -238,9 +245,11 @@ class Structurer:
             if _TYPO_RE.search(text):
                 b.emit("\n", after, after)
                 self.marks[b.pos] = Mark(**{**line_mark, "derived": "folded"})
+                keys.append(b.pos)
                 for t, s, e in pieces:
                     piece = src[s:e] if t is None else t
                     b.emit(piece.translate(_FOLD), s, e)
+        return keys
 
     # -- main loop ----------------------------------------------------------------------
     def run(self) -> tuple[str, Layer | None, dict[int, Mark], list[str]]:
@@ -285,26 +294,34 @@ class Structurer:
             steps.append("stopped adding joined/decoded copies: size budget reached")
         return steps
 
-    def _hot_starts(self) -> list[int]:
+    def _hot_starts(self) -> Iterator[int]:
+        """Starts of the lines worth a look, ascending, without building a list of them."""
         src = self.src
-        found = {0}
-        for m in _HOT_LINE_RE.finditer(src):
-            found.add(m.start() + 1)
+        streams: list[Iterator[int]] = [
+            iter((0,)),
+            (m.start() + 1 for m in _HOT_LINE_RE.finditer(src)),
+        ]
         for needle in ('{"', '\\"'):
             if needle[0] in src and needle in src:
-                i = src.find(needle)
-                while i >= 0:
-                    ls = src.rfind("\n", 0, i) + 1
-                    found.add(ls)
-                    le = src.find("\n", i)
-                    if le < 0:
-                        break
-                    i = src.find(needle, le)
+                streams.append(self._needle_lines(needle))
         if not src.isascii():
-            for m in _TYPO_RE.finditer(src):
-                found.add(src.rfind("\n", 0, m.start()) + 1)
-        found.discard(len(src))
-        return sorted(found)
+            streams.append(src.rfind("\n", 0, m.start()) + 1 for m in _TYPO_RE.finditer(src))
+        last = -1
+        n = len(src)
+        for ls in heapq.merge(*streams):
+            if ls != last and ls < n:
+                last = ls
+                yield ls
+
+    def _needle_lines(self, needle: str) -> Iterator[int]:
+        src = self.src
+        i = src.find(needle)
+        while i >= 0:
+            yield src.rfind("\n", 0, i) + 1
+            le = src.find("\n", i)
+            if le < 0:
+                return
+            i = src.find(needle, le)
 
     # -- dispatch -----------------------------------------------------------------------
     def _handle(self, ls: int) -> int:
@@ -337,20 +354,21 @@ class Structurer:
         return self.line_end(run[-1]) + 1
 
     # -- per-line variants ------------------------------------------------------------
-    def _line_variants(self, ls: int) -> None:
+    def _line_variants(self, ls: int, **mark) -> list[int]:
+        """Unescaped / ASCII-quote copies of one pasted line; returns their `marks` keys."""
         src = self.src
         le = self.line_end(ls)
         if src.find('\\"', ls, le) >= 0:
             pl, level = prefix_info(src[ls:le])
             lines = decode_escapes(src, ls + pl, le)
             if len(lines) > 1 or any(t is not None for t, _, _ in lines[0]):
-                self.add_variant(le, lines, derived="unescaped", level=level)
                 self.counts["unescaped"] += 1
-                return
+                return self.add_variant(le, lines, derived="unescaped", **{"level": level, **mark})
         if not src.isascii() and _TYPO_RE.search(src, ls, le):
-            self.add_variant_folded(ls, le)
+            return self.add_variant_folded(ls, le, **mark)
+        return []
 
-    def add_variant_folded(self, ls: int, le: int) -> None:
+    def add_variant_folded(self, ls: int, le: int, **mark) -> list[int]:
         src = self.src
         text = src[ls:le].translate(_FOLD)
         pieces: list[Piece] = []
@@ -363,10 +381,11 @@ class Structurer:
             pos = m.end()
         if pos < le:
             pieces.append((None, pos, le))
-        if text != src[ls:le]:
-            level = prefix_info(src[ls:le])[1]
-            self.add_variant(le, [pieces], derived="folded", level=level)
-            self.counts["folded"] += 1
+        if text == src[ls:le]:
+            return []
+        self.counts["folded"] += 1
+        level = prefix_info(src[ls:le])[1]
+        return self.add_variant(le, [pieces], derived="folded", **{"level": level, **mark})
 
     # -- JSON -------------------------------------------------------------------------
     def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:
@@ -454,7 +473,7 @@ class Structurer:
             cur = nxt
         return run
 
-    def _join_run(self, run: list[int], *, level: str | None, kind: str | None = None) -> None:
+    def _join_run(self, run: list[int], *, level: str | None, kind: str | None = None) -> list[int]:
         spans = [(s, self.line_end(s)) for s in run]
         widths = [e - s for s, e in spans]
         variants = []
@@ -464,10 +483,14 @@ class Structurer:
                 variants.append(self._join_pieces(spans, fixed=False))
         else:
             variants.append(self._join_pieces(spans, fixed=False))
+        keys = []
         for pieces, pretty in variants:
             derived = "collapsed" if pretty else "joined"
             self.counts[derived] += 1
-            self.add_variant(spans[-1][1], [pieces], derived=derived, level=level, kind=kind)
+            keys += self.add_variant(
+                spans[-1][1], [pieces], derived=derived, level=level, kind=kind
+            )
+        return keys
 
     def _join_pieces(
         self, spans: list[tuple[int, int]], *, fixed: bool
@@ -507,7 +530,7 @@ class Structurer:
         cur = self.next_line(ls)
         state = "frames"
         exc_lines: list[int] = []  # lines of the current exception message
-        group: list[int] = []  # all exception lines of this chained traceback
+        group: list[int | None] = []  # `marks` keys of exception lines not yet known as causes
         last = ls
         while cur >= 0:
             le = self.line_end(cur)
@@ -523,15 +546,17 @@ class Structurer:
                 cur = self.next_line(cur)
                 continue
             if _PY_TB_RE.match(rest):
-                self._finish_exc(exc_lines)
+                group += self._finish_exc(exc_lines)
                 exc_lines = []
                 self.mark(cur, kind=FRAME)
                 state = "frames"
             elif _PY_CHAIN_RE.match(rest):
-                self._finish_exc(exc_lines)
+                group += self._finish_exc(exc_lines)
                 exc_lines = []
-                for x in group:
-                    self.mark(x, kind=CAUSED_BY)
+                for key in group:
+                    if key is not None:
+                        self.marks[key].kind = CAUSED_BY
+                group = []
                 self.mark(cur, kind=FRAME)
                 state = "chain"
             elif state == "frames":
@@ -539,16 +564,14 @@ class Structurer:
                     self.mark(cur, kind=FRAME)
                 else:
                     n, cls = py_exception_class(rest)
-                    self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls)
-                    self._line_variants(cur)
+                    group.append(self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls))
+                    group += self._line_variants(cur, kind=EXCEPTION)
                     exc_lines = [cur]
-                    group.append(cur)
                     state = "exc"
             elif state == "exc":
-                self.mark(cur, kind=EXCEPTION, body=pl)
-                self._line_variants(cur)
+                group.append(self.mark(cur, kind=EXCEPTION, body=pl))
+                group += self._line_variants(cur, kind=EXCEPTION)
                 exc_lines.append(cur)
-                group.append(cur)
             else:
                 break  # "after"/"chain" followed by something that is not a traceback
             last = cur
@@ -556,9 +579,10 @@ class Structurer:
         self._finish_exc(exc_lines)
         return self.line_end(last) + 1
 
-    def _finish_exc(self, exc_lines: list[int]) -> None:
+    def _finish_exc(self, exc_lines: list[int]) -> list[int]:
         if len(exc_lines) >= 2:
-            self._join_run(exc_lines, level=None)
+            return self._join_run(exc_lines, level=None, kind=EXCEPTION)
+        return []
 
     def _rust_panic(self, ls: int, level: str | None) -> int:
         self.mark(ls, kind=FRAME, level=level)
