@@ -1,0 +1,475 @@
+"""The Matcher: every record's pattern at once, in linear time, explained.
+
+One `Matcher` holds the compiled shards (Hyperscan databases, see `shards.py`) of all
+admitted patterns, a small delta shard for edits made since the build, and the record
+keys behind each pattern (records with an identical pattern share one compiled entry).
+
+`match` normalises the paste, scans the whole normalised text once per shard (ids only),
+confirms each hit with the `regex` package on a bounded window around the hit's line and
+with a timeout (Python's backtracking `re` never touches user text), then hands the
+confirmed candidates to `rank.py`. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import pickle
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import regex
+
+from .patterns import Analysis, analyse, fuzzy_literal, literal_matched
+from .rank import Candidate, explain, rank
+from .shards import Shard, compile_shard, load_or_compile
+from .suggest import error_line_spans, similar_hits, similarity_index
+from .textmap import HitLine, get_normaliser, locate_lines, window_start
+from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
+
+SHARD_SIZE = 8000  # patterns per shard (compile ~5 s each; edits recompile one shard)
+CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
+CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on it
+CONFIRM_BUDGET_S = 0.25  # total confirm time per paste; the rest is reported unconfirmed
+WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
+WINDOW_MAX_CHARS = 16_384
+PREFIX_TRIES = 8  # start positions tried for a prefix match in one window
+_TRAILING_JUNK = " \t\r\"'`…)]}>"
+
+
+def _shard_of(pattern: str, n_shards: int) -> int:
+    return int.from_bytes(hashlib.sha1(pattern.encode()).digest()[:4], "big") % n_shards  # noqa: S324
+
+
+class Matcher:
+    """Compiled patterns of all records, plus the keys behind each pattern."""
+
+    def __init__(
+        self,
+        shards: list[Shard],
+        keys: list[list[str]],
+        messages: dict[str, str],
+        delta: Shard | None = None,
+        similar: object | None = None,
+        stats: dict[str, object] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self._shards = shards
+        self._delta = delta
+        self._patterns: list[str] = []
+        for sh in [*shards, *([delta] if delta else [])]:
+            assert sh.base == len(self._patterns)
+            self._patterns.extend(sh.data.patterns)
+        self._keys = keys  # global pattern id -> record keys (empty: tombstone)
+        self._messages = messages
+        self._similar = similar
+        self._analyses: dict[int, Analysis] = {}
+        self._key_pid = {k: pid for pid, ks in enumerate(keys) for k in ks}
+        self._refused: dict[int, tuple[str, bool]] = {}
+        for sh in [*shards, *([delta] if delta else [])]:
+            for local, why in sh.data.refused.items():
+                self._refused[sh.base + local] = why
+        self._re2_ids = {
+            sh.base + i for sh in [*shards, *([delta] if delta else [])] for i in sh.data.re2_local
+        }
+        self.stats: dict[str, object] = dict(stats or {})
+        self._cache_dir = cache_dir
+        self._normalise = get_normaliser()
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        specs: Iterable[PatternSpec],
+        *,
+        cache_dir: Path | None = None,
+        shard_size: int = SHARD_SIZE,
+        with_similarity: bool = True,
+    ) -> Matcher:
+        """Compile (or load from `cache_dir`) one database per shard of the patterns."""
+        t0 = time.perf_counter()
+        by_pattern: dict[str, list[str]] = {}
+        messages: dict[str, str] = {}
+        for s in specs:
+            by_pattern.setdefault(s.pattern, []).append(s.key)
+            messages[s.key] = s.message
+        n_shards = max(1, 2 ** math.ceil(math.log2(max(1, len(by_pattern)) / shard_size)))
+        buckets: list[list[str]] = [[] for _ in range(n_shards)]
+        for p in by_pattern:
+            buckets[_shard_of(p, n_shards)].append(p)
+        analyses: dict[str, Analysis] = {}
+        shards: list[Shard] = []
+        keys: list[list[str]] = []
+        cached = 0
+        compile_s = 0.0
+        for bucket in buckets:
+            bucket.sort()
+            data, hit = load_or_compile(bucket, analyses, cache_dir)
+            cached += hit
+            compile_s += 0.0 if hit else data.compile_s
+            shards.append(Shard(data, len(keys)))
+            keys.extend(list(by_pattern[p]) for p in bucket)
+        similar = similarity_index(messages) if with_similarity else None
+        stats = {
+            "patterns": len(by_pattern),
+            "records": len(messages),
+            "shards": n_shards,
+            "shards_from_cache": cached,
+            "compile_s": round(compile_s, 3),
+            "build_s": round(time.perf_counter() - t0, 3),
+            "serialised_bytes": sum(len(s.data.hs_bytes or b"") for s in shards),
+        }
+        return cls(shards, keys, messages, None, similar, stats, cache_dir)
+
+    def with_changes(self, changed: Iterable[PatternSpec], removed: Iterable[str]) -> Matcher:
+        """A new matcher: this one's shards, minus `removed`/changed keys, plus a delta.
+
+        Only the delta (the patterns edited since the full build) is compiled, so an
+        edit reaches matching in milliseconds. The original matcher is not modified.
+        """
+        t0 = time.perf_counter()
+        changed = list(changed)
+        drop = set(removed) | {s.key for s in changed}
+        n_base = sum(len(s.data.patterns) for s in self._shards)
+        keys = [list(ks) for ks in self._keys[:n_base]]
+        delta_keys: dict[str, list[str]] = {}
+        if self._delta is not None:
+            for local, p in enumerate(self._delta.data.patterns):
+                live = [k for k in self._keys[n_base + local] if k not in drop]
+                if live:
+                    delta_keys[p] = live
+        old_pids = {self._key_pid[k] for k in drop if k in self._key_pid}
+        for pid in {p for p in old_pids if p < n_base}:
+            keys[pid] = [k for k in keys[pid] if k not in drop]
+        messages = dict(self._messages)
+        for k in drop:
+            messages.pop(k, None)
+        base_pid = {p: i for i, p in enumerate(self._patterns[:n_base]) if keys[i]}
+        for s in changed:
+            messages[s.key] = s.message
+            pid = base_pid.get(s.pattern)
+            if pid is not None:
+                keys[pid].append(s.key)
+            else:
+                delta_keys.setdefault(s.pattern, []).append(s.key)
+        delta = None
+        if delta_keys:
+            pats = sorted(delta_keys)
+            if self._cache_dir is not None:
+                data, _ = load_or_compile(pats, {}, self._cache_dir)
+            else:
+                data = compile_shard(pats, {})
+            delta = Shard(data, n_base)
+            keys.extend(delta_keys[p] for p in pats)
+        stats = dict(self.stats)
+        stats["delta_patterns"] = len(delta_keys)
+        stats["with_changes_s"] = round(time.perf_counter() - t0, 4)
+        return Matcher(self._shards, keys, messages, delta, self._similar, stats, self._cache_dir)
+
+    def dumps(self) -> bytes:
+        return pickle.dumps(self, protocol=5)
+
+    @staticmethod
+    def loads(data: bytes) -> Matcher:
+        obj = pickle.loads(data)  # noqa: S301 - only our own dumps
+        if not isinstance(obj, Matcher):
+            raise TypeError("not a Matcher")
+        return obj
+
+    def __getstate__(self) -> dict[str, object]:
+        return {
+            "shards": self._shards,
+            "keys": self._keys,
+            "messages": self._messages,
+            "delta": self._delta,
+            "similar": self._similar,
+            "stats": self.stats,
+            "cache_dir": self._cache_dir,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ introspection
+    def __len__(self) -> int:
+        return len(self._key_pid)
+
+    def _analysis(self, pid: int) -> Analysis:
+        a = self._analyses.get(pid)
+        if a is None:
+            a = analyse(self._patterns[pid])
+            self._analyses[pid] = a
+        return a
+
+    def admission(self, key: str) -> Admission:
+        """How the record's pattern was admitted (engine, specificity) or why refused."""
+        pid = self._key_pid[key]
+        if pid in self._refused:
+            reason, generic = self._refused[pid]
+            return Admission(False, None, reason, generic, 0.0)
+        a = self._analysis(pid)
+        engine = "re2" if pid in self._re2_ids else "hyperscan"
+        return Admission(True, engine, None, a.generic, float(a.literal_chars))
+
+    def refused(self) -> dict[str, str]:
+        """Record key -> reason, for every record whose pattern no engine accepted."""
+        return {k: why for pid, (why, _) in self._refused.items() for k in self._keys[pid]}
+
+    # ------------------------------------------------------------------ matching
+    def match(self, text: str, *, max_bytes: int | None = None) -> MatchReport:
+        t0 = time.perf_counter()
+        if max_bytes is not None:
+            size = len(text.encode("utf-8", "replace"))
+            if size > max_bytes:
+                raise PasteTooLarge(size, max_bytes)
+        norm = self._normalise(text)
+        ntext: str = norm.text
+        data = ntext.encode("utf-8", "replace")
+        hits: list[tuple[int, int, bool]] = []
+        for sh in [*self._shards, *([self._delta] if self._delta else [])]:
+            sh.scan(data, ntext, hits)
+        lines = locate_lines(data, ntext, [h[1] for h in hits])
+        full: dict[int, dict[int, HitLine]] = {}
+        heads: dict[int, dict[int, HitLine]] = {}
+        for pid, end, is_head in hits:
+            if not self._keys[pid]:
+                continue  # tombstone: record removed or edited since the build
+            line = lines[end]
+            (heads if is_head else full).setdefault(pid, {}).setdefault(line.number, line)
+        notes: list[str] = []
+        cands = self._confirm(ntext, full, heads, t0, notes)
+        return self._report(norm, ntext, cands, full, notes, t0)
+
+    def _confirm(
+        self,
+        ntext: str,
+        full: dict[int, dict[int, HitLine]],
+        heads: dict[int, dict[int, HitLine]],
+        t0: float,
+        notes: list[str],
+    ) -> list[Candidate]:
+        deadline = t0 + CONFIRM_BUDGET_S
+        out: list[Candidate] = []
+        order = sorted(full, key=lambda pid: -self._analysis(pid).literal_chars)
+        for pid in order:
+            if time.perf_counter() > deadline:
+                notes.append("confirm budget exhausted; some scan hits were not confirmed")
+                break
+            a = self._analysis(pid)
+            for line in list(full[pid].values())[:CONFIRM_LINES_PER_PATTERN]:
+                c = self._confirm_one(ntext, pid, a, line)
+                if c is not None:
+                    out.append(c)
+                    break
+        done = {c.pid for c in out}
+        for pid, by_line in heads.items():
+            if pid in done or time.perf_counter() > deadline:
+                continue
+            a = self._analysis(pid)
+            for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]:
+                if line.number in full.get(pid, {}):
+                    continue
+                c = self._confirm_truncated(ntext, pid, a, line.cstart, line.cend)
+                if c is not None:
+                    out.append(c)
+                    break
+        return out
+
+    def _candidate(
+        self,
+        pid: int,
+        a: Analysis,
+        kind: str,
+        m: regex.Match[str],
+        offset: int,
+        ntext: str,
+        *,
+        fine: bool = False,
+    ) -> Candidate:
+        tail = -1
+        if a.template:
+            exact, captures = literal_matched(a, m, fine=fine)
+            assert a.pieces is not None
+            pieces = a.fine_pieces if fine else a.pieces
+            if pieces[-1].text is None and m.group(len(pieces)) is not None:
+                tail = offset + m.start(len(pieces))
+        else:
+            exact = a.literal_chars
+            captures = [g for g in m.groups() if g is not None]
+        if kind == "exact":
+            exact = a.literal_chars
+        return self._make(pid, a, kind, offset + m.start(), offset + m.end(), ntext, captures,
+                          exact, tail)  # fmt: skip
+
+    def _make(
+        self,
+        pid: int,
+        a: Analysis,
+        kind: str,
+        start: int,
+        end: int,
+        ntext: str,
+        captures: list[str],
+        exact: int,
+        tail: int = -1,
+    ) -> Candidate:
+        ls = ntext.rfind("\n", 0, start) + 1
+        le = ntext.find("\n", start)
+        le = len(ntext) if le < 0 else le
+        line_no = ntext.count("\n", 0, start)
+        return Candidate(
+            pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
+            a.literal_chars, a.generic, tail,
+        )  # fmt: skip
+
+    def _confirm_one(self, ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:
+        extra = a.newlines + (WINDOW_EXTRA_LINES if a.template else 0)
+        ws = window_start(ntext, line.cstart, extra, WINDOW_MAX_CHARS)
+        window = ntext[ws : line.cend]
+        try:
+            m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
+            if m is not None:
+                return self._candidate(pid, a, "exact", m, ws, ntext)
+            if a.relaxed_rx is not None:
+                m = a.relaxed_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
+                if m is not None:
+                    return self._candidate(pid, a, "relaxed", m, ws, ntext)
+        except TimeoutError:
+            return None
+        return None
+
+    def _confirm_truncated(
+        self, ntext: str, pid: int, a: Analysis, start: int, end: int
+    ) -> Candidate | None:
+        """Longest prefix of the pattern in [start, end): truncated or diverging pastes."""
+        if a.prefix_rx is None:
+            return None
+        window = ntext[start:end].rstrip(_TRAILING_JUNK)
+        while window.endswith(("...", "…")):
+            window = window.rstrip(".…").rstrip(_TRAILING_JUNK)
+        m = None
+        try:  # the leftmost start is not always the longest prefix: try a few
+            for i, cand in enumerate(
+                a.prefix_rx.finditer(window, partial=True, timeout=CONFIRM_TIMEOUT_S)
+            ):
+                if m is None or cand.end() - cand.start() > m.end() - m.start():
+                    m = cand
+                if i >= PREFIX_TRIES:
+                    break
+        except TimeoutError:
+            pass
+        if m is None:
+            return None
+        complete = not m.partial and m.group(len(a.fine_pieces)) is not None
+        kind = "relaxed" if complete else "truncated" if m.partial else "diverged"
+        return self._candidate(pid, a, kind, m, start, ntext, fine=True)
+
+    def _fallback(self, ntext: str, notes: list[str]) -> tuple[list[Candidate], list]:
+        """No confident match: ask the similarity index which records the error-looking
+        lines resemble, and confirm those loosely (prefix, case, spacing, small edits)."""
+        if self._similar is None:
+            return [], []
+        spans = error_line_spans(ntext)
+        hits = similar_hits(self._similar, ntext, spans, self._key_pid, self._keys)
+        out: list[Candidate] = []
+        for key, _score, _why, (ls, le) in hits:
+            pid = self._key_pid[key]
+            a = self._analysis(pid)
+            if not a.template:
+                continue
+            ws = window_start(ntext, ls, WINDOW_EXTRA_LINES * 2, WINDOW_MAX_CHARS // 4)
+            we = le
+            for _ in range(WINDOW_EXTRA_LINES * 4):  # a message may continue below
+                nxt = ntext.find("\n", we + 1)
+                if we >= len(ntext) or we - ls > WINDOW_MAX_CHARS // 4:
+                    break
+                we = len(ntext) if nxt < 0 else nxt
+            best = self._confirm_truncated(ntext, pid, a, ws, we)
+            if best is not None and best.kind != "relaxed":
+                near = self._confirm_truncated(ntext, pid, a, ls, le)  # ends at this line?
+                if near is not None and near.literal_exact >= best.literal_exact:
+                    best = near
+            got, fs, fe = fuzzy_literal(a, ntext[ls:le])
+            if got > (best.literal_exact if best else 0):
+                best = self._make(pid, a, "fuzzy", ls + fs, ls + fe, ntext, [], got)
+            if best is not None:
+                out.append(best)
+        if hits:
+            notes.append(f"no exact match; checked {len(hits)} similar records loosely")
+        return out, hits
+
+    def _report(
+        self,
+        norm: object,
+        ntext: str,
+        cands: list[Candidate],
+        full: dict[int, dict[int, HitLine]],
+        notes: list[str],
+        t0: float,
+    ) -> MatchReport:
+        sure, unsure = rank(cands)
+        sim_hits: list = []
+        if not sure:
+            extra, sim_hits = self._fallback(ntext, notes)
+            merged = {c.pid: c for c in cands}
+            for c in extra:  # keep the better reading of each pattern
+                if c.pid not in merged or c.literal_exact > merged[c.pid].literal_exact:
+                    merged[c.pid] = c
+            sure, unsure = rank(list(merged.values()))
+        matches: list[Match] = []
+        for pos, c in enumerate(sure):
+            os_, oe = norm.to_original(c.start, c.end)  # type: ignore[attr-defined]
+            oline = norm.line_of(os_)  # type: ignore[attr-defined]
+            keys = self._keys[c.pid]
+            matches.append(
+                Match(
+                    key=keys[0],
+                    line=oline,
+                    span=(os_, oe),
+                    text=norm.original[os_:oe],  # type: ignore[attr-defined]
+                    captures=c.captures,
+                    score=c.score,
+                    literal_chars=c.literal_exact,
+                    coverage=round(c.coverage, 4),
+                    reason=explain(c, pos, len(sure), oline),
+                    same_message=keys[1:],
+                    kind=c.kind,
+                )
+            )
+        suggestions: list[Suggestion] = []
+        for c, why in unsure:
+            os_, _ = norm.to_original(c.start, c.end)  # type: ignore[attr-defined]
+            oline = norm.line_of(os_)  # type: ignore[attr-defined]
+            suggestions.append(
+                Suggestion(
+                    self._keys[c.pid][0],
+                    round(min(c.coverage, c.literal_total / 24), 4),
+                    f"pattern matched on line {oline} but not confidently: {why}",
+                    oline,
+                )
+            )
+        seen = {s.key for s in suggestions} | {m.key for m in matches}
+        for key, score, why, (ls, _le) in sim_hits:
+            if key not in seen and not matches:
+                oline = norm.line_of(norm.to_original(ls, ls)[0])  # type: ignore[attr-defined]
+                suggestions.append(Suggestion(key, score, f"similar message: {why}", oline))
+                seen.add(key)
+        suggestions.sort(key=lambda s: -s.similarity)
+        groups = self._groups(norm, full, {c.pid for c in sure})
+        return MatchReport(
+            matches, suggestions, groups, norm, (time.perf_counter() - t0) * 1000, notes
+        )
+
+    def _groups(
+        self, norm: object, full: dict[int, dict[int, HitLine]], sure: set[int]
+    ) -> list[Group]:
+        out: list[Group] = []
+        for pid, by_line in full.items():
+            first = min(by_line.values(), key=lambda h: h.number)
+            last = max(by_line.values(), key=lambda h: h.number)
+            fl = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])  # type: ignore[attr-defined]
+            ll = norm.line_of(norm.to_original(last.cstart, last.cstart)[0])  # type: ignore[attr-defined]
+            out.append(Group(self._keys[pid][0], len(by_line), fl, ll, pid in sure))
+        out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
+        return out

@@ -1,0 +1,150 @@
+"""Ranking: which confirmed hit is *the* error of the paste, and why.
+
+Confirmed hits arrive as `Candidate`s. This module decides which are confident matches
+and which are only suggestions, orders them, and writes the human explanation. The rules
+are measured properties of the pattern and of the match, never words or record ids:
+
+* the score is the number of the pattern's literal characters actually matched (exactly:
+  case and whitespace differences and truncation cost characters), so the most specific
+  record wins, not the longest regex;
+* a generic pattern (few required literal characters) is never confident;
+* a relaxed match must still match most of its literal text; a truncated one must reach
+  the end of its line with a substantial prefix;
+* ties between equally specific records go to the one on an error-looking line
+  (an exception/level marker at the start), then to the later line (the last exception of
+  a Python traceback is the one raised).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .patterns import GENERIC_LITERAL_CHARS
+
+KIND_FACTOR = {"exact": 1.0, "relaxed": 0.97, "truncated": 0.9, "diverged": 0.85, "fuzzy": 0.85}
+MIN_COVERAGE = {"exact": 1.0, "relaxed": 0.85, "truncated": 0.5, "diverged": 0.55, "fuzzy": 0.9}
+MIN_PARTIAL_CHARS = 30  # truncated / diverged / fuzzy matches need this many literal chars
+PLACEHOLDER_RATIO = 3  # values may be at most this many times the literal text ...
+PLACEHOLDER_RATIO_BELOW = 24  # ... for patterns with fewer literal characters than this
+
+# A line that announces an error: a level word, an exception class name, or a panic,
+# before the message. Only used to break ties between equally specific matches.
+_ERRORISH = re.compile(
+    r"(?i)\b(error|fatal|critical|panic(?:ked)?|exception|warn(?:ing)?|caused by|failed)\b"
+    r"|\b[A-Z][A-Za-z0-9_]*(Error|Exception|Warning)\b"
+)
+_INFOISH = re.compile(r"(?i)^\W*(\S+\s+){0,3}?(info|debug|trace)\b")
+
+
+@dataclass(slots=True)
+class Candidate:
+    pid: int
+    kind: str  # exact | relaxed | truncated
+    line: int  # 0-based line in the normalised text
+    start: int  # normalised str offsets of the match
+    end: int
+    line_start: int  # normalised offset of the line start
+    line_text: str
+    captures: list[str]
+    literal_exact: int
+    literal_total: int
+    generic: bool
+    tail_start: int = -1  # start of a trailing placeholder's capture, -1 if none
+    wrapper: bool = False  # set by `rank`: another match sits inside the trailing capture
+
+    @property
+    def coverage(self) -> float:
+        return self.literal_exact / self.literal_total if self.literal_total else 0.0
+
+    @property
+    def score(self) -> float:
+        return round(self.literal_exact * KIND_FACTOR[self.kind], 2)
+
+    def line_signal(self) -> int:
+        """1 when the text before the match announces an error, -1 for INFO/DEBUG, else 0."""
+        head = self.line_text[: max(0, self.start - self.line_start)]
+        if _ERRORISH.search(head):
+            return 1
+        if _INFOISH.search(head):
+            return -1
+        return 0
+
+
+def confident(c: Candidate) -> tuple[bool, str]:
+    """Whether the candidate is a confident match, and if not, why."""
+    if c.generic:
+        return False, (
+            f"the pattern is generic: only {c.literal_total} literal characters "
+            "(too unspecific to identify an error on its own)"
+        )
+    if c.literal_exact < GENERIC_LITERAL_CHARS:
+        return False, f"only {c.literal_exact} literal characters matched exactly"
+    if c.coverage < MIN_COVERAGE[c.kind]:
+        what = {
+            "relaxed": "with case/spacing differences",
+            "truncated": "up to where the text stops",
+            "diverged": "up to where the text departs from it",
+            "fuzzy": "approximately",
+        }.get(c.kind, c.kind)
+        return False, (
+            f"matched {what}: {c.literal_exact} of {c.literal_total} literal characters "
+            f"({c.coverage:.0%})"
+        )
+    if c.kind in ("truncated", "diverged", "fuzzy") and c.literal_exact < MIN_PARTIAL_CHARS:
+        return False, f"only the first {c.literal_exact} literal characters matched"
+    values = sum(len(v) for v in c.captures)
+    if c.literal_exact < PLACEHOLDER_RATIO_BELOW and values > PLACEHOLDER_RATIO * c.literal_exact:
+        return False, (
+            f"mostly placeholder text: {c.literal_exact} literal characters around "
+            f"{values} characters of values"
+        )
+    return True, ""
+
+
+def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+    """Split into confident (best first) and unconfident (with reasons) candidates."""
+    sure: list[Candidate] = []
+    unsure: list[tuple[Candidate, str]] = []
+    for c in cands:
+        ok, why = confident(c)
+        if ok:
+            sure.append(c)
+        else:
+            unsure.append((c, why))
+    # A match whose trailing placeholder holds another confident match is a wrapper
+    # ("Catalog error: {}"): the wrapped message is the more specific answer.
+    for a in sure:
+        if a.tail_start < 0:
+            continue
+        for b in sure:
+            if b is not a and b.start >= a.tail_start and b.end <= a.end:
+                a.wrapper = True
+                break
+    sure.sort(key=order_key)
+    unsure.sort(key=lambda cw: order_key(cw[0]))
+    return sure, unsure
+
+
+def order_key(c: Candidate) -> tuple[bool, float, int, int]:
+    return (c.wrapper, -c.score, -c.line_signal(), -c.line)
+
+
+def explain(c: Candidate, rank: int, n: int, orig_line: int) -> str:
+    how = {
+        "exact": "",
+        "relaxed": " (ignoring case/whitespace differences)",
+        "truncated": " (the paste stops before the end of the message)",
+        "diverged": " (the text departs from the message after that)",
+        "fuzzy": " (allowing small differences in wording)",
+    }[c.kind]
+    text = (
+        f"matched {c.literal_exact} literal characters of {c.literal_total} "
+        f"({c.coverage:.0%}) on line {orig_line}{how}"
+    )
+    if n > 1:
+        text += "; most specific of" if rank == 0 else f"; ranked {rank + 1} of"
+        text += f" {n} confident candidates"
+    if c.wrapper:
+        text += "; it wraps another matched message"
+    return text

@@ -1,0 +1,81 @@
+"""Near-miss suggestions when no pattern matched confidently.
+
+The similarity index itself is a colleague's module (`kb.matcher.similar`); this module
+only decides which lines of a paste are worth asking about (lines that look like an
+error, not INFO chatter or traceback frames) and turns its answers into `Suggestion`s.
+If `similar.py` is missing the matcher simply makes no similarity suggestions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_QUERY_LINES = 12
+MAX_SUGGESTIONS = 5
+
+_ERROR_LINE = re.compile(
+    r"(?i)\b(error|err|fatal|critical|panic(?:ked)?|exception|warn(?:ing)?|caused by|failed"
+    r"|failure|invalid|cannot|can't|unable|refused|denied|not found|timed? ?out)\b"
+    r"|[A-Z][A-Za-z0-9_]*(Error|Exception|Warning)\b"
+)
+_FRAME = re.compile(r"^\s*(File \"|at [\w$.]+\(|\d+: |Traceback \(most recent)")
+_INFO = re.compile(r"(?i)^\W*(\S+\s+){0,3}?(info|debug|trace)\b")
+
+
+def similarity_index(messages: dict[str, str]) -> Any | None:
+    try:
+        from .similar import SimilarityIndex
+    except ImportError:
+        return None
+    return SimilarityIndex.build((k, m) for k, m in messages.items() if m)
+
+
+def error_line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of lines that look like an error message, most promising first."""
+    picked: list[tuple[int, int]] = []
+    fallback: list[tuple[int, int]] = []
+    pos = 0
+    n = len(text)
+    while pos <= n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl
+        line = text[pos:end].strip()
+        if len(line) >= 12 and not _FRAME.match(line):
+            fallback.append((pos, end))
+            if not _INFO.match(line) and _ERROR_LINE.search(line):
+                picked.append((pos, end))
+        if nl < 0:
+            break
+        pos = nl + 1
+    if not picked:  # no error marker at all: the last non-empty lines are the best bet
+        picked = fallback[-3:]
+    seen: dict[str, tuple[int, int]] = {}
+    for s, e in reversed(picked):  # the last error of a traceback is the raised one
+        seen.setdefault(text[s:e].strip(), (s, e))
+    return list(seen.values())[:MAX_QUERY_LINES]
+
+
+def similar_hits(
+    index: Any,
+    text: str,
+    spans: list[tuple[int, int]],
+    key_pid: dict[str, int],
+    keys: list[list[str]],
+) -> list[tuple[str, float, str, tuple[int, int]]]:
+    """(key, score, reason, line span) for records the lines resemble; best first."""
+    best: dict[str, tuple[float, str, tuple[int, int]]] = {}
+    for s, e in spans:
+        line = text[s:e].strip()[:2000]
+        try:
+            hits = [(h.key, h.score, h.reason) for h in index.query_explained(line, limit=3)]
+        except AttributeError:
+            hits = [(k, sc, f"{sc:.0%} similar") for k, sc in index.query(line, limit=3)]
+        for key, score, why in hits:
+            pid = key_pid.get(key)
+            if pid is None or not keys[pid]:
+                continue  # removed since the index was built
+            if key not in best or best[key][0] < score:
+                best[key] = (score, why, (s, e))
+    ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[: MAX_SUGGESTIONS * 2]
+    return [(k, sc, why, span) for k, (sc, why, span) in ranked]
