@@ -3,10 +3,11 @@ by the migration, not a superuser) and a client logged in as one."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 from django.urls import reverse
 
@@ -15,10 +16,22 @@ from kb.models import ErrorRecord
 __all__ = ["change_url", "csrf_client", "curator", "curator_client", "form_data", "make_curator"]
 
 
+def curators_group() -> Group:
+    """The group the migration made (re-made after a transactional test's flush)."""
+    migration = importlib.import_module("kb.migrations.0004_curators_group")
+    group, created = Group.objects.get_or_create(name=migration.GROUP)
+    if created or not group.permissions.exists():
+        for app, codename in migration.PERMISSIONS:
+            group.permissions.add(
+                Permission.objects.get(content_type__app_label=app, codename=codename)
+            )
+    return group
+
+
 def make_curator(username: str = "curator", password: str | None = None) -> User:
     """A curator; without a password (hashing one costs a second) unless given."""
     user = User.objects.create_user(username, f"{username}@example.com", password, is_staff=True)
-    user.groups.add(Group.objects.get(name="Curators"))
+    user.groups.add(curators_group())
     return user
 
 

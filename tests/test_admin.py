@@ -264,3 +264,27 @@ def test_admin_scripts_all_carry_the_nonce(curator_client: Client) -> None:
     for tag in re.findall(r"<script\b[^>]*>", page):
         assert f'nonce="{nonce}"' in tag or "src=" in tag, tag
     assert "unsafe-inline" not in csp
+
+
+# --- create_curator ------------------------------------------------------------------
+def test_create_curator_command_makes_a_staff_member_of_the_group(monkeypatch: Any) -> None:
+    from django.core.management import call_command
+
+    monkeypatch.setenv("CURATOR_PW", "s3cret-enough")
+    call_command("create_curator", "alice", "--password-from-env", "CURATOR_PW", verbosity=0)
+    user = User.objects.get(username="alice")
+    assert user.is_staff
+    assert not user.is_superuser
+    assert user.groups.filter(name="Curators").exists()
+    assert user.has_perm("kb.change_errorrecord")
+
+
+def test_create_curator_dry_run_writes_nothing() -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("create_curator", "bob", "--dry-run", stdout=out)
+    assert "Would create user 'bob'" in out.getvalue()
+    assert not User.objects.filter(username="bob").exists()

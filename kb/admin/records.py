@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -28,6 +29,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from kb.admin import actions, filters
 from kb.admin.bench import run_bench
 from kb.admin.forms import ErrorRecordForm
+from kb.admin.widgets import TextField
 from kb.models import ErrorRecord
 from kb.schema import BY_KEY, FIELDS
 from kb.services import delete_records, refresh_pattern_state, save_curated, sync_tags
@@ -61,8 +63,10 @@ FORM_ONLY = {"accept_collisions", "accept_incoming", "keep_curated", "change_rea
 @admin.register(ErrorRecord)
 class ErrorRecordAdmin(SimpleHistoryAdmin):
     form = ErrorRecordForm
+    formfield_overrides = {models.TextField: {"form_class": TextField}}
     change_form_template = "admin/kb/errorrecord/change_form.html"
     change_list_template = "admin/kb/errorrecord/change_list.html"
+    object_history_list_template = "admin/kb/errorrecord/object_history_list.html"
     list_display = [
         "message", "repo", "severity", "status", "tag_list", "pattern_ok", "last_edit",
     ]  # fmt: skip
@@ -120,6 +124,11 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         return f"{when} · {who}" if who else when
 
     # ------------------------------------------------------------------ form layout
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        # A record written in the admin starts as a draft: nothing matches it until a
+        # curator publishes it.
+        return {"status": "draft", **super().get_changeform_initial_data(request)}
+
     def get_fieldsets(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
         main = ["status", "error_message", "message_pattern", "accept_collisions"]
         if obj is None:

@@ -15,6 +15,29 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 
+def _newlines(value: str) -> str:
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class TextField(forms.CharField):
+    """Multi-line text kept as typed: browsers send CRLF line breaks, the dataset has LF,
+    and code fields may end in whitespace that matters. Without this, saving a form
+    nobody typed in would "change" every multi-line field."""
+
+    widget = forms.Textarea
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["strip"] = False
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        value = super().to_python(value)
+        return _newlines(value) if isinstance(value, str) else value
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        return (initial or "") != (self.to_python(data) or "")
+
+
 class LinesField(forms.Field):
     """An ordered list of strings edited as one item per line; blank lines are dropped."""
 
@@ -36,7 +59,7 @@ class LinesField(forms.Field):
             return []
         if isinstance(value, list | tuple):
             return [str(v) for v in value]
-        lines = str(value).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        lines = _newlines(str(value)).split("\n")
         return [line.strip() for line in lines if line.strip()]
 
     def has_changed(self, initial: Any, data: Any) -> bool:

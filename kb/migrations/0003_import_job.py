@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('kb', '0002_record_search'),
+        ('kb', '0002_search_and_browse_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
