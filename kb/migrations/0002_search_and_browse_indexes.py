@@ -1,0 +1,26 @@
+"""Full-text search and browse indexes (see kb/search.py): no model state, backend SQL.
+
+SQLite: an FTS5 trigram table, its rowid map and the triggers that keep both in step with
+``kb_errorrecord``, filled from the existing rows. PostgreSQL: the pg_trgm extension and GIN
+trigram indexes on ``UPPER(col::text)``. Both: covering indexes for lists, tags, facets.
+"""
+
+from django.db import migrations
+
+
+def forwards(apps, schema_editor):
+    from kb.search import create_search_index
+
+    create_search_index(schema_editor)
+
+
+def backwards(apps, schema_editor):
+    from kb.search import drop_search_index
+
+    drop_search_index(schema_editor)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("kb", "0001_initial")]
+
+    operations = [migrations.RunPython(forwards, backwards, elidable=False)]
