@@ -74,19 +74,21 @@ INSTALLED_APPS = [
     "kb",
 ]
 
+# Header-setting middleware comes first so that every response gets the headers, including
+# those answered early (413/429 below, 400 for a bad Host from CommonMiddleware).
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and CSRF: an oversized or rate-limited request is answered (413/429)
     # without reading its body or touching a session.
     "kb.middleware.RequestLimitsMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
 ]

@@ -106,3 +106,21 @@ def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
     assert json.loads(body)["status"] == 429
     assert len(served_by) == 2, f"requests did not reach both workers: {served_by}"
     assert "Traceback" not in errors
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_limiter_fails_open_when_its_counter_is_unavailable(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    from unittest import mock
+
+    from django.db.utils import OperationalError
+
+    with mock.patch("kb.middleware._locked_increment", side_effect=OperationalError("no table")):
+        statuses = [
+            client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
+            for _ in range(LIMIT + 2)
+        ]
+    assert 429 not in statuses
+    assert "rate limiter unavailable" in caplog.text

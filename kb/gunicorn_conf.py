@@ -1,0 +1,64 @@
+"""gunicorn settings for production: ``gunicorn -c python:kb.gunicorn_conf kb.wsgi``.
+
+Why a file: the worker count, timeouts and hooks belong together and need comments. Sync
+workers suit this app: a match is CPU-bound and short (milliseconds), so one request per
+process keeps latency predictable and a hostile paste can stall at most one worker, for at
+most ``timeout`` seconds. Each worker loads the compiled matcher at boot (from the on-disk
+cache that ``manage.py warm_matcher`` filled), so no visitor waits for a compile.
+
+Every value can be overridden on the command line or through ``GUNICORN_CMD_ARGS``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+# Two per core is a good start for a CPU-bound app with short requests.
+workers = int(os.environ.get("WEB_CONCURRENCY", os.environ.get("WORKERS", "2")))
+worker_class = "sync"
+# A request that runs this long is a bug or an attack: kill the worker, start a new one.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 20
+keepalive = 5
+# Recycle workers now and then so slow leaks cannot accumulate.
+max_requests = 5000
+max_requests_jitter = 500
+# Heartbeat files in memory, not on a possibly slow disk (a stalled disk must not make
+# the arbiter kill healthy workers).
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
+# Request line and headers stay small; bodies are bounded by the app (kb.middleware).
+limit_request_line = 8190
+limit_request_fields = 100
+# The access log has method, path, status, size and time: never a body or a query string
+# (pastes travel in POST bodies only).
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms'
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+# Several gunicorns on one host would share the default control socket path.
+control_socket_disable = True
+# Behind a TLS proxy on the same host, trust its X-Forwarded-* headers.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """No database connection may cross a fork (only matters with ``--preload``)."""
+    from django.db import connections
+
+    connections.close_all()
+
+
+def post_worker_init(worker: Any) -> None:
+    """Load the matcher before the first request reaches this worker."""
+    try:
+        from kb.matching import get_matcher
+
+        get_matcher()
+    except Exception as exc:  # e.g. database not migrated yet: first request will build it
+        worker.log.warning("matcher not preloaded: %s", exc)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
