@@ -60,6 +60,11 @@ class ErrorRecordForm(forms.ModelForm):
             # saving a form nobody typed in changes nothing (and exports the same).
             if isinstance(formfield, forms.CharField) and name in NULLABLE_TEXT:
                 formfield.empty_value = None
+        if "message_pattern" in self.fields:
+            self.fields["message_pattern"].help_text = (
+                "A Python-style regex; placeholders are usually (.+?). Try it on real log "
+                "text in the pattern test bench at the bottom of this page."
+            )
         conflicts = self.instance.conflicts or {}
         choices = [
             (key, f"{key}: {_short(c.get('incoming'))}")
