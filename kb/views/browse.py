@@ -1,17 +1,163 @@
-"""Placeholder: browsing by tag and facets, and search (issue 4) are built here."""
+"""Browsing: the tag index, a tag's records, and the filtered, searchable record list.
+
+Each view is one URL serving two things: the whole page (a first visit, a reload, a link
+opened without JavaScript, htmx's history restore) and, for an htmx request, only the part
+that changes (``{% partialdef %}`` in the same template), so pagination and filtering swap
+a fragment and push the URL: back, forward and reload all land on the same content.
+Every ``hx-get`` link is also a real ``href``, and the filters are a plain GET form.
+The data comes from ``kb.browsing`` (shared with the JSON twins in ``kb.api``).
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.core.paginator import Page
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
+
+from kb.browsing import (
+    TAG_PAGE_SIZE,
+    clean_params,
+    get_tag,
+    paginate,
+    record_listing,
+    tag_counts,
+    tag_page,
+)
+from kb.models import ErrorRecord
 
 
-def record_list(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("records: not built yet", status=501)
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
-def tag_list(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("tags: not built yet", status=501)
+@dataclass(frozen=True, slots=True)
+class PageLink:
+    number: int | None  # None: an ellipsis
+    url: str
+    current: bool = False
 
 
-def tag_detail(request: HttpRequest, tag: str) -> HttpResponse:
-    return HttpResponse("tag: not built yet", status=501)
+def _template(request: HtmxHttpRequest, name: str, partial: str) -> str:
+    """The fragment for htmx swaps; the whole page otherwise (incl. history restores)."""
+    htmx = getattr(request, "htmx", None)
+    if htmx and not htmx.history_restore_request:
+        return f"{name}#{partial}"
+    return name
+
+
+def _url(path: str, params: dict[str, str], page: int | None = None) -> str:
+    query = dict(params)
+    query.pop("page", None)
+    if page and page > 1:
+        query["page"] = str(page)
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
+    """Links for the pagination partial: previous, numbered (elided), next."""
+    links = [
+        PageLink(None, "")
+        if n == page.paginator.ELLIPSIS
+        else PageLink(int(n), _url(path, params, int(n)), int(n) == page.number)
+        for n in page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)
+    ]
+    return {
+        "page": page,
+        "links": links if page.paginator.num_pages > 1 else [],
+        "prev_url": _url(path, params, page.previous_page_number()) if page.has_previous() else "",
+        "next_url": _url(path, params, page.next_page_number()) if page.has_next() else "",
+    }
+
+
+def tag_link(name: str) -> str:
+    try:
+        return reverse("tag_detail", args=[name])
+    except NoReverseMatch:  # a tag no URL can carry (e.g. with a "/")
+        return ""
+
+
+def record_link(record_id: str) -> str:
+    try:
+        return reverse("record_detail", args=[record_id])
+    except NoReverseMatch:
+        return ""
+
+
+def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
+    """Give each row its ``url`` and ``tag_links`` [(name, url)], from its own fields only."""
+    for record in records:
+        record.url = record_link(record.pk)  # type: ignore[attr-defined]
+        record.tag_links = [(str(t), tag_link(str(t))) for t in (record.tags or [])]  # type: ignore[attr-defined]
+    return records
+
+
+@require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")
+def tag_list(request: HtmxHttpRequest) -> HttpResponse:
+    params = clean_params(request.GET, ("q", "sort"))
+    order = "name" if params.get("sort") == "name" else "count"
+    tags = tag_counts(query=params.get("q", ""), order=order)
+    page = paginate(tags, request.GET.get("page"), TAG_PAGE_SIZE)
+    path = reverse("tag_list")
+    context = {
+        "page": page,
+        "tags": [(t.name, t.count, tag_link(t.name)) for t in page.object_list],
+        "params": params,
+        "order": order,
+        "total": len(tags),
+        "pager": pagination(page, path, params),
+        "by_count_url": _url(path, {k: v for k, v in params.items() if k != "sort"}),
+        "by_name_url": _url(path, {**params, "sort": "name"}),
+        "target": "tag-results",
+    }
+    return render(request, _template(request, "kb/browse/tag_list.html", "results"), context)
+
+
+@require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")
+def tag_detail(request: HtmxHttpRequest, tag: str) -> HttpResponse:
+    tag_obj = get_tag(tag)
+    if tag_obj is None:
+        raise Http404("No such tag")
+    page = tag_page(tag_obj, request.GET.get("page"))
+    decorate_rows(page.object_list)
+    path = reverse("tag_detail", args=[tag_obj.name])
+    context = {
+        "tag": tag_obj,
+        "page": page,
+        "pager": pagination(page, path, {}),
+        "filter_url": _url(reverse("record_list"), {"tag": tag_obj.name}),
+        "target": "tag-records",
+    }
+    return render(request, _template(request, "kb/browse/tag_detail.html", "results"), context)
+
+
+@require_safe
+@vary_on_headers("HX-Request", "HX-History-Restore-Request")
+def record_list(request: HtmxHttpRequest) -> HttpResponse:
+    listing = record_listing(request.GET)
+    decorate_rows(listing.page.object_list)
+    path = reverse("record_list")
+    params = listing.params
+    context = {
+        "listing": listing,
+        "page": listing.page,
+        "params": params,
+        "facets": listing.facets,
+        "pager": pagination(listing.page, path, params),
+        "clear_url": path,
+        "active": [
+            (key, value, _url(path, {k: v for k, v in params.items() if k != key}))
+            for key, value in params.items()
+        ],
+        "target": "browse",
+    }
+    return render(request, _template(request, "kb/browse/record_list.html", "browse"), context)
