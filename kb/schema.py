@@ -8,6 +8,7 @@ Pure Python apart from reading attributes off a model instance.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -65,6 +66,11 @@ MATCH_ATTRS = frozenset({"message_pattern", "error_message", "status", "disabled
 # Fields a re-import compares, in model terms (everything the dataset carries).
 CONTENT_ATTRS: tuple[str, ...] = tuple(f.attr for f in FIELDS if f.key != "id")
 MAX_INT = 2**63 - 1
+# Upper bounds of the model's integer columns (PostgreSQL enforces them, SQLite would not:
+# checking here keeps both backends identical).
+INT_LIMITS: dict[str, int] = {"httpStatus": 32767}
+MAX_INT_COLUMN = 2**31 - 1
+MAX_TAG_LENGTH = 100  # Tag.name
 
 
 class FieldError(ValueError):
@@ -78,7 +84,7 @@ class FieldError(ValueError):
 
 def parse_datetime(value: str) -> datetime:
     """ISO 8601 with a ``Z`` or an offset; naive values are taken as UTC."""
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
@@ -92,50 +98,113 @@ def format_datetime(value: datetime | None) -> str | None:
 
 
 def _check_text(key: str, value: str) -> None:
+    """No NUL (PostgreSQL text cannot hold it) and no lone surrogate (not Unicode)."""
     if "\x00" in value:
         raise FieldError(key, "contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise FieldError(key, "contains a lone surrogate (invalid Unicode)") from None
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise FieldError(key, "contains a lone surrogate (invalid Unicode)") from None
 
 
-def clean_value(field: Field, value: Any) -> Any:
-    """Check one incoming value against its field; return it in model form."""
-    key = field.key
-    if value is None:
-        if field.nullable:
-            return None
-        raise FieldError(key, "must not be null")
-    if field.kind == "str":
-        if not isinstance(value, str):
+Checker = Callable[[Any], Any]
+
+
+def _str_checker(field: Field) -> Checker:
+    key, nullable, max_length = field.key, field.nullable, field.max_length
+    not_blank = key in {"id", "errorMessage", "messagePattern"}
+
+    def check(value: Any) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise FieldError(key, "must not be null")
+        if type(value) is not str:
             raise FieldError(key, f"must be a string, not {type(value).__name__}")
         _check_text(key, value)
-        if field.max_length and len(value) > field.max_length:
-            raise FieldError(key, f"is longer than {field.max_length} characters")
-        if field.key in {"id", "errorMessage", "messagePattern"} and not value.strip():
+        if max_length and len(value) > max_length:
+            raise FieldError(key, f"is longer than {max_length} characters")
+        if not_blank and not value.strip():
             raise FieldError(key, "must not be empty")
         return value
-    if field.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
+
+    return check
+
+
+def _int_checker(field: Field) -> Checker:
+    key, nullable = field.key, field.nullable
+    limit = INT_LIMITS.get(key, MAX_INT_COLUMN)
+
+    def check(value: Any) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise FieldError(key, "must not be null")
+        if type(value) is not int:
             raise FieldError(key, f"must be an integer, not {type(value).__name__}")
-        if not 0 <= value <= MAX_INT:
-            raise FieldError(key, "is out of range")
+        if not 0 <= value <= limit:
+            raise FieldError(key, f"is out of range (0 to {limit})")
         return value
-    if field.kind == "list":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+
+    return check
+
+
+def _list_checker(field: Field) -> Checker:
+    key, nullable = field.key, field.nullable
+    item_limit = MAX_TAG_LENGTH if key == "tags" else None
+
+    def check(value: Any) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise FieldError(key, "must not be null")
+        if type(value) is not list:
             raise FieldError(key, "must be a list of strings")
         for item in value:
+            if type(item) is not str:
+                raise FieldError(key, "must be a list of strings")
             _check_text(key, item)
+            if item_limit and len(item) > item_limit:
+                raise FieldError(key, f"has an item longer than {item_limit} characters")
         return value
-    if field.kind == "datetime":
-        if not isinstance(value, str):
+
+    return check
+
+
+def _datetime_checker(field: Field) -> Checker:
+    key, nullable = field.key, field.nullable
+
+    def check(value: Any) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise FieldError(key, "must not be null")
+        if type(value) is not str:
             raise FieldError(key, "must be an ISO 8601 timestamp string")
         try:
             return parse_datetime(value)
         except ValueError:
             raise FieldError(key, f"is not an ISO 8601 timestamp: {value[:40]!r}") from None
-    raise AssertionError(field.kind)  # pragma: no cover
+
+    return check
+
+
+_MAKERS = {
+    "str": _str_checker,
+    "int": _int_checker,
+    "list": _list_checker,
+    "datetime": _datetime_checker,
+}
+CHECKERS: dict[str, Checker] = {f.key: _MAKERS[f.kind](f) for f in FIELDS}
+_PLAN: tuple[tuple[str, str, bool, Checker], ...] = tuple(
+    (f.key, f.attr, f.required, CHECKERS[f.key]) for f in FIELDS
+)
+
+
+def clean_value(field: Field, value: Any) -> Any:
+    """Check one incoming value against its field; return it in model form."""
+    return CHECKERS[field.key](value)
 
 
 def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
@@ -143,29 +212,32 @@ def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
 
     Raises ``FieldError`` naming the first bad field.
     """
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise FieldError("-", f"line is a JSON {type(obj).__name__}, not an object")
     record = obj.get("record")
-    if not isinstance(record, dict):
+    if type(record) is not dict:
         raise FieldError("record", "missing, or not an object")
     version = obj.get("datasetVersion", "")
-    if not isinstance(version, str) or len(version) > 40:
+    if type(version) is not str or len(version) > 40:
         raise FieldError("datasetVersion", "must be a string of at most 40 characters")
+    _check_text("datasetVersion", version)
     attrs: dict[str, Any] = {}
-    for field in FIELDS:
-        if field.key not in record:
-            if field.required:
-                raise FieldError(field.key, "is missing")
-            continue
-        attrs[field.attr] = clean_value(field, record[field.key])
-    extra = {k: v for k, v in record.items() if k not in BY_KEY}
+    for key, attr, required, check in _PLAN:
+        if key in record:
+            attrs[attr] = check(record[key])
+        elif required:
+            raise FieldError(key, "is missing")
+    extra = {k: v for k, v in record.items() if k not in BY_KEY} if len(record) > len(attrs) else {}
     for key, value in extra.items():
+        _check_text(key, key)
         _check_json_value(key, value)
     attrs["extra"] = extra
     return attrs, version
 
 
 def _check_json_value(key: str, value: Any) -> None:
+    """JSON both backends store alike: finite numbers, text without NUL or surrogates
+    (in keys too: PostgreSQL's jsonb refuses ``\\u0000`` anywhere)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(key, "NaN or Infinity is not valid JSON")
     if isinstance(value, str):
@@ -174,7 +246,8 @@ def _check_json_value(key: str, value: Any) -> None:
         for item in value:
             _check_json_value(key, item)
     elif isinstance(value, dict):
-        for item in value.values():
+        for name, item in value.items():
+            _check_text(key, name)
             _check_json_value(key, item)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
@@ -46,22 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         total = ImportReport(dry_run=options["dry_run"])
         for name in options["files"]:
-            report = self._import_one(name, options)
-            for attr in (
-                "created",
-                "updated",
-                "unchanged",
-                "rejected",
-                "disabled",
-                "stale",
-                "conflicts",
-                "lines",
-                "errors_truncated",
-            ):
-                setattr(total, attr, getattr(total, attr) + getattr(report, attr))
-            total.errors.extend(report.errors)
-            total.conflicted.extend(report.conflicted)
-            total.rolled_back = total.rolled_back or report.rolled_back
+            total.add(self._import_one(name, options))
         if options["json"]:
             self.stdout.write(json.dumps(total.as_json(), ensure_ascii=False))
             return
@@ -69,10 +55,12 @@ class Command(BaseCommand):
 
     def _import_one(self, name: str, options: dict[str, Any]) -> ImportReport:
         show_progress = not options["json"] and self.stdout.isatty()
+        started = time.monotonic()
 
         def progress(lines: int) -> None:
             if show_progress:
-                self.stdout.write(f"\r  {name}: {lines:,} lines", ending="")
+                rate = lines / max(time.monotonic() - started, 1e-6)
+                self.stdout.write(f"\r  {name}: {lines:,} lines, {rate:,.0f} lines/s ", ending="")
                 self.stdout.flush()
 
         try:
@@ -106,6 +94,10 @@ class Command(BaseCommand):
         )
         if report.rolled_back:
             self.stdout.write(style.ERROR("Atomic import rolled back: nothing was written."))
+        for item in report.disabled_records[: None if verbosity > 1 else 20]:
+            self.stdout.write(
+                style.WARNING(f"  line {item['line']}: disabled {item['id']}: {item['reason']}")
+            )
         for err in report.errors[: None if verbosity > 1 else 50]:
             self.stdout.write(style.WARNING(f"  line {err.line}: {err.field}: {err.message}"))
         hidden = len(report.errors) - 50 if verbosity <= 1 else 0

@@ -1,0 +1,233 @@
+"""The import loop: parse lines, fold each batch into what is stored, write it.
+
+See the package docstring for the policy. A batch is read with one query (only the
+columns' values, no model instances), compared in Python, admitted with one call for all
+its new patterns, and written in one transaction by ``RowWriter``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from kb.importer.admission import admit_batch
+from kb.importer.lines import MAX_LINE_BYTES, decode_line
+from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
+from kb.importer.rows import RowWriter
+from kb.models import ErrorRecord, Status, next_revision
+from kb.schema import BY_ATTR, CONTENT_ATTRS, FieldError, parse_record, to_dataset_value
+
+BATCH_SIZE = 2000
+COMPARED_ATTRS = (*CONTENT_ATTRS, "extra", "dataset_version")
+
+
+class AtomicImportFailed(Exception):
+    """Raised inside the transaction of an all-or-nothing import to roll it back."""
+
+
+@dataclass(slots=True)
+class _Incoming:
+    line: int
+    attrs: dict[str, Any]
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal as the dataset sees them (datetimes compared at the dataset's precision)."""
+    for attr in COMPARED_ATTRS:
+        x, y = a.get(attr), b.get(attr)
+        if x != y and not (
+            attr in BY_ATTR
+            and to_dataset_value(BY_ATTR[attr], x) == to_dataset_value(BY_ATTR[attr], y)
+        ):
+            return False
+    return True
+
+
+class _Importer:
+    def __init__(self, *, dry_run: bool, source: str) -> None:
+        self.report = ImportReport(dry_run=dry_run)
+        self.dry_run = dry_run
+        self.source = source
+        self.seen: dict[str, int] = {}
+        self.writer = RowWriter(source)
+        self.defaults = {
+            f.attname: f.get_default()
+            for f in ErrorRecord._meta.concrete_fields
+            if f.has_default() or f.null
+        }
+
+    def parse(self, number: int, raw: bytes | None) -> _Incoming | None:
+        report = self.report
+        if raw is None:
+            report.reject(number, "-", f"line is longer than {MAX_LINE_BYTES} bytes")
+            return None
+        if not raw.strip():
+            report.reject(number, "-", "blank line")
+            return None
+        try:
+            attrs, version = parse_record(decode_line(raw, number))
+        except FieldError as exc:
+            report.reject(number, exc.field, exc.message)
+            return None
+        record_id = attrs["id"]
+        first = self.seen.get(record_id)
+        if first is not None:
+            report.reject(number, "id", f"duplicate id {record_id!r} (first on line {first})")
+            return None
+        self.seen[record_id] = number
+        attrs["dataset_version"] = version
+        return _Incoming(number, attrs)
+
+    def apply(self, batch: list[_Incoming]) -> None:
+        if self.dry_run:
+            self._fold(batch)
+            return
+        try:
+            with transaction.atomic():
+                created, updated, retag = self._fold(batch)
+                if created or updated:
+                    now = timezone.now()
+                    revision = next_revision()
+                    for row in (*created, *updated):
+                        row["revision"] = revision
+                        row["updated_at"] = now
+                    for row in created:
+                        row["created_at"] = now
+                    self.writer.write(created, updated, retag, now)
+        except DatabaseError:
+            self.writer.forget_tags()
+            raise
+
+    def _fold(
+        self, batch: list[_Incoming]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Decide each record of the batch; returns (created, updated, retag) rows."""
+        report = self.report
+        ids = [item.attrs["id"] for item in batch]
+        existing = {
+            row["id"]: row
+            for row in ErrorRecord.objects.filter(pk__in=ids).values(*self.writer.record_fields)
+        }
+        created: list[dict[str, Any]] = []
+        updated: list[dict[str, Any]] = []
+        retag: list[dict[str, Any]] = []
+        to_admit: list[tuple[int, dict[str, Any]]] = []
+        for item in batch:
+            attrs = item.attrs
+            current = existing.get(attrs["id"])
+            if current is None:
+                row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
+                for key in ("solutions", "prevention_tips", "tags", "curated_fields"):
+                    row.setdefault(key, [])
+                row.setdefault("conflicts", {})
+                created.append(row)
+                to_admit.append((item.line, row))
+                continue
+            if _same(attrs, current):
+                report.unchanged += 1
+                continue
+            new_time, old_time = attrs.get("content_changed_at"), current["content_changed_at"]
+            if new_time and old_time and new_time < old_time:
+                report.stale += 1
+                report.unchanged += 1
+                continue
+            tags_before, pattern_before = current["tags"], current["message_pattern"]
+            self._merge(current, attrs, item.line)
+            updated.append(current)
+            if current["tags"] != tags_before:
+                retag.append(current)
+            if current["message_pattern"] != pattern_before or not current["pattern_engine"]:
+                to_admit.append((item.line, current))
+            elif current["disabled_reason"]:
+                report.note_disabled(item.line, current["id"], current["disabled_reason"])
+        verdicts = admit_batch(row["message_pattern"] for _line, row in to_admit)
+        for line, row in to_admit:
+            verdict = verdicts[row["message_pattern"]]
+            row["disabled_reason"] = "" if verdict.ok else verdict.reason or "pattern refused"
+            row["pattern_engine"] = verdict.engine if verdict.ok else ""
+            if row["disabled_reason"]:
+                report.note_disabled(line, row["id"], row["disabled_reason"])
+        report.created += len(created)
+        report.updated += len(updated)
+        return created, updated, retag
+
+    def _merge(self, current: dict[str, Any], attrs: dict[str, Any], line: int) -> None:
+        """Fold incoming attrs into ``current``, keeping curated fields as conflicts."""
+        report = self.report
+        curated = set(current["curated_fields"] or [])
+        conflicts = dict(current["conflicts"] or {})
+        for attr in COMPARED_ATTRS:
+            field = BY_ATTR.get(attr)
+            key = field.key if field else attr
+            if key not in curated:
+                current[attr] = attrs[attr] if attr in attrs else current[attr]
+                continue
+            incoming = to_dataset_value(field, attrs.get(attr)) if field else attrs.get(attr)
+            stored = to_dataset_value(field, current[attr]) if field else current[attr]
+            if incoming == stored:
+                conflicts.pop(key, None)
+                continue
+            conflicts[key] = {
+                "incoming": incoming,
+                "contentChangedAt": to_dataset_value(
+                    BY_ATTR["content_changed_at"], attrs.get("content_changed_at")
+                ),
+                "source": self.source,
+                "line": line,
+            }
+            report.conflicts += 1
+            if len(report.conflicted) < MAX_REPORTED_ERRORS:
+                report.conflicted.append({"id": current["id"], "field": key})
+        current["conflicts"] = conflicts
+
+
+def import_jsonl(
+    lines: Iterable[bytes | None],
+    *,
+    dry_run: bool = False,
+    atomic: bool = False,
+    source: str = "-",
+    progress: Callable[[int], None] | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> ImportReport:
+    """Import JSONL ``lines`` (bytes, as read from a binary file; ``None`` marks a line
+    that was too long to read). See the package docstring for the policy."""
+    importer = _Importer(dry_run=dry_run, source=source)
+    started = time.perf_counter()
+
+    def run() -> None:
+        batch: list[_Incoming] = []
+        number = 0
+        for number, raw in enumerate(lines, start=1):
+            item = importer.parse(number, raw)
+            if item is not None:
+                batch.append(item)
+            if len(batch) >= batch_size:
+                importer.apply(batch)
+                batch = []
+                if progress:
+                    progress(number)
+        if batch:
+            importer.apply(batch)
+        importer.report.lines = number
+        if progress:
+            progress(number)
+
+    if atomic:
+        try:
+            with transaction.atomic():
+                run()
+                if importer.report.rejected and not dry_run:
+                    raise AtomicImportFailed
+        except AtomicImportFailed:
+            importer.report.rolled_back = True
+            importer.writer.forget_tags()
+    else:
+        run()
+    importer.report.seconds = round(time.perf_counter() - started, 3)
+    return importer.report

@@ -1,0 +1,80 @@
+"""What an import did: counts and the named errors (the contract's ``--json`` summary)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MAX_REPORTED_ERRORS = 1000
+
+
+@dataclass(slots=True)
+class LineError:
+    line: int
+    field: str
+    message: str
+
+
+@dataclass(slots=True)
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+    disabled: int = 0
+    stale: int = 0
+    conflicts: int = 0
+    errors: list[LineError] = field(default_factory=list)
+    conflicted: list[dict[str, str]] = field(default_factory=list)
+    # Records stored disabled: which line, which record, and the engine's reason.
+    disabled_records: list[dict[str, Any]] = field(default_factory=list)
+    errors_truncated: int = 0
+    lines: int = 0
+    dry_run: bool = False
+    rolled_back: bool = False
+    seconds: float = 0.0
+
+    def reject(self, line: int, field_name: str, message: str) -> None:
+        self.rejected += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(LineError(line, field_name, message))
+        else:
+            self.errors_truncated += 1
+
+    def note_disabled(self, line: int, record_id: str, reason: str) -> None:
+        self.disabled += 1
+        if len(self.disabled_records) < MAX_REPORTED_ERRORS:
+            self.disabled_records.append({"line": line, "id": record_id, "reason": reason})
+
+    def add(self, other: ImportReport) -> None:
+        """Fold another file's report into this one (the command imports several files)."""
+        for name in (
+            "created",
+            "updated",
+            "unchanged",
+            "rejected",
+            "disabled",
+            "stale",
+            "conflicts",
+            "lines",
+            "errors_truncated",
+            "seconds",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.extend(other.errors)
+        self.conflicted.extend(other.conflicted)
+        self.disabled_records.extend(other.disabled_records)
+        self.rolled_back = self.rolled_back or other.rolled_back
+
+    def as_json(self) -> dict[str, Any]:
+        """The contract's summary object (CONTRACT.md), plus extra keys."""
+        data = asdict(self)
+        return {
+            "created": data.pop("created"),
+            "updated": data.pop("updated"),
+            "unchanged": data.pop("unchanged"),
+            "rejected": data.pop("rejected"),
+            "disabled": data.pop("disabled"),
+            "errors": data.pop("errors"),
+            **data,
+        }

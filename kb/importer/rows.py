@@ -1,0 +1,178 @@
+"""Row writes for the importer: plain ``executemany`` with per-column converters.
+
+Django's ``bulk_create`` spends most of an import in per-value ``get_db_prep_save`` calls;
+here each column's converter is chosen once (JSON via ``connection.ops.adapt_json_value``,
+datetimes via ``adapt_datetimefield_value``, everything else as is), which works the same
+on SQLite and PostgreSQL. What is written is exactly what the ORM would write: the record
+row, one history row per created or changed record (``+``/``~``, reason
+``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, models
+
+from kb.models import ErrorRecord, RecordTag, Tag
+
+Converter = Callable[[Any], Any]
+HISTORY_REASON_MAX = 100
+
+
+def _converter(field: models.Field) -> Converter | None:
+    """The value-to-parameter function for one column (None: pass values through)."""
+    ops = connection.ops
+    kind = field.get_internal_type()
+    if kind == "JSONField":
+        encoder = field.encoder  # type: ignore[attr-defined]
+        empty = {"[]": ops.adapt_json_value([], encoder), "{}": ops.adapt_json_value({}, encoder)}
+
+        def json_value(value: Any) -> Any:
+            if not value and type(value) in (list, dict):
+                return empty["[]" if type(value) is list else "{}"]
+            return ops.adapt_json_value(value, encoder)
+
+        return json_value
+    if kind == "DateTimeField":
+        # Datetimes repeat a lot (one ``now`` per batch, shared analysis times): memoise.
+        memo: dict[datetime, Any] = {}
+
+        def datetime_value(value: datetime) -> Any:
+            adapted = memo.get(value)
+            if adapted is None:
+                if len(memo) > 50_000:
+                    memo.clear()
+                adapted = memo[value] = ops.adapt_datetimefield_value(value)
+            return adapted
+
+        return datetime_value
+    return None
+
+
+class _Table:
+    """One table's column list and converters, in a fixed order."""
+
+    def __init__(self, model: type[models.Model], attnames: Sequence[str]) -> None:
+        by_attname = {f.attname: f for f in model._meta.concrete_fields}
+        self.attnames = list(attnames)
+        self.table = model._meta.db_table
+        self.columns = [by_attname[a].column for a in self.attnames]
+        self.convert = [_converter(by_attname[a]) for a in self.attnames]
+
+    def row(self, values: dict[str, Any]) -> list[Any]:
+        return [
+            values[a] if conv is None or values[a] is None else conv(values[a])
+            for a, conv in zip(self.attnames, self.convert, strict=True)
+        ]
+
+    def insert_sql(self) -> str:
+        q = connection.ops.quote_name
+        cols = ", ".join(q(c) for c in self.columns)
+        marks = ", ".join(["%s"] * len(self.columns))
+        return f"INSERT INTO {q(self.table)} ({cols}) VALUES ({marks})"
+
+
+class RowWriter:
+    """Writes batches of records given as ``{attname: python value}`` dicts."""
+
+    def __init__(self, source: str) -> None:
+        record_fields = [f.attname for f in ErrorRecord._meta.concrete_fields]
+        self.record_fields = record_fields
+        self.records = _Table(ErrorRecord, record_fields)
+        historical = ErrorRecord.history.model  # type: ignore[attr-defined]
+        history_fields = [
+            f.attname for f in historical._meta.concrete_fields if f.attname != "history_id"
+        ]
+        unknown = (
+            set(history_fields)
+            - set(record_fields)
+            - {
+                "history_date",
+                "history_change_reason",
+                "history_type",
+                "history_user_id",
+            }
+        )
+        if unknown:  # a simple_history upgrade added columns: fail loudly, not silently
+            raise RuntimeError(f"unexpected history columns: {sorted(unknown)}")
+        tail = ["history_date", "history_change_reason", "history_type", "history_user_id"]
+        copied = [a for a in history_fields if a not in tail]
+        self.history = _Table(historical, [*copied, *tail])
+        self.history_from_record = [record_fields.index(a) for a in copied]
+        self.reason = f"import:{source}"[:HISTORY_REASON_MAX]
+        self.tags = _Table(RecordTag, ["record_id", "tag_id", "position"])
+        self.tag_ids: dict[str, int] = {}
+        q = connection.ops.quote_name
+        pk = ErrorRecord._meta.pk.column  # type: ignore[union-attr]
+        self.update_attnames = [a for a in record_fields if a not in {"id", "created_at"}]
+        sets = ", ".join(
+            f"{q(self.records.columns[record_fields.index(a)])} = %s" for a in self.update_attnames
+        )
+        self.update_sql = f"UPDATE {q(self.records.table)} SET {sets} WHERE {q(pk)} = %s"
+        self.update_from_record = [record_fields.index(a) for a in [*self.update_attnames, "id"]]
+
+    def write(
+        self,
+        created: Sequence[dict[str, Any]],
+        updated: Sequence[dict[str, Any]],
+        retag: Sequence[dict[str, Any]],
+        now: datetime,
+    ) -> None:
+        """Insert ``created``, update ``updated``, history for both, tags for created and
+        ``retag`` (updated records whose tag list changed). Call inside a transaction."""
+        with connection.cursor() as cursor:
+            created_rows = [self.records.row(r) for r in created]
+            updated_rows = [self.records.row(r) for r in updated]
+            if created_rows:
+                cursor.executemany(self.records.insert_sql(), created_rows)
+            if updated_rows:
+                cursor.executemany(
+                    self.update_sql,
+                    [[row[i] for i in self.update_from_record] for row in updated_rows],
+                )
+            now_value = self.history.convert[self.history.attnames.index("history_date")](now)
+            history = [
+                [*(row[i] for i in self.history_from_record), now_value, self.reason, kind, None]
+                for kind, rows in (("+", created_rows), ("~", updated_rows))
+                for row in rows
+            ]
+            if history:
+                cursor.executemany(self.history.insert_sql(), history)
+            self._write_tags(cursor, created, retag)
+
+    def _write_tags(
+        self, cursor: Any, created: Sequence[dict[str, Any]], retag: Sequence[dict[str, Any]]
+    ) -> None:
+        if retag:
+            RecordTag.objects.filter(record_id__in=[r["id"] for r in retag]).delete()
+        records = [*created, *retag]
+        self._ensure_tags(str(name) for r in records for name in r["tags"])
+        rows = []
+        for record in records:
+            seen: set[str] = set()
+            for position, name in enumerate(record["tags"]):
+                name = str(name)
+                if name in seen:
+                    continue
+                seen.add(name)
+                rows.append([record["id"], self.tag_ids[name], position])
+        if rows:
+            cursor.executemany(self.tags.insert_sql(), rows)
+
+    def _ensure_tags(self, names: Iterable[str]) -> None:
+        missing = set(names) - self.tag_ids.keys()
+        if not missing:
+            return
+        found = dict(Tag.objects.filter(name__in=missing).values_list("name", "id"))
+        new = sorted(missing - found.keys())
+        if new:
+            Tag.objects.bulk_create([Tag(name=n) for n in new], ignore_conflicts=True)
+            found.update(Tag.objects.filter(name__in=new).values_list("name", "id"))
+        self.tag_ids.update(found)
+
+    def forget_tags(self) -> None:
+        """Drop the cached tag ids (after a rollback they may point at nothing)."""
+        self.tag_ids.clear()
