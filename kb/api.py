@@ -1,7 +1,382 @@
-"""Placeholder: the JSON API (django-ninja) is built here: POST /api/match and JSON twins."""
+"""The JSON API (django-ninja): matching for tools, and a JSON twin of every browse page.
+
+- ``POST /api/match`` answers exactly ``kb.matching.match_text(text).as_json()``, the object
+  ``manage.py match --json`` prints (CONTRACT.md), for a JSON body ``{"text": "..."}``, a
+  ``text/plain`` body, or a form field ``text``. It changes no state, so it takes no
+  session and needs no CSRF token (django-ninja checks CSRF only for cookie-based auth,
+  and this API has none): CI jobs and scripts call it with a bare ``curl``. Abuse is bounded
+  by ``kb.middleware`` (body size, per-client rate limit); results are ``no-store``.
+- ``GET /api/records``, ``/api/records/{id}``, ``/api/tags``, ``/api/tags/{tag}`` return
+  what ``/records/``, ``/records/<id>/``, ``/tags/`` and ``/tags/<tag>/`` show, through the
+  same selectors (``kb.browsing``): same filters, order and pages.
+- ``/api/openapi.json`` is the schema; ``/api/docs`` renders it as a plain HTML page (no
+  Swagger bundle from a CDN, no script: the site's CSP stays strict).
+"""
 
 from __future__ import annotations
 
-from ninja import NinjaAPI
+import json
+from typing import Any
 
-api = NinjaAPI(title="Error knowledge base API", version="1")
+from django.core.exceptions import RequestDataTooBig
+from django.core.paginator import Page
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from ninja import NinjaAPI, Query, Schema
+from ninja.openapi.docs import DocsBase
+from pydantic import Field
+
+from kb.browsing import (
+    MAX_PAGE_SIZE,
+    PAGE_SIZE,
+    TAG_PAGE_SIZE,
+    get_tag,
+    paginate,
+    record_listing,
+    tag_counts,
+    tag_page,
+)
+from kb.models import ErrorRecord, Status
+from kb.views.browse import record_link, tag_link
+
+
+class HtmlDocs(DocsBase):
+    """The OpenAPI schema as a server-rendered page: readable without JavaScript."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        schema = api.get_openapi_schema(path_params=kwargs)
+        operations = [
+            {
+                "method": method.upper(),
+                "path": path,
+                "summary": op.get("summary", ""),
+                "description": op.get("description", ""),
+                "parameters": op.get("parameters", []),
+                "body": list(op.get("requestBody", {}).get("content", {})),
+                "responses": sorted(op.get("responses", {})),
+            }
+            for path, item in schema["paths"].items()
+            for method, op in item.items()
+        ]
+        context = {
+            "api": api,
+            "operations": operations,
+            "schema_url": self.get_openapi_url(api, kwargs),
+        }
+        return render(request, "kb/browse/api_docs.html", context)
+
+
+api = NinjaAPI(
+    title="Error knowledge base API",
+    version="1",
+    description="Match pasted logs against known errors; browse records and tags as JSON.",
+    docs=HtmlDocs(),
+)
+
+
+# --- schemas ---------------------------------------------------------------------------------
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class MatchIn(Schema):
+    text: str = Field(description="The pasted text: one line or a whole log.")
+
+
+class MatchHit(Schema):
+    record_id: str
+    slug: str
+    repo: str
+    line: int = Field(description="1-based line in the input")
+    span: list[int] = Field(description="[start, end] character offsets in the input")
+    text: str
+    captures: list[str]
+    score: float
+
+
+class MatchSuggestion(Schema):
+    record_id: str
+    similarity: float
+    reason: str
+
+
+class MatchOut(Schema):
+    """The CONTRACT.md shape (more keys may follow: groups, normalisation, reasons)."""
+
+    matches: list[MatchHit]
+    suggestions: list[MatchSuggestion]
+    elapsed_ms: float
+
+
+class RecordRow(Schema):
+    id: str
+    slug: str
+    repo: str
+    error_message: str
+    error_class: str | None
+    error_code: str | None
+    error_type: str
+    severity: str
+    handling_strategy: str | None
+    tags: list[str]
+    url: str
+    api_url: str
+
+
+class FacetValueOut(Schema):
+    value: str
+    count: int
+    selected: bool
+
+
+class FacetOut(Schema):
+    param: str
+    label: str
+    selected: str
+    values: list[FacetValueOut]
+
+
+class RecordPage(Schema):
+    count: int
+    page: int
+    pages: int
+    page_size: int
+    next: str | None
+    previous: str | None
+    params: dict[str, str]
+    items: list[RecordRow]
+    facets: list[FacetOut]
+
+
+class TagOut(Schema):
+    name: str
+    count: int
+    url: str
+    api_url: str
+
+
+class TagPage(Schema):
+    count: int
+    page: int
+    pages: int
+    page_size: int
+    next: str | None
+    previous: str | None
+    items: list[TagOut]
+
+
+class TagDetail(Schema):
+    tag: str
+    url: str
+    count: int
+    page: int
+    pages: int
+    page_size: int
+    next: str | None
+    previous: str | None
+    items: list[RecordRow]
+
+
+class RecordFilters(Schema):
+    q: str = Field("", description="Full-text search (message, class, code, slug, docs)")
+    repo: str = ""
+    severity: str = ""
+    error_type: str = ""
+    error_class: str = ""
+    handling_strategy: str = ""
+    tag: str = ""
+    page: int = Field(1, ge=1)
+    page_size: int = Field(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+    facets: bool = Field(True, description="Include facet counts")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _row(record: ErrorRecord) -> dict[str, Any]:
+    return {
+        "id": record.pk,
+        "slug": record.slug,
+        "repo": record.repo,
+        "error_message": record.error_message,
+        "error_class": record.error_class,
+        "error_code": record.error_code,
+        "error_type": record.error_type,
+        "severity": record.severity,
+        "handling_strategy": record.handling_strategy,
+        "tags": [str(t) for t in (record.tags or [])],
+        "url": record_link(record.pk),
+        "api_url": _api_url("api-1:record", record.pk),
+    }
+
+
+def _api_url(name: str, arg: str) -> str:
+    try:
+        return reverse(name, args=[arg])
+    except NoReverseMatch:
+        return ""
+
+
+def _page_url(request: HttpRequest, number: int) -> str:
+    query = request.GET.copy()
+    query["page"] = str(number)
+    return f"{request.path}?{query.urlencode()}"
+
+
+def _page_meta(request: HttpRequest, page: Page) -> dict[str, Any]:
+    return {
+        "count": page.paginator.count,
+        "page": page.number,
+        "pages": page.paginator.num_pages,
+        "page_size": page.paginator.per_page,
+        "next": _page_url(request, page.next_page_number()) if page.has_next() else None,
+        "previous": _page_url(request, page.previous_page_number())
+        if page.has_previous()
+        else None,
+    }
+
+
+# --- matching ------------------------------------------------------------------------------
+
+MATCH_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": MatchIn.model_json_schema()},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    }
+}
+
+
+def _no_store(response: HttpResponse) -> HttpResponse:
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _error(status: int, detail: str) -> HttpResponse:
+    return _no_store(JsonResponse({"detail": detail}, status=status))
+
+
+def _paste_text(request: HttpRequest) -> str:
+    """The text to match from a JSON, form or plain-text body (ValueError if unusable)."""
+    content_type = request.content_type or ""
+    if content_type == "application/json":
+        try:
+            data = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            raise ValueError('The body is not valid JSON; send {"text": "..."}.') from None
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+            raise ValueError('Send a JSON object with a string field "text".')
+        return data["text"]
+    if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        text = request.POST.get("text")
+        if text is None:
+            raise ValueError('Send the text in a form field named "text".')
+        return text
+    return request.body.decode("utf-8", errors="replace")
+
+
+@api.post(
+    "/match",
+    response={200: MatchOut, 400: ErrorOut, 413: ErrorOut},
+    summary="Match a paste against every active record",
+    description=(
+        'Body: JSON {"text": "..."} or text/plain. Answers the object of '
+        "`manage.py match --json`: confident matches best first, then suggestions."
+    ),
+    openapi_extra=MATCH_BODY,
+    url_name="match",
+)
+def match(request: HttpRequest) -> HttpResponse:
+    from kb.matcher import PasteTooLarge
+    from kb.matching import match_text
+
+    try:
+        text = _paste_text(request)
+    except RequestDataTooBig:
+        return _error(413, "The paste is too large; send only the part around the error.")
+    except ValueError as exc:
+        return _error(400, str(exc))
+    try:
+        result = match_text(text)
+    except PasteTooLarge as exc:
+        return _error(413, str(exc))
+    return _no_store(JsonResponse(result.as_json()))
+
+
+# --- browse twins ---------------------------------------------------------------------------
+
+
+@api.get("/records", response=RecordPage, summary="Published records: filter, search, page")
+def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
+    data = {k: v for k, v in filters.dict().items() if k not in ("page_size", "facets")}
+    data["page"] = str(filters.page)
+    listing = record_listing(data, page_size=filters.page_size, with_facets=filters.facets)
+    return {
+        **_page_meta(request, listing.page),
+        "params": listing.params,
+        "items": [_row(r) for r in listing.page.object_list],
+        "facets": listing.facets,
+    }
+
+
+@api.get(
+    "/records/{record_id}",
+    response={200: dict[str, Any], 404: ErrorOut},
+    summary="One record in the dataset's shape (published or retired)",
+    url_name="record",
+)
+def record(request: HttpRequest, record_id: str) -> Any:
+    found = ErrorRecord.objects.exclude(status=Status.DRAFT).filter(pk=record_id).first()
+    if found is None:
+        return 404, {"detail": "No such record"}
+    return {**found.as_dict(), "status": found.status, "url": record_link(found.pk)}
+
+
+@api.get("/tags", response=TagPage, summary="Tags with their number of published records")
+def tags(
+    request: HttpRequest,
+    q: str = "",
+    sort: str = Query("count", pattern="^(count|name)$"),  # type: ignore[type-arg]
+    page: int = Query(1, ge=1),  # type: ignore[type-arg]
+) -> dict[str, Any]:
+    found = tag_counts(query=q, order=sort)
+    tag_page_ = paginate(found, page, TAG_PAGE_SIZE)
+    return {
+        **_page_meta(request, tag_page_),
+        "items": [
+            {
+                "name": t.name,
+                "count": t.count,
+                "url": tag_link(t.name),
+                "api_url": _api_url("api-1:tag", t.name),
+            }
+            for t in tag_page_.object_list
+        ],
+    }
+
+
+@api.get(
+    "/tags/{tag}",
+    response={200: TagDetail, 404: ErrorOut},
+    summary="The published records carrying a tag",
+    url_name="tag",
+)
+def tag(request: HttpRequest, tag: str, page: int = Query(1, ge=1)) -> Any:  # type: ignore[type-arg]
+    found = get_tag(tag)
+    if found is None:
+        return 404, {"detail": "No such tag"}
+    records_page = tag_page(found, page)
+    return {
+        "tag": found.name,
+        "url": tag_link(found.name),
+        **_page_meta(request, records_page),
+        "items": [_row(r) for r in records_page.object_list],
+    }
+
+
+__all__ = ["api"]
