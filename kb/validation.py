@@ -129,14 +129,68 @@ def message_is_matched(pattern: str, message: str) -> bool:
     return rx is not None and matches_any(rx, sample_renderings(message))
 
 
-def _longest_literal(pattern: str) -> str:
-    """The longest run of plain text in a pattern (for a cheap database pre-filter)."""
-    best = ""
-    for run in re.split(r"\(\.\+\?\)|\\[A-Za-z0-9]|[.^$*+?{}\[\]|()]", pattern):
-        text = re.sub(r"\\(.)", r"\1", run)
-        if len(text) > len(best):
-            best = text
-    return best.strip()
+def _literal_runs(pattern: str) -> list[str] | None:
+    """Runs of text every match of ``pattern`` must contain; None when there are no
+    required runs to rely on (alternation)."""
+    if re.search(r"\)(?:\?|\*|\{0)", pattern):
+        return None  # an optional group: its text is not required
+    runs: list[str] = []
+    cur: list[str] = []
+
+    def flush() -> None:
+        if cur:
+            runs.append("".join(cur))
+            cur.clear()
+
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            d = pattern[i + 1]
+            if d.isalnum() or d == "_":
+                flush()  # \d, \w, \b, \n...: not plain text
+            else:
+                cur.append(d)
+            i += 2
+            continue
+        if c == "|":
+            return None
+        if c == "[":  # a character class: skip to its end
+            flush()
+            i += 1
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+            continue
+        if c in "?*+{":
+            if cur:
+                cur.pop()  # the quantified character is optional
+            flush()
+            if c == "{":
+                while i < n and pattern[i] != "}":
+                    i += 1
+            i += 1
+            continue
+        if c in ".^$()}]":
+            flush()
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    flush()
+    return runs
+
+
+def prefilter_word(pattern: str) -> str:
+    """The longest word (4+ letters) the pattern requires, for a cheap database filter.
+
+    A word, not a whole run: a run may reach into text that sample values supply.
+    """
+    runs = _literal_runs(pattern)
+    if not runs:
+        return ""
+    words = [w for run in runs for w in re.findall(r"[^\W\d_]{4,}", run)]
+    return max(words, key=len, default="")
 
 
 def find_collisions(
@@ -158,9 +212,9 @@ def find_collisions(
     rows = ErrorRecord.objects.exclude(status=Status.RETIRED)
     if exclude_id:
         rows = rows.exclude(pk=exclude_id)
-    literal = _longest_literal(pattern)
-    if len(literal) >= 4:
-        rows = rows.filter(error_message__icontains=literal)
+    word = prefilter_word(pattern)
+    if word:
+        rows = rows.filter(error_message__icontains=word)
     deadline = time.perf_counter() + budget_s
     found: list[Collision] = []
     for pk, slug, message in rows.values_list("id", "slug", "error_message").iterator(2000):

@@ -288,3 +288,90 @@ def test_create_curator_dry_run_writes_nothing() -> None:
     call_command("create_curator", "bob", "--dry-run", stdout=out)
     assert "Would create user 'bob'" in out.getvalue()
     assert not User.objects.filter(username="bob").exists()
+
+
+# --- the pattern test bench ----------------------------------------------------------
+BENCH_TEXT = (
+    "12:00:01 INFO starting\n"
+    "12:00:02 ERROR Backfill progress for vnode 42 not found, backfill_state not "
+    "initialized properly\n"
+)
+
+
+def _bench(client: Client, record: ErrorRecord, htmx: bool = True, **data: str) -> Any:
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(
+        reverse("admin:kb_errorrecord_bench", args=[record.pk]),
+        {"message_pattern": record.message_pattern, "error_message": record.error_message,
+         "bench_text": BENCH_TEXT, **data},
+        headers=headers,
+    )  # fmt: skip
+
+
+def test_bench_highlights_what_the_edited_pattern_matches(curator_client: Client) -> None:
+    record = make_record()
+    response = _bench(
+        curator_client, record, message_pattern=r"Backfill progress for vnode (\d+) not found"
+    )
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in page  # an htmx fragment
+    assert "HX-Request" in response["Vary"]
+    assert "<mark>Backfill progress for vnode 42 not found</mark>" in page
+    assert '<code class="kb-capture">42</code>' in page
+    assert "The matcher can use it" in page
+    record.refresh_from_db()
+    assert record.message_pattern.startswith("Backfill progress for vnode (.+?)")  # not saved
+
+
+def test_bench_lists_the_records_the_live_matcher_finds(curator_client: Client) -> None:
+    record = make_record()
+    other = make_record(
+        errorMessage="starting", messagePattern="INFO starting", slug="other-starting"
+    )
+    page = _bench(curator_client, record).content.decode()
+    assert "Records the live matcher finds" in page
+    assert record.slug in page
+    assert "this record, as saved" in page
+    assert other.slug in page or "Near misses" in page or "None." in page
+
+
+def test_bench_without_htmx_renders_a_whole_page(curator_client: Client) -> None:
+    record = make_record()
+    response = _bench(curator_client, record, htmx=False)
+    page = response.content.decode()
+    assert "<html" in page
+    assert "<mark>" in page
+    assert "Back to the record" in page
+
+
+def test_bench_explains_a_refused_pattern(curator_client: Client) -> None:
+    record = make_record()
+    page = _bench(curator_client, record, message_pattern=r"(a)\1 backrefs").content.decode()
+    assert "The matcher cannot use it" in page
+    assert "backreferences" in page
+
+
+def test_bench_refuses_an_oversized_sample(curator_client: Client, settings: Any) -> None:
+    settings.KB_MAX_PASTE_BYTES = 100
+    record = make_record()
+    page = _bench(curator_client, record, bench_text="x" * 500).content.decode()
+    assert "the bench takes at most 100" in page
+
+
+def test_bench_survives_a_catastrophic_pattern(curator_client: Client) -> None:
+    record = make_record()
+    response = _bench(
+        curator_client, record, message_pattern="(x+x+)+y", bench_text="x" * 5000 + "\n"
+    )
+    assert response.status_code == 200
+
+
+def test_bench_on_the_add_page(curator_client: Client) -> None:
+    response = curator_client.post(
+        reverse("admin:kb_errorrecord_bench_add"),
+        {"message_pattern": "INFO (.+?)$", "bench_text": BENCH_TEXT},
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert "<mark>INFO starting</mark>" in response.content.decode()

@@ -10,6 +10,7 @@ from kb.schema import parse_record
 from kb.validation import (
     find_collisions,
     message_is_matched,
+    prefilter_word,
     record_warnings,
     render_message,
     validate_record,
@@ -131,3 +132,27 @@ def test_new_record_gets_the_full_check() -> None:
     record.message_pattern = "Something (.+?) else entirely different"
     errors = validate_record(record)
     assert "does not match its own message" in errors["message_pattern"][0]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "word"),
+    [
+        ("Backfill progress for vnode (.+?) not found", "Backfill"),
+        ("colou?r of thingamajig", "thingamajig"),
+        ("optional|alternatives", ""),
+        ("[abcdefghijk]+ tiny", "tiny"),
+        ("(maybe group)? fixed", ""),
+        (r"file\.txtfile not here", "txtfile"),
+        ("value 42 is bad", "value"),
+    ],
+)
+def test_collision_prefilter_uses_only_text_every_match_needs(pattern: str, word: str) -> None:
+    assert prefilter_word(pattern) == word
+
+
+def test_collision_found_when_sample_values_supply_the_text() -> None:
+    other = make_record(
+        errorMessage="value {} is bad here", messagePattern="value (.+?) is bad here"
+    )
+    found, _complete = find_collisions("value 42 is bad")
+    assert [c.id for c in found] == [other.id]
