@@ -326,7 +326,13 @@ class Matcher:
     def _confirm_one(self, ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:
         extra = a.newlines + (WINDOW_EXTRA_LINES if a.template else 0)
         ws = window_start(ntext, line.cstart, extra, WINDOW_MAX_CHARS)
-        window = ntext[ws : line.cend]
+        we = line.cend
+        for _ in range(a.newlines):  # a trailing placeholder may sit on the next line
+            if we >= len(ntext):
+                break
+            nxt = ntext.find("\n", we + 1)
+            we = len(ntext) if nxt < 0 else nxt
+        window = ntext[ws:we]
         try:
             m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
             if m is not None:

@@ -17,9 +17,9 @@ are measured properties of the pattern and of the match, never words or record i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .lineclass import MAX_CHARS, is_errorish, is_infoish
 from .patterns import GENERIC_LITERAL_CHARS
 
 KIND_FACTOR = {"exact": 1.0, "relaxed": 0.97, "truncated": 0.9, "diverged": 0.85, "fuzzy": 0.85}
@@ -27,14 +27,6 @@ MIN_COVERAGE = {"exact": 1.0, "relaxed": 0.85, "truncated": 0.5, "diverged": 0.5
 MIN_PARTIAL_CHARS = 30  # truncated / diverged / fuzzy matches need this many literal chars
 PLACEHOLDER_RATIO = 3  # values may be at most this many times the literal text ...
 PLACEHOLDER_RATIO_BELOW = 24  # ... for patterns with fewer literal characters than this
-
-# A line that announces an error: a level word, an exception class name, or a panic,
-# before the message. Only used to break ties between equally specific matches.
-_ERRORISH = re.compile(
-    r"(?i)\b(error|fatal|critical|panic(?:ked)?|exception|warn(?:ing)?|caused by|failed)\b"
-    r"|\b[A-Z][A-Za-z0-9_]*(Error|Exception|Warning)\b"
-)
-_INFOISH = re.compile(r"(?i)^\W*(\S+\s+){0,3}?(info|debug|trace)\b")
 
 
 @dataclass(slots=True)
@@ -63,10 +55,10 @@ class Candidate:
 
     def line_signal(self) -> int:
         """1 when the text before the match announces an error, -1 for INFO/DEBUG, else 0."""
-        head = self.line_text[: max(0, self.start - self.line_start)]
-        if _ERRORISH.search(head):
+        head = self.line_text[: max(0, self.start - self.line_start)][-MAX_CHARS:]
+        if is_errorish(head):
             return 1
-        if _INFOISH.search(head):
+        if is_infoish(head):
             return -1
         return 0
 

@@ -26,7 +26,7 @@ import re2
 
 from .patterns import Analysis, analyse
 
-FORMAT = "kb-matcher-shard-v2"
+FORMAT = "kb-matcher-shard-v3"
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
 HS_FLAGS_OPAQUE = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
@@ -94,7 +94,9 @@ def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardDa
         if a.template:
             exprs.append(a.scan_form().encode())
             ids.append(i)
-            flags.append(HS_FLAGS_TEMPLATE)
+            # A generic pattern ("connection") would report on every other line of a
+            # log; it can only ever be a suggestion, so one report per scan is enough.
+            flags.append(HS_FLAGS_TEMPLATE | (hyperscan.HS_FLAG_SINGLEMATCH if a.generic else 0))
             hs_local.append(i)
             head = a.head_form()
             if head:

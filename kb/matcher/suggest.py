@@ -11,16 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .lineclass import is_errorish, is_frame, is_infoish
+
 MAX_QUERY_LINES = 12
 MAX_SUGGESTIONS = 5
-
-_ERROR_LINE = re.compile(
-    r"(?i)\b(error|err|fatal|critical|panic(?:ked)?|exception|warn(?:ing)?|caused by|failed"
-    r"|failure|invalid|cannot|can't|unable|refused|denied|not found|timed? ?out)\b"
-    r"|[A-Z][A-Za-z0-9_]*(Error|Exception|Warning)\b"
-)
-_FRAME = re.compile(r"^\s*(File \"|at [\w$.]+\(|\d+: |Traceback \(most recent)")
-_INFO = re.compile(r"(?i)^\W*(\S+\s+){0,3}?(info|debug|trace)\b")
+LONG_TOKEN = 60
+_LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")  # linear: one greedy class
 
 
 def similarity_index(messages: dict[str, str]) -> Any | None:
@@ -40,10 +36,10 @@ def error_line_spans(text: str) -> list[tuple[int, int]]:
     while pos <= n:
         nl = text.find("\n", pos)
         end = n if nl < 0 else nl
-        line = text[pos:end].strip()
-        if len(line) >= 12 and not _FRAME.match(line):
+        line = text[pos : min(end, pos + 2000)].strip()
+        if len(line) >= 12 and not is_frame(line):
             fallback.append((pos, end))
-            if not _INFO.match(line) and _ERROR_LINE.search(line):
+            if not is_infoish(line) and is_errorish(line):
                 picked.append((pos, end))
         if nl < 0:
             break
@@ -66,7 +62,9 @@ def similar_hits(
     """(key, score, reason, line span) for records the lines resemble; best first."""
     best: dict[str, tuple[float, str, tuple[int, int]]] = {}
     for s, e in spans:
-        line = text[s:e].strip()[:2000]
+        # Bound the work the index does per line: cut the line, and cut very long
+        # unbroken tokens (base64 blobs, "x=x=x=..." runs): message wording has spaces.
+        line = _LONG_TOKEN.sub(lambda m: m.group()[:LONG_TOKEN], text[s:e].strip()[:1000])
         try:
             hits = [(h.key, h.score, h.reason) for h in index.query_explained(line, limit=3)]
         except AttributeError:

@@ -1,0 +1,183 @@
+"""Matcher core behaviour on small, hand-made pattern sets (fast: tiny compiles)."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from pathlib import Path
+
+import pytest
+
+from kb.matcher import Matcher, PasteTooLarge, PatternSpec, admit_pattern
+
+SPECS = [
+    PatternSpec("k-vnode", r"Backfill progress for vnode (.+?) not found, backfill_state", "m1"),
+    PatternSpec("k-meta", r"Failed to connect to meta server (.+?), trying again", "m2"),
+    PatternSpec("k-meta2", r"Failed to connect to meta server (.+?), trying again", "m2"),
+    PatternSpec("k-conn", r"connection", "connection"),
+    PatternSpec("k-fixture", r"No fixture named '(.+?)' found\.", "No fixture named '%s' found."),
+    PatternSpec("k-multi", "'(.+?)' is not a registered tag library\\. Must be one of:\n(.+?)", ""),
+]
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Matcher:
+    return Matcher.build(SPECS, cache_dir=tmp_path_factory.mktemp("mcache"))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "fragment"),
+    [
+        (r"(a)\1", "backreference"),
+        (r"foo(?=bar)", "lookaround"),
+        (r"(?<!x)error", "lookaround"),
+        (r"x{1001}", "repeat"),
+        (r"(.+?)", "empty"),
+        (r"a*", "empty"),
+        (r"(unclosed", "compile"),
+    ],
+)
+def test_admission_refuses_with_reason(pattern: str, fragment: str) -> None:
+    adm = admit_pattern(pattern)
+    assert not adm.ok
+    assert adm.engine is None
+    assert fragment in (adm.reason or "").lower()
+
+
+def test_admission_engines_and_specificity() -> None:
+    adm = admit_pattern(r"Failed to connect to meta server (.+?), trying again")
+    assert adm.ok
+    assert adm.engine == "hyperscan"
+    assert adm.specificity == len("Failed to connect to meta server , trying again")
+    assert not adm.generic
+    assert admit_pattern(r"connection").generic
+    assert admit_pattern(r"(.+?) not found").generic
+    assert admit_pattern(r"\d+ errors? in [a-z_]+ module loading").ok  # opaque regex
+    # \u escapes are Python syntax that Hyperscan does not take: RE2 or refused, never silent
+    adm = admit_pattern(r"caf\u00e9 was closed unexpectedly")
+    assert adm.ok or adm.reason
+
+
+def test_match_span_captures_and_reason(small: Matcher) -> None:
+    text = (
+        "INFO starting\n"
+        "2024-01-26T05:40:23Z  WARN meta_client: Failed to connect to meta server "
+        "127.0.0.1:5690, trying again error=transport\n"
+    )
+    rep = small.match(text)
+    assert rep.matches, rep.suggestions
+    m = rep.matches[0]
+    assert m.key == "k-meta"
+    assert m.same_message == ["k-meta2"]
+    assert m.line == 2
+    assert text[m.span[0] : m.span[1]] == m.text
+    assert m.text.startswith("Failed to connect")
+    assert m.captures == ["127.0.0.1:5690"]
+    assert m.coverage == 1.0
+    assert "line 2" in m.reason
+    assert "literal characters" in m.reason
+
+
+def test_generic_pattern_is_only_a_suggestion(small: Matcher) -> None:
+    rep = small.match("lost the connection to the upstream\n")
+    assert rep.matches == []
+    assert any(s.key == "k-conn" and "generic" in s.reason for s in rep.suggestions)
+
+
+def test_non_ascii_offsets_map_back(small: Matcher) -> None:
+    text = "Ünïcödé prefix → No fixture named 'données' found.\n"
+    m = small.match(text).matches[0]
+    assert m.key == "k-fixture"
+    assert text[m.span[0] : m.span[1]] == m.text == "No fixture named 'données' found."
+    assert m.captures == ["données"]
+
+
+def test_multiline_pattern(small: Matcher) -> None:
+    text = "Traceback...\n'humanize' is not a registered tag library. Must be one of:\nadmin_list\n"
+    assert small.match(text).matches[0].key == "k-multi"
+
+
+def test_paste_too_large(small: Matcher) -> None:
+    with pytest.raises(PasteTooLarge) as err:
+        small.match("x" * 2000, max_bytes=1000)
+    assert err.value.limit == 1000
+    assert err.value.size == 2000
+    small.match("x" * 1000, max_bytes=1000)  # at the limit is fine
+
+
+def test_groups_count_lines_in_a_log(small: Matcher) -> None:
+    line = "WARN Failed to connect to meta server 10.0.0.{i}:5690, trying again"
+    log = "\n".join(
+        ["INFO boot"] + [line.format(i=i) if i % 3 == 0 else f"INFO tick {i}" for i in range(30)]
+    )
+    rep = small.match(log)
+    g = next(g for g in rep.groups if g.key == "k-meta")
+    assert g.count == 10
+    assert (g.first_line, g.last_line) == (2, 29)
+    assert g.confident
+
+
+def test_with_changes_edit_remove_add(small: Matcher, tmp_path: Path) -> None:
+    edited = small.with_changes(
+        [
+            PatternSpec("k-fixture", r"No fixture called '(.+?)' exists\.", "edited"),
+            PatternSpec("k-new", r"Brand new failure mode number (.+?) happened", "new"),
+        ],
+        removed=["k-vnode"],
+    )
+    assert edited.match("No fixture called 'x' exists.").matches[0].key == "k-fixture"
+    assert not edited.match("No fixture named 'x' found.").matches
+    assert edited.match("Brand new failure mode number 7 happened").matches[0].key == "k-new"
+    assert not edited.match("Backfill progress for vnode 3 not found, backfill_state").matches
+    # the original is untouched
+    assert small.match("No fixture named 'x' found.").matches[0].key == "k-fixture"
+    again = edited.with_changes([], removed=["k-new"])
+    assert not again.match("Brand new failure mode number 7 happened").matches
+    assert again.match("No fixture called 'x' exists.").matches[0].key == "k-fixture"
+
+
+def test_build_loads_unchanged_shards_from_cache(tmp_path: Path) -> None:
+    first = Matcher.build(SPECS, cache_dir=tmp_path)
+    assert first.stats["shards_from_cache"] == 0
+    second = Matcher.build(list(reversed(SPECS)), cache_dir=tmp_path)  # order is irrelevant
+    assert second.stats["shards_from_cache"] == second.stats["shards"]
+    assert second.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
+
+
+def test_pickle_round_trip(small: Matcher) -> None:
+    clone = Matcher.loads(small.dumps())
+    assert clone.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
+    clone2 = pickle.loads(pickle.dumps(small))  # noqa: S301 - our own bytes
+    assert clone2.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
+
+
+def test_threads_share_one_matcher(small: Matcher) -> None:
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(50):
+                rep = small.match(f"No fixture named 'f{i}' found.")
+                assert rep.matches[0].captures == [f"f{i}"]
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_refused_patterns_are_reported_not_dropped(tmp_path: Path) -> None:
+    m = Matcher.build(
+        [*SPECS, PatternSpec("k-bad", r"(a)\1 twice", ""), PatternSpec("k-empty", "(.+?)", "")],
+        cache_dir=tmp_path,
+        with_similarity=False,
+    )
+    refused = m.refused()
+    assert set(refused) == {"k-bad", "k-empty"}
+    assert not m.admission("k-bad").ok
+    assert "backreference" in (m.admission("k-bad").reason or "")
+    assert m.admission("k-fixture").ok

@@ -1,0 +1,69 @@
+"""The issue's acceptance figures, computed through the public interface on
+eval-public.jsonl (real pastes). Marked slow: it uses the full 16.7k-record matcher."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.matcher import Matcher
+
+pytestmark = pytest.mark.slow
+
+EXACT_TOP1 = 0.97
+DRIFTED_TOP3 = 0.60
+
+
+def _acceptable(case: dict, by_id: dict[str, dict]) -> set[str]:
+    keys = set(case["expected"]) | set(case.get("also_acceptable") or [])
+    patterns = {by_id[k]["messagePattern"] for k in keys if k in by_id}
+    # records with the identical pattern count as the same answer
+    return keys | {k for k, r in by_id.items() if r["messagePattern"] in patterns}
+
+
+@pytest.fixture(scope="module")
+def outcomes(full_matcher: Matcher, eval_cases: list[dict], records: list[dict]) -> dict:
+    by_id = {r["id"]: r for r in records}
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for case in eval_cases:
+        rep = full_matcher.match(case["text"])
+        ok_keys = _acceptable(case, by_id)
+        stratum = case["stratum"]
+        if stratum == "exact":
+            ok = bool(rep.matches) and rep.matches[0].key in ok_keys
+        elif stratum in ("negative", "absent"):
+            ok = not rep.matches
+        else:
+            ranked = [m.key for m in rep.matches] + [s.key for s in rep.suggestions]
+            ok = any(k in ok_keys for k in ranked[:3])
+        out.setdefault(stratum, []).append((case["id"], ok))
+    return out
+
+
+def _rate(rows: list[tuple[str, bool]]) -> float:
+    return sum(ok for _, ok in rows) / len(rows)
+
+
+def test_exact_top1(outcomes: dict) -> None:
+    rows = outcomes["exact"]
+    failed = [cid for cid, ok in rows if not ok]
+    assert _rate(rows) >= EXACT_TOP1, f"top-1 {_rate(rows):.3f}; wrong: {failed}"
+
+
+def test_negative_has_no_matches(outcomes: dict) -> None:
+    failed = [cid for cid, ok in outcomes["negative"] if not ok]
+    assert failed == [], f"matches reported on negative cases: {failed}"
+
+
+def test_absent_mostly_has_no_matches(outcomes: dict) -> None:
+    # The issue demands no matches on `negative`; `absent` cases may contain real
+    # dataset messages as wrappers, so allow one in ten (currently 1 of 20 fails).
+    rows = outcomes["absent"]
+    failed = [cid for cid, ok in rows if not ok]
+    assert len(failed) <= len(rows) // 10, f"matches reported on absent cases: {failed}"
+
+
+def test_drifted_top3(outcomes: dict) -> None:
+    rows = outcomes.get("drifted", [])
+    if not rows:
+        pytest.skip("no drifted cases")
+    assert _rate(rows) >= DRIFTED_TOP3, [cid for cid, ok in rows if not ok]
