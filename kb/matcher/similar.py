@@ -72,7 +72,7 @@ _HAS_ALPHA = re.compile(r"[a-z]")
 # Work bounds per query (they keep the cost per line flat as the corpus grows).
 _MAX_QUERY_CHARS = 2000  # longer lines are cut before scoring
 _MAX_QUERY_TOKENS = 12  # rarest known words of the line used to find candidates
-_ADMIT = 800  # distinct entries admitted as candidates before only re-scoring
+_ADMIT = 1500  # distinct entries admitted as candidates before only re-scoring
 _POSTING_BUDGET = 5000  # posting entries intersected (C speed) per line when re-scoring
 _COVERAGE_CANDIDATES = 60  # entries re-scored by exact weighted coverage
 _FUZZY_CANDIDATES = 30  # entries scored with rapidfuzz
@@ -110,6 +110,7 @@ class SimilarityIndex:
     #: Tunables (class attributes; the benchmark sweeps them).
     posting_budget: int = _POSTING_BUDGET
     admit_size: int = _ADMIT
+    overflow: float = 2.0  # a word may admit up to this many times the room left
     pool_size: int = _COVERAGE_CANDIDATES
     fuzzy_size: int = _FUZZY_CANDIDATES
     fuzzy_scorer = staticmethod(fuzz.partial_ratio)
@@ -277,15 +278,16 @@ class SimilarityIndex:
         for tid in ordered:
             a, b = off[tid], off[tid + 1]
             w = idf[tid]
-            if len(acc) < admit:
-                # Rare word: its entries become candidates (Python loop, short list;
-                # for a line of only common words the first list is cut short).
-                for e in post[a : min(b, a + 2 * admit)]:
+            room = admit - len(acc)
+            if room > 0 and (not acc or b - a <= self.overflow * room):
+                # Rare word: its entries become candidates (Python loop over a short
+                # list; for a line of only common words the first list is cut short).
+                for e in post[a : min(b, a + admit)]:
                     acc[e] = get(e, 0.0) + w * inv[e]
             else:
                 # Commoner word: only re-score the candidates (C-speed intersection).
                 if b - a > budget:
-                    break
+                    continue
                 budget -= b - a
                 for e in acc.keys() & post[a:b]:
                     acc[e] += w * inv[e]
