@@ -8,6 +8,8 @@ import pickle
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb.matcher.similar import DEFAULT_MIN_SCORE, SimilarityIndex, literal_text, tokens
 
@@ -100,15 +102,18 @@ def full():
 def test_synthetic_drift_recall_and_false_rate(full) -> None:
     """Recall@3 on 400 synthetic rewordings of real templates, and INFO-line silence.
 
-    Thresholds: measured recall@3 is ~0.9 and the false-suggestion rate ~0.05
-    (benchmarks/results/similar.json); the asserts leave room for noise but
-    fail far above the issue's 60% bar for drifted cases.
+    Measured (benchmarks/results/similar.json): recall@3 0.935-0.95 over three
+    seeds of 400 cases, false-suggestion rate 0.062 on 370 INFO lines. The bars
+    (0.85 / 0.10) leave about 3 standard errors of sampling noise (n=400: ~1.2
+    points) plus room for harmless retuning, while failing long before the
+    issue's 60% bar for real drifted cases is at risk; the synthetic rewordings
+    are easier than real drift, so the margin above 0.6 is deliberate.
     """
     bench, records, idx = full
     cases = bench.drift_cases(records, 400, seed=123)
-    assert bench.recall_at(idx, cases) >= 0.80
+    assert bench.recall_at(idx, cases) >= 0.85
     neg = bench.negative_lines()
-    assert bench.false_rate(idx, neg) <= 0.15
+    assert bench.false_rate(idx, neg) <= 0.10
 
 
 @needs_data
@@ -133,3 +138,14 @@ def test_pickle_with_nul_in_template() -> None:
 def test_paths_in_line_are_not_wording(small: SimilarityIndex) -> None:
     line = "   at ./risingwave/src/backfill_state/vnode/progress.rs:40:10"
     assert small.query(line, min_score=0.3) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_is_safe(text: str) -> None:
+    idx = SimilarityIndex.build(SMALL)
+    for key, score in idx.query(text, min_score=0.0):
+        assert key in dict(SMALL)
+        assert 0.0 <= score <= 1.0
+    for hit in idx.query_explained(text, min_score=0.0):
+        assert hit.reason
