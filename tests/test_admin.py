@@ -375,3 +375,38 @@ def test_bench_on_the_add_page(curator_client: Client) -> None:
     )
     assert response.status_code == 200
     assert "<mark>INFO starting</mark>" in response.content.decode()
+
+
+# --- hostile data and audit trail (RELIABILITY #6, #18) --------------------------------
+def test_hostile_record_renders_inert_in_every_admin_page(curator_client: Client) -> None:
+    from tests.hostile import hostile_overrides
+
+    record = make_record(**hostile_overrides())
+    pages = [
+        curator_client.get(reverse("admin:kb_errorrecord_changelist")),
+        curator_client.get(reverse("admin:kb_errorrecord_changelist") + "?q=Hostile"),
+        curator_client.get(change_url(record)),
+        curator_client.get(reverse("admin:kb_errorrecord_history", args=[record.pk])),
+        _bench(curator_client, record, bench_text="Hostile thing <script>alert(3)</script> "
+               "failed for <img src=x onerror=alert(1)>"),
+    ]  # fmt: skip
+    for response in pages:
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "<script>alert" not in html.lower()
+        assert "<img src=x" not in html.lower()
+        assert "<svg onload" not in html.lower()
+        assert not re.search(r'href\s*=\s*["\']?\s*javascript:', html.lower())
+    assert "&lt;script&gt;alert(3)" in pages[2].content.decode()  # shown as text
+
+
+def test_bulk_action_history_rows_equal_changed_records(curator_client: Client) -> None:
+    records = [make_record(), make_record(), make_record(tags=["already"])]
+    before = {r.pk: r.history.count() for r in records}
+    _action(curator_client, "add_tag", records, apply="1", tag="already")
+    after = {r.pk: r.history.count() for r in records}
+    assert sum(after[k] - before[k] for k in after) == 2
+    for record in records[:2]:
+        row = record.history.latest()
+        assert row.history_user.username == "curator"
+        assert row.history_date is not None
