@@ -13,7 +13,7 @@ from typing import IO, Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from kb.importer import ImportReport, import_jsonl, read_lines
+from kb.importer import BATCH_SIZE, ImportReport, import_jsonl, read_lines
 
 
 def open_source(name: str, stack: ExitStack) -> IO[bytes]:
@@ -42,6 +42,12 @@ class Command(BaseCommand):
             "--atomic",
             action="store_true",
             help="all-or-nothing: any rejected line rolls the whole import back",
+        )
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=BATCH_SIZE,
+            help=f"records per transaction (default {BATCH_SIZE}; ignored with --atomic)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -72,6 +78,7 @@ class Command(BaseCommand):
                     atomic=options["atomic"],
                     source=Path(name).name if name != "-" else "stdin",
                     progress=progress,
+                    batch_size=max(1, options["batch_size"]),
                 )
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise CommandError(f"{name}: cannot read: {exc}") from exc
