@@ -1,0 +1,180 @@
+"""Full-text search: substring semantics, ranking, fallbacks, and the index staying in step.
+
+Runs unchanged on SQLite (FTS5 trigram + triggers) and PostgreSQL (pg_trgm): the same
+queries must find the same records on both (RELIABILITY #17).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from kb.models import ErrorRecord
+from kb.search import (
+    ensure_search_index,
+    fts5_expression,
+    search_index_missing,
+    search_records,
+    split_terms,
+)
+from kb.services import delete_records, save_curated
+from tests.factories import import_lines, make_line
+
+# --- the query parser (pure) -----------------------------------------------------------------
+
+
+def test_terms_are_split_on_whitespace_deduplicated_and_capped() -> None:
+    assert split_terms("  not   found  NOT ") == ["not", "found"]
+    assert len(split_terms(" ".join(f"t{i}x" for i in range(50)))) == 12
+
+
+def test_fts5_expression_quotes_every_term_so_operators_are_literal() -> None:
+    expr = fts5_expression(['say"hi', "NEAR(a", "{message}:", "x*", "-y", "AND"])
+    assert '"say""hi"' in expr
+    assert '"NEAR(a"' in expr
+    assert '"{message}:"' in expr
+    assert '"AND"' in expr
+    assert expr.startswith("{message class code slug documentation}: (")
+
+
+# --- searching -------------------------------------------------------------------------------
+
+
+def add(**overrides: Any) -> str:
+    """A record whose searchable text is only what the test gives (the seed's is cleared)."""
+    message = overrides.pop("errorMessage", "Plain failure")
+    line = make_line(errorMessage=message, messagePattern=overrides.pop("pattern", message))
+    line["record"].update(errorClass=None, errorCode=None, documentation=None)
+    line["record"].update(overrides)
+    report = import_lines(line)
+    assert report.rejected == 0, report.errors
+    return line["record"]["id"]
+
+
+def found(query: str) -> list[str]:
+    return list(search_records(ErrorRecord.objects.published(), query).values_list("pk", flat=True))
+
+
+@pytest.mark.django_db
+def test_search_finds_substrings_inside_identifiers() -> None:
+    stream = add(errorMessage="Stream stopped", errorClass="StreamExecutorError")
+    add(errorMessage="Unrelated thing", errorClass="ValueError")
+    assert found("Executor") == [stream]
+    assert found("executorerror") == [stream]  # case-insensitive
+
+
+@pytest.mark.django_db
+def test_search_covers_message_class_code_slug_and_documentation() -> None:
+    by_message = add(errorMessage="Backfill progress missing for vnode")
+    by_code = add(errorMessage="Other one", errorCode="ERR_QUOTA_EXCEEDED")
+    by_doc = add(errorMessage="Third one", documentation="Raised when the zanzibar check fails")
+    assert found("progress missing") == [by_message]
+    assert found("QUOTA_EXC") == [by_code]
+    assert found("zanzibar") == [by_doc]
+
+
+@pytest.mark.django_db
+def test_every_term_must_match_somewhere() -> None:
+    both = add(errorMessage="Connection refused by upstream", errorClass="NetError")
+    add(errorMessage="Connection reset by peer")
+    assert found("connection NetError") == [both]
+    assert found("connection refused") == [both]
+    assert set(found("connection")) >= {both}
+
+
+@pytest.mark.django_db
+def test_a_hit_in_the_message_ranks_above_one_in_the_documentation() -> None:
+    in_doc = add(errorMessage="Something else", documentation="mentions the flux capacitor")
+    in_message = add(errorMessage="Flux capacitor overloaded")
+    assert found("flux capacitor") == [in_message, in_doc]
+
+
+@pytest.mark.django_db
+def test_short_queries_fall_back_to_substring_search() -> None:
+    hit = add(errorMessage="IO at xz failed")
+    add(errorMessage="Nothing here")
+    assert found("xz") == [hit]
+    # a short term inside a longer query is applied as a substring filter
+    assert found("xz failed") == [hit]
+    assert found("qq failed") == []
+
+
+@pytest.mark.django_db
+def test_exact_record_id_finds_that_record() -> None:
+    record_id = add(errorMessage="Findable by id")
+    add(errorMessage="Another")
+    assert found(record_id) == [record_id]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query",
+    ['"', '""', "'", "*", "NEAR(", "a:b", "{message}: x", "-abc", "AND OR NOT", "^abc", "%_\\"],
+)
+def test_queries_with_syntax_characters_never_fail(query: str) -> None:
+    add(errorMessage="Plain failure")
+    assert isinstance(found(query), list)
+
+
+@pytest.mark.django_db
+def test_drafts_are_not_found_through_the_published_list() -> None:
+    record_id = add(errorMessage="Quasar meltdown")
+    record = ErrorRecord.objects.get(pk=record_id)
+    record.status = "draft"
+    save_curated(record, changed_attrs=["status"])
+    assert found("Quasar") == []
+
+
+@pytest.mark.django_db
+def test_index_follows_curator_edits_reimports_and_deletes() -> None:
+    record_id = add(errorMessage="Original wording here")
+    record = ErrorRecord.objects.get(pk=record_id)
+    record.error_message = "Reworded message text"
+    save_curated(record, changed_attrs=["error_message"])
+    assert found("Reworded") == [record_id]
+    assert found("Original wording") == []
+
+    # an import with new content (later contentChangedAt) updates the index too
+    line = make_line(errorMessage="Imported first", messagePattern="Imported first")
+    line["record"]["contentChangedAt"] = "2026-01-01T00:00:00.000Z"
+    assert import_lines(line).rejected == 0
+    newer = {**line, "record": {**line["record"], "errorMessage": "Imported second"}}
+    newer["record"]["messagePattern"] = "Imported second"
+    newer["record"]["contentChangedAt"] = "2026-02-01T00:00:00.000Z"
+    assert import_lines(newer).updated == 1
+    assert found("Imported second") == [line["record"]["id"]]
+    assert found("Imported first") == []
+
+    delete_records(ErrorRecord.objects.filter(pk=record_id))
+    assert found("Reworded") == []
+
+
+@pytest.mark.django_db
+def test_search_structures_exist_after_migrations() -> None:
+    assert search_index_missing() == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite triggers")
+def test_lost_triggers_are_recreated_and_the_index_refilled() -> None:
+    record_id = add(errorMessage="Survives a table rebuild")
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER kb_record_fts_ai")
+        cursor.execute("DELETE FROM kb_record_fts")
+    assert "kb_record_fts_ai" in search_index_missing()
+    assert ensure_search_index() is True
+    assert search_index_missing() == []
+    assert found("table rebuild") == [record_id]
+    assert ensure_search_index() is False  # idempotent
+
+
+@pytest.mark.django_db
+def test_search_through_the_page_and_the_api_agree(client: Any) -> None:
+    ids = [add(errorMessage=f"Turbine {i} stalled") for i in range(3)]
+    add(errorMessage="Nothing to see")
+    html = client.get("/records/", {"q": "turbine stalled"}).content.decode()
+    assert "3 records matching" in html
+    data = client.get("/api/records", {"q": "turbine stalled"}).json()
+    assert sorted(item["id"] for item in data["items"]) == sorted(ids)
