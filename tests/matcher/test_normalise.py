@@ -506,3 +506,13 @@ def test_earlier_exception_with_a_copied_variant_is_still_relabelled_a_cause():
     joined = "ValueError: bad \u201cx\u201d value second line of the first message"
     assert kinds[joined] == CAUSED_BY
     assert kinds["RuntimeError: outer failure"] == EXCEPTION
+
+
+def test_pretty_printed_json_log_record_is_collapsed_and_its_message_decoded():
+    text = '{\n  "level": "error",\n  "msg": "lost \\"peer\\" connection",\n  "id": 7\n}'
+    n = normalise(text)
+    assert 'lost "peer" connection' in lines_of(n)
+    info = n.line_info(n.text.index('\nlost "peer"') + 1)
+    assert info.derived == "json"
+    assert info.level == "ERROR"
+    assert any(line.startswith('{ "level": "error", "msg"') for line in lines_of(n))

@@ -1,7 +1,7 @@
 """Property tests: the normaliser never raises and its offsets always make sense.
 
-Profiles: the default runs ~200 examples per property; ``HYPOTHESIS_PROFILE=fuzz`` runs
-100,000 (minutes, for a nightly or pre-release run).
+Profiles: the default runs ~200 examples per property; ``HYPOTHESIS_PROFILE=long`` runs
+5,000 and ``HYPOTHESIS_PROFILE=fuzz`` 100,000 (long: for a nightly or pre-release run).
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ settings.register_profile(
 settings.register_profile(
     "fuzz", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck)
 )
-_PROFILE = "fuzz" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else "normalise-default"
+settings.register_profile(
+    "normalise-long", max_examples=5_000, deadline=None, suppress_health_check=list(HealthCheck)
+)
+_PROFILE = {"fuzz": "fuzz", "long": "normalise-long"}.get(
+    os.environ.get("HYPOTHESIS_PROFILE", ""), "normalise-default"
+)
 PROPS = settings.get_profile(_PROFILE)
 
 # Fragments that exercise every pass, glued together in random orders.

@@ -65,7 +65,7 @@ _FOLD = str.maketrans(
 )
 
 # "key": "value" inside a JSON object (value without raw newlines)
-_JSON_PAIR_RE = re.compile(r'"((?:[^"\\\n]|\\.){1,64})"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_JSON_PAIR_RE = re.compile(r'"([\w.@$-]{1,64})"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 _MESSAGE_KEYS = frozenset(
     {
         "msg",
@@ -131,6 +131,7 @@ _OPENERS = "([{"
 _CLOSERS = ")]}"
 
 MAX_RUN_LINES = 60
+MAX_LINE_WORK = 1 << 18  # lines longer than this get no variants (linear-time guard)
 BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
 MAX_RUN_CHARS = 16_384
 
@@ -305,13 +306,24 @@ class Structurer:
             if needle[0] in src and needle in src:
                 streams.append(self._needle_lines(needle))
         if not src.isascii():
-            streams.append(src.rfind("\n", 0, m.start()) + 1 for m in _TYPO_RE.finditer(src))
+            streams.append(self._regex_lines(_TYPO_RE))
         last = -1
         n = len(src)
         for ls in heapq.merge(*streams):
             if ls != last and ls < n:
                 last = ls
                 yield ls
+
+    def _regex_lines(self, rx: re.Pattern[str]) -> Iterator[int]:
+        """Starts of the lines holding a match of ``rx`` (each line once, linear time)."""
+        src = self.src
+        m = rx.search(src)
+        while m is not None:
+            yield src.rfind("\n", 0, m.start()) + 1
+            le = src.find("\n", m.end())
+            if le < 0:
+                return
+            m = rx.search(src, le)
 
     def _needle_lines(self, needle: str) -> Iterator[int]:
         src = self.src
@@ -327,6 +339,8 @@ class Structurer:
     def _handle(self, ls: int) -> int:
         src = self.src
         le = self.line_end(ls)
+        if le - ls > MAX_LINE_WORK:
+            return le + 1  # a giant line (minified dump): scanned as it is
         line = src[ls:le]
         pl, level = (0, None) if line[:1] == "{" else prefix_info(line)
         rest = line[pl:]
@@ -350,14 +364,49 @@ class Structurer:
         for s in run:
             self._line_variants(s)
         if len(run) >= 2:
-            self._join_run(run, level=prefix_info(src[head : self.line_end(head)])[1])
+            head_line = src[head : self.line_end(head)]
+            pl, level = prefix_info(head_line)
+            self._join_run(run, level=level)
+            if head_line[pl:].strip() == "{":
+                self._json_block(run, level)
         return self.line_end(run[-1]) + 1
+
+    def _json_block(self, run: list[int], level: str | None) -> None:
+        """A pretty-printed JSON object over several lines: decode its message values too."""
+        src = self.src
+        spans: list[tuple[int, int]] = []
+        for ls in run:
+            le = self.line_end(ls)
+            m = _JSON_LEVEL_RE.search(src, ls, le)
+            if m:
+                level = canonical_level(m.group("lvl")) or level
+            spans += [
+                m.span(2)
+                for m in _JSON_MESSAGE_PAIR_RE.finditer(src, ls, le)
+                if m.end(2) - m.start(2) >= 4
+            ]
+        if not spans:
+            return
+        lines: list[list[Piece]] = []
+        for vs, ve in spans:
+            lines.extend(decode_escapes(src, vs, ve))
+        texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
+        self.counts["json"] += 1
+        self.add_variant(
+            self.line_end(run[-1]),
+            lines,
+            per_line=traceback_marks(texts),
+            derived="json",
+            level=level,
+        )
 
     # -- per-line variants ------------------------------------------------------------
     def _line_variants(self, ls: int, **mark) -> list[int]:
         """Unescaped / ASCII-quote copies of one pasted line; returns their `marks` keys."""
         src = self.src
         le = self.line_end(ls)
+        if le - ls > MAX_LINE_WORK:
+            return []
         if src.find('\\"', ls, le) >= 0:
             pl, level = prefix_info(src[ls:le])
             lines = decode_escapes(src, ls + pl, le)
@@ -371,18 +420,21 @@ class Structurer:
     def add_variant_folded(self, ls: int, le: int, **mark) -> list[int]:
         src = self.src
         text = src[ls:le].translate(_FOLD)
-        pieces: list[Piece] = []
-        # 1:1 folds keep the mapping linear; "…" -> "..." maps to its own character
-        pos = ls
-        for m in _TYPO_RE.finditer(src, ls, le):
-            if m.start() > pos:
-                pieces.append((None, pos, m.start()))
-            pieces.append((m.group().translate(_FOLD), m.start(), m.end()))
-            pos = m.end()
-        if pos < le:
-            pieces.append((None, pos, le))
         if text == src[ls:le]:
             return []
+        # 1:1 folds keep the mapping linear; only "…" -> "..." changes length, so the line is
+        # cut around each ellipsis and every other stretch is one (linear) piece
+        pieces: list[Piece] = []
+        pos = ls
+        i = src.find("\u2026", ls, le)
+        while i >= 0:
+            if i > pos:
+                pieces.append((src[pos:i].translate(_FOLD), pos, i))
+            pieces.append(("...", i, i + 1))
+            pos = i + 1
+            i = src.find("\u2026", pos, le)
+        if pos < le:
+            pieces.append((src[pos:le].translate(_FOLD), pos, le))
         self.counts["folded"] += 1
         level = prefix_info(src[ls:le])[1]
         return self.add_variant(le, [pieces], derived="folded", **{"level": level, **mark})
