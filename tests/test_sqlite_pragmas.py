@@ -48,3 +48,12 @@ def test_database_is_a_real_file_not_memory() -> None:
     assert name.endswith(".sqlite3")
     assert ":memory:" not in name
     assert "mode=memory" not in name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rate_limit_counter_leaves_the_connection_at_synchronous_full(settings: object) -> None:
+    """The counter's own commit skips the fsync; every other transaction keeps FULL."""
+    from kb.middleware import _locked_increment
+
+    assert _locked_increment("pragma-test", 60) >= 1
+    assert _pragma("synchronous") == 2
