@@ -368,8 +368,24 @@ class Matcher:
         if m is None:
             return None
         complete = not m.partial and m.group(len(a.fine_pieces)) is not None
-        kind = "relaxed" if complete else "truncated" if m.partial else "diverged"
-        return self._candidate(pid, a, kind, m, start, ntext, fine=True)
+        reaches_end = m.partial or m.end() >= len(window)
+        extra = 0
+        if not complete and not reaches_end:
+            # the text may stop inside the next word ("... or call settings"): regex prefers
+            # the shorter complete match to a partial one, so check the rest by hand
+            fine = a.fine_pieces
+            idx = next((i for i in range(len(fine)) if m.group(i + 1) is None), None)
+            rest = " ".join(window[m.end() :].split()).lower()
+            if idx is not None and fine[idx].text is not None and len(rest) < 60:
+                want = " ".join(fine[idx].text.split()).lower()
+                if rest and want.startswith(rest):
+                    reaches_end, extra = True, len(rest)
+        kind = "relaxed" if complete else "truncated" if reaches_end else "diverged"
+        c = self._candidate(pid, a, kind, m, start, ntext, fine=True)
+        if extra:
+            c.literal_exact += extra
+            c.end = start + len(window)
+        return c
 
     def _fallback(self, ntext: str, notes: list[str]) -> tuple[list[Candidate], list]:
         """No confident match: ask the similarity index which records the error-looking
