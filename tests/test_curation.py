@@ -172,3 +172,22 @@ def test_an_edited_pattern_reaches_the_matcher(curator_client: Client) -> None:
     assert match_text(LOG).matches == []
     hits = match_text("Backfill progress for shard 7 not found").matches
     assert [m.record.pk for m in hits] == [record.pk]
+
+
+def test_a_revert_keeps_the_newest_provenance(curator_client: Client) -> None:
+    record, line = _seeded(solutions=["Original advice"])
+    original = record.history.latest()
+    curator_client.post(change_url(record), form_data(record, solutions="Edited advice"))
+    _reimport(line, analyzedSha="f" * 40, lineNumber=99)
+    record.refresh_from_db()
+    assert record.line_number == 99
+
+    revert_url = reverse(
+        "admin:kb_errorrecord_simple_history", args=[record.pk, original.history_id]
+    )
+    curator_client.post(revert_url, form_data(original.instance))
+
+    record.refresh_from_db()
+    assert record.solutions == ["Original advice"]
+    assert record.line_number == 99
+    assert record.analyzed_sha == "f" * 40

@@ -57,6 +57,10 @@ ANALYSIS = [
     "documentation", "trigger_scenarios", "common_situations", "solutions",
     "prevention_tips", "example_fix", "validation_code", "type_guard", "try_catch_pattern",
 ]  # fmt: skip
+KEPT_ON_REVERT = [
+    *(f.attr for f in FIELDS if not f.curatable and f.attr != "id"),
+    "extra", "dataset_version", "created_at",
+]  # fmt: skip
 FORM_ONLY = {"accept_collisions", "accept_incoming", "keep_curated", "change_reason"}
 
 
@@ -214,6 +218,12 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
                 changed.add("status")
             obj.curated_fields = list(stored.curated_fields)
             obj.conflicts = dict(stored.conflicts)
+            # A revert restores what curators own; provenance stays the newest import's.
+            keep = KEPT_ON_REVERT
+            if obj.message_pattern == stored.message_pattern:
+                keep = [*keep, "disabled_reason", "pattern_engine"]
+            for attr in keep:
+                setattr(obj, attr, getattr(stored, attr))
             if "/history/" in request.path:
                 reason = form.cleaned_data.get("change_reason") or "admin: revert"
         accepted = list(getattr(form, "accepted_attrs", []))
