@@ -24,6 +24,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from ninja import NinjaAPI, Query, Schema
+from ninja import Status as Reply
 from ninja.openapi.docs import DocsBase
 from pydantic import Field
 
@@ -333,7 +334,7 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, An
 def record(request: HttpRequest, record_id: str) -> Any:
     found = ErrorRecord.objects.exclude(status=Status.DRAFT).filter(pk=record_id).first()
     if found is None:
-        return 404, {"detail": "No such record"}
+        return Reply(404, {"detail": "No such record"})
     return {**found.as_dict(), "status": found.status, "url": record_link(found.pk)}
 
 
@@ -369,7 +370,7 @@ def tags(
 def tag(request: HttpRequest, tag: str, page: int = Query(1, ge=1)) -> Any:  # type: ignore[type-arg]
     found = get_tag(tag)
     if found is None:
-        return 404, {"detail": "No such tag"}
+        return Reply(404, {"detail": "No such tag"})
     records_page = tag_page(found, page)
     return {
         "tag": found.name,
