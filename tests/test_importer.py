@@ -166,3 +166,84 @@ def test_every_line_of_a_long_file_is_counted(tmp_path: object) -> None:
     assert report.created == 2500
     assert report.lines == 2500
     assert len(encode(*lines)) == 2500
+
+
+# --- idempotency, duplicates and the audit trail (RELIABILITY #16, #18) ----------------
+
+
+def test_second_import_of_the_same_file_changes_no_row_and_keeps_the_content_hash() -> None:
+    from kb.exporter import content_hash
+
+    lines = [make_line(tags=["a", "b"]) for _ in range(30)]
+    import_lines(*lines, batch_size=7)
+    before = (
+        content_hash(),
+        ErrorRecord.history.count(),
+        RecordTag.objects.count(),
+        ErrorRecord.objects.values_list("updated_at", flat=True).order_by("-updated_at")[0],
+    )
+    report = import_lines(*lines, batch_size=7)
+    after = (
+        content_hash(),
+        ErrorRecord.history.count(),
+        RecordTag.objects.count(),
+        ErrorRecord.objects.values_list("updated_at", flat=True).order_by("-updated_at")[0],
+    )
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 30)
+    assert after == before
+
+
+def test_every_created_or_changed_record_gets_one_history_row_naming_the_file() -> None:
+    lines = [make_line() for _ in range(4)]
+    import_lines(*lines, source="first.jsonl")
+    changed = json.loads(json.dumps(lines[0]))
+    changed["record"]["documentation"] = "changed"
+    changed["record"]["contentChangedAt"] = "2030-01-01T00:00:00.000Z"
+    report = import_lines(changed, *lines[1:], make_line(), source="second.jsonl")
+
+    assert (report.created, report.updated, report.unchanged) == (1, 1, 3)
+    history = ErrorRecord.history.all()
+    assert history.count() == 4 + 2
+    first = history.filter(history_change_reason="import:first.jsonl")
+    second = history.filter(history_change_reason="import:second.jsonl")
+    assert set(first.values_list("history_type", flat=True)) == {"+"}
+    assert sorted(second.values_list("history_type", flat=True)) == ["+", "~"]
+    assert all(h.history_user_id is None and h.history_date for h in history)
+    assert second.get(history_type="~").documentation == "changed"
+
+
+def test_an_id_already_stored_is_updated_in_place_not_duplicated() -> None:
+    line = make_line(tags=["old"])
+    import_lines(line)
+    newer = json.loads(json.dumps(line))
+    newer["record"]["tags"] = ["new", "newer"]
+    newer["record"]["contentChangedAt"] = "2030-01-01T00:00:00.000Z"
+    assert import_lines(newer).updated == 1
+    assert ErrorRecord.objects.count() == 1
+    rows = RecordTag.objects.filter(record_id=line["record"]["id"]).order_by("position")
+    assert [r.tag.name for r in rows] == ["new", "newer"]
+
+
+def test_dry_run_reports_what_a_real_run_would_do() -> None:
+    lines = [make_line(), make_line(messagePattern=r"(a)\1 again"), b"junk\n"]
+    dry = import_lines(*lines, dry_run=True)
+    real = import_lines(*lines)
+    keys = ("created", "updated", "unchanged", "rejected", "disabled")
+    assert [getattr(dry, k) for k in keys] == [getattr(real, k) for k in keys]
+
+
+def test_json_summary_has_the_contract_keys(tmp_path: object) -> None:
+    import io
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    path = Path(str(tmp_path)) / "in.jsonl"
+    path.write_bytes(b"".join(encode(make_line(), b"junk\n")))
+    out = io.StringIO()
+    call_command("import_records", str(path), "--json", stdout=out)
+    summary = json.loads(out.getvalue())
+    assert {"created", "updated", "unchanged", "rejected", "disabled", "errors"} <= set(summary)
+    assert summary["errors"] == [
+        {"line": 2, "field": "-", "message": summary["errors"][0]["message"]}
+    ]
