@@ -132,6 +132,10 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA temp_store=MEMORY;"
         ),
     }
+    # Keep a worker's connection between requests: opening one (and running the pragmas
+    # above) costs about a millisecond, a tenth of a match.
+    _db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60)
+    _db["CONN_HEALTH_CHECKS"] = True
     # Tests run on a real SQLite file (WAL and all), not an in-memory database.
     _db["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / ".cache" / "test.sqlite3"))}
 elif _db["ENGINE"] == "django.db.backends.postgresql":

@@ -88,6 +88,7 @@ def test_healthz_answers_503_when_the_database_file_path_is_broken(tmp_path: obj
         text=True,
         timeout=60,
     )
+    assert result.stdout.strip(), result.stderr[-3000:]
     status, body = json.loads(result.stdout.strip().splitlines()[-1])
     assert status == 503, result.stderr
     assert body["status"] == "unavailable"
