@@ -15,6 +15,7 @@ and announced by screen readers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from django.utils.html import escape
@@ -42,22 +43,35 @@ def language_for(file_path: str) -> str:
     return suffix if suffix in _LEXERS else ""
 
 
-def lexer_for(file_path: str) -> Lexer:
+@lru_cache(maxsize=8)
+def _lexer(suffix: str) -> Lexer:
     # stripnl=False keeps leading/trailing blank lines so line numbers stay true.
-    cls = _LEXERS.get(language_for(file_path), TextLexer)
-    return cls(stripnl=False, ensurenl=False)
+    return _LEXERS.get(suffix, TextLexer)(stripnl=False, ensurenl=False)
 
 
-def _html_lines(code: str, file_path: str) -> list[str]:
-    """One balanced HTML fragment per source line (Pygments closes spans at newlines)."""
+def lexer_for(file_path: str) -> Lexer:
+    return _lexer(language_for(file_path))
+
+
+# Lexers and the formatter keep no state between calls; building a formatter computes its
+# whole stylesheet, so one is shared.
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=512)
+def _html_lines(code: str, file_path: str) -> tuple[str, ...]:
+    """One balanced HTML fragment per source line (Pygments closes spans at newlines).
+
+    Cached: record pages are read far more often than records change, and the key is
+    the code itself, so an edited record is simply a new entry.
+    """
     if len(code) > MAX_HIGHLIGHT_CHARS:
-        return [escape(line) for line in code.split("\n")]
-    formatter = HtmlFormatter(nowrap=True)
-    out = highlight(code, lexer_for(file_path), formatter)
+        return tuple(escape(line) for line in code.split("\n"))
+    out = highlight(code, lexer_for(file_path), _FORMATTER)
     lines = out.split("\n")
     if not code.endswith("\n") and lines and lines[-1] == "":
         lines.pop()  # Pygments may end the output with a newline the code did not have
-    return lines
+    return tuple(lines)
 
 
 def highlight_code(code: str | None, file_path: str) -> SafeString:
