@@ -25,7 +25,10 @@ def add(n: int, **overrides: Any) -> list[str]:
     lines = []
     for i in range(n):
         message = f"{prefix} number {i:03d} exploded"
-        lines.append(make_line(errorMessage=message, messagePattern=message, **overrides))
+        slug = f"{prefix.lower()}-{i:03d}"  # list order is repo, slug, id
+        lines.append(
+            make_line(errorMessage=message, messagePattern=message, slug=slug, **overrides)
+        )
     report = import_lines(*lines)
     assert report.rejected == 0, report.errors
     return [line["record"]["id"] for line in lines]

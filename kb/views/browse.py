@@ -20,6 +20,7 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import push_url
 from django_htmx.middleware import HtmxDetails
 
 from kb.browsing import (
@@ -51,6 +52,15 @@ def _template(request: HtmxHttpRequest, name: str, partial: str) -> str:
     if htmx and not htmx.history_restore_request:
         return f"{name}#{partial}"
     return name
+
+
+def _push_clean_url(
+    request: HtmxHttpRequest, response: HttpResponse, path: str, params: dict[str, str], page: int
+) -> HttpResponse:
+    """A GET form sends its empty fields too; the history entry gets the tidy URL instead."""
+    if getattr(request, "htmx", None) and response.status_code == 200:
+        push_url(response, _url(path, params, page))
+    return response
 
 
 def _url(path: str, params: dict[str, str], page: int | None = None) -> str:
@@ -118,7 +128,8 @@ def tag_list(request: HtmxHttpRequest) -> HttpResponse:
         "by_name_url": _url(path, {**params, "sort": "name"}),
         "target": "tag-results",
     }
-    return render(request, _template(request, "kb/browse/tag_list.html", "results"), context)
+    response = render(request, _template(request, "kb/browse/tag_list.html", "results"), context)
+    return _push_clean_url(request, response, path, params, page.number)
 
 
 @require_safe
@@ -160,4 +171,5 @@ def record_list(request: HtmxHttpRequest) -> HttpResponse:
         ],
         "target": "browse",
     }
-    return render(request, _template(request, "kb/browse/record_list.html", "browse"), context)
+    response = render(request, _template(request, "kb/browse/record_list.html", "browse"), context)
+    return _push_clean_url(request, response, path, params, listing.page.number)
