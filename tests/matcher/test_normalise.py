@@ -516,3 +516,54 @@ def test_pretty_printed_json_log_record_is_collapsed_and_its_message_decoded():
     assert info.derived == "json"
     assert info.level == "ERROR"
     assert any(line.startswith('{ "level": "error", "msg"') for line in lines_of(n))
+
+
+def test_prefix_strip_keeps_the_indentation_of_the_logged_line():
+    line = '2026-11-30T01:00:01.001Z ERROR app.module:   File "x.py", line 1, in f'
+    assert line[strip_prefix(line) :] == '  File "x.py", line 1, in f'
+    assert strip_prefix("ERROR   at a.B.c(B.java:1)") == len("ERROR ")
+
+
+def test_traceback_with_a_log_prefix_on_every_line_is_still_understood():
+    plain = PY_CHAINED.split("\n")
+    text = "\n".join(
+        f"2026-11-30T01:00:{i:02d}.{i:03d}Z ERROR app.module: {line}"
+        for i, line in enumerate(plain)
+    )
+    n = normalise(text)
+    kinds = {n.text[li.body_start : li.end]: li.kind for li in n.lines}
+    assert kinds["Item has no field named 'colour'"] == EXCEPTION
+    assert kinds["'colour'"] == CAUSED_BY
+    assert kinds['  File "/x/repro.py", line 9, in <module>'] == FRAME
+
+
+def test_terminal_wrap_inside_words_is_glued_back_even_under_a_quote_marker():
+    msg = (
+        "sqlalchemy.exc.AmbiguousForeignKeysError: Could not determine join condition "
+        "between parent/child tables on relationship floatingips.ports - there are multiple "
+        "foreign key paths linking the tables."
+    )
+    quoted = "> " + msg
+    wrapped = "\n".join(quoted[i : i + 80] for i in range(0, len(quoted), 80))
+    n = normalise(wrapped)
+    assert msg in lines_of(n)
+
+
+def test_wrapped_python_traceback_keeps_frames_as_frames():
+    frame = (
+        '  File "/tmp/djvenv6/lib/python3.12/site-packages/django/core/handlers/exception.py", '
+        "line 56, in inner"
+    )
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            frame[:80],
+            frame[80:],
+            "    response = x()",
+            "ValueError: the actual failure",
+        ]
+    )
+    n = normalise(text)
+    by_text = {n.text[li.start : li.end]: li.kind for li in n.lines if li.derived is None}
+    assert by_text[frame[80:]] == FRAME
+    assert by_text["ValueError: the actual failure"] == EXCEPTION

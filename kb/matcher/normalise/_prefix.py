@@ -44,12 +44,14 @@ _PREFIXES: list[re.Pattern[str]] = [
         rf"{_TS}(?: +(?P<lvl>{_LEVEL}))?"
         r"(?: +\d+ +---)?(?: +\[[^\]\n]{1,80}\])?"
         r"(?: +(?:[\w-]+ +)?[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?:)?"
-        r"(?: +[\w$.]+ +(?:-|:) )?[ \t]*"
+        r"(?: +[\w$.]+ +(?:-|:) | +[a-z_][\w$-]*(?:\.[\w$-]+)+:(?= ))?[ \t]?"
     ),
     # level first: `ERROR 2026-11-30 01:53:06,185 `, `[error] `, `ERROR:django.request:`
-    re.compile(rf"\[(?P<lvl>{_LEVEL})\][ \t]+"),
+    re.compile(rf"\[(?P<lvl>{_LEVEL})\][ \t]"),
     re.compile(rf"(?P<lvl>{_LEVEL_WORDS}):(?:[\w.]+:)(?=\S)"),
-    re.compile(rf"(?P<lvl>{_LEVEL_WORDS})(?::[ \t]*|[ \t]+)(?:\[[\w .:=,$/-]{{1,80}}\][ \t]+)?"),
+    re.compile(
+        rf"(?P<lvl>{_LEVEL_WORDS})(?::[ \t]{{1,2}}|[ \t])(?:\[[\w .:=,$/-]{{1,80}}\][ \t])?"
+    ),
     # logrus/logfmt: `time="..." level=fatal msg="`
     re.compile(r'(?:time="[^"\n]*" +)?level=(?P<lvl>\w+) +msg="'),
 ]

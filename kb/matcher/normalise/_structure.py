@@ -131,6 +131,7 @@ _OPENERS = "([{"
 _CLOSERS = ")]}"
 
 MAX_RUN_LINES = 60
+WRAP_SLACK = 3  # a line this close to the run's widest is taken as cut by a terminal
 MAX_LINE_WORK = 1 << 18  # lines longer than this get no variants (linear-time guard)
 BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
 MAX_RUN_CHARS = 16_384
@@ -526,18 +527,29 @@ class Structurer:
         return run
 
     def _join_run(self, run: list[int], *, level: str | None, kind: str | None = None) -> list[int]:
+        """Insert the joined form(s) of a run of lines after its last line.
+
+        Always the *soft* join (a space where the line break was, indentation dropped:
+        right for hand-wrapped text and pretty-printed values). When lines stop at (nearly)
+        the run's widest column -- a terminal's hard wrap, possibly cut inside a word -- also
+        the *hard* join, which glues those lines with nothing.
+        """
         spans = [(s, self.line_end(s)) for s in run]
         widths = [e - s for s, e in spans]
-        variants = []
-        if is_fixed_width(widths):
-            variants.append(self._join_pieces(spans, fixed=True))
-            if len(run) < 3:  # weak evidence of a terminal wrap: offer the soft join too
-                variants.append(self._join_pieces(spans, fixed=False))
-        else:
-            variants.append(self._join_pieces(spans, fixed=False))
+        soft, pretty = self._join_pieces(spans, hard_width=None)
+        variants = [(soft, pretty)]
+        wrap_width = max(widths[:-1])
+        if not pretty and wrap_width >= 40:
+            hard, _ = self._join_pieces(spans, hard_width=wrap_width - WRAP_SLACK)
+            if hard != soft:
+                # strong evidence of a terminal wrap: the hard join first
+                if is_fixed_width(widths):
+                    variants.insert(0, (hard, False))
+                else:
+                    variants.append((hard, False))
         keys = []
-        for pieces, pretty in variants:
-            derived = "collapsed" if pretty else "joined"
+        for pieces, is_pretty in variants:
+            derived = "collapsed" if is_pretty else "joined"
             self.counts[derived] += 1
             keys += self.add_variant(
                 spans[-1][1], [pieces], derived=derived, level=level, kind=kind
@@ -545,16 +557,25 @@ class Structurer:
         return keys
 
     def _join_pieces(
-        self, spans: list[tuple[int, int]], *, fixed: bool
+        self, spans: list[tuple[int, int]], *, hard_width: int | None
     ) -> tuple[list[Piece], bool]:
-        """Pieces of the joined line; a terminal wrap (``fixed``) joins with nothing."""
+        """Pieces of a joined line, and whether it is a pretty-printed value.
+
+        A line at least ``hard_width`` long (a terminal wrap) is glued to the next as is;
+        elsewhere the break becomes one space and the next line's indentation is dropped.
+        """
         src = self.src
         pieces: list[Piece] = []
         head_pl = prefix_info(src[spans[0][0] : spans[0][1]])[0]
         pretty = False
         for i, (s, e) in enumerate(spans):
             start = s + head_pl if i == 0 else s
-            if i > 0 and not fixed:
+            hard = (
+                i > 0
+                and hard_width is not None
+                and (spans[i - 1][1] - spans[i - 1][0]) >= hard_width
+            )
+            if i > 0 and not hard:
                 prev_text = src[spans[i - 1][0] : spans[i - 1][1]]
                 cur = src[s:e]
                 stripped = cur.lstrip(" \t")
@@ -565,7 +586,8 @@ class Structurer:
                 if not (prev_text[-1:] in " \t" or prev_end in "([" or stripped[:1] in ")]"):
                     pieces.append((" ", s - 1, s))  # the newline becomes a space (1:1)
             end = e
-            if i + 1 < len(spans) and not fixed:
+            next_hard = hard_width is not None and e - s >= hard_width
+            if i + 1 < len(spans) and not next_hard:
                 nxt = src[spans[i + 1][0] : spans[i + 1][1]].strip()[:1]
                 body = src[start:e].rstrip()
                 if nxt and nxt in _CLOSERS and body.endswith(","):
@@ -576,57 +598,62 @@ class Structurer:
 
     # -- tracebacks ---------------------------------------------------------------------
     def _python_traceback(self, ls: int) -> int:
+        """Mark a Python traceback: frames, the final exception, earlier chained causes."""
         src = self.src
         head_pl = prefix_info(src[ls : self.line_end(ls)])[0]
         self.mark(ls, kind=FRAME)
         cur = self.next_line(ls)
         state = "frames"
         exc_lines: list[int] = []  # lines of the current exception message
-        group: list[int | None] = []  # `marks` keys of exception lines not yet known as causes
+        exc_keys: list[int | None] = []  # their `marks` keys (and their variants')
+        causes: list[int | None] = []  # keys of finished exceptions, until a chain marker
         last = ls
+        prev_len = self.line_end(ls) - ls
         while cur >= 0:
             le = self.line_end(cur)
             line = src[cur:le]
             pl = prefix_info(line)[0]
-            if pl and pl != head_pl:
-                break  # a new log entry
+            if pl and not head_pl:
+                break  # a new log entry after an unprefixed traceback
             rest = line[pl:]
             if not rest.strip():
                 if state == "exc":
                     state = "after"
-                last = cur
-                cur = self.next_line(cur)
-                continue
-            if _PY_TB_RE.match(rest):
-                group += self._finish_exc(exc_lines)
-                exc_lines = []
+            elif _PY_TB_RE.match(rest) or _PY_CHAIN_RE.match(rest):
+                causes += exc_keys + self._finish_exc(exc_lines)
+                exc_lines, exc_keys = [], []
+                if _PY_CHAIN_RE.match(rest):
+                    for key in causes:
+                        if key is not None:
+                            self.marks[key].kind = CAUSED_BY
+                    causes = []
                 self.mark(cur, kind=FRAME)
-                state = "frames"
-            elif _PY_CHAIN_RE.match(rest):
-                group += self._finish_exc(exc_lines)
-                exc_lines = []
-                for key in group:
-                    if key is not None:
-                        self.marks[key].kind = CAUSED_BY
-                group = []
-                self.mark(cur, kind=FRAME)
-                state = "chain"
+                state = "frames" if _PY_TB_RE.match(rest) else "chain"
             elif state == "frames":
-                if rest[:1] in " \t":
+                if rest[:1] in " \t" or _wrapped_frame_tail(prev_len, rest):
                     self.mark(cur, kind=FRAME)
                 else:
                     n, cls = py_exception_class(rest)
-                    group.append(self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls))
-                    group += self._line_variants(cur, kind=EXCEPTION)
+                    exc_keys.append(self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls))
+                    exc_keys += self._line_variants(cur, kind=EXCEPTION)
                     exc_lines = [cur]
                     state = "exc"
+            elif state == "exc" and _PY_FRAME_RE.match(rest):
+                # what looked like the exception was the tail of a wrapped frame line
+                for key in exc_keys:
+                    if key is not None:
+                        self.marks[key].kind = FRAME
+                exc_lines, exc_keys = [], []
+                self.mark(cur, kind=FRAME)
+                state = "frames"
             elif state == "exc":
-                group.append(self.mark(cur, kind=EXCEPTION, body=pl))
-                group += self._line_variants(cur, kind=EXCEPTION)
+                exc_keys.append(self.mark(cur, kind=EXCEPTION, body=pl))
+                exc_keys += self._line_variants(cur, kind=EXCEPTION)
                 exc_lines.append(cur)
             else:
                 break  # "after"/"chain" followed by something that is not a traceback
             last = cur
+            prev_len = le - cur
             cur = self.next_line(cur)
         self._finish_exc(exc_lines)
         return self.line_end(last) + 1
@@ -693,6 +720,17 @@ def is_fixed_width(widths: list[int]) -> bool:
 
 
 _PY_EXC_NAME_RE = re.compile(r"([A-Za-z_][\w.]*)(?::[ \t]*|[ \t]*$)")
+
+
+_PY_FRAME_RE = re.compile(r'[ \t]+File "')
+
+
+def _wrapped_frame_tail(prev_len: int, rest: str) -> bool:
+    """An unindented line in a traceback's frames after a long line: a terminal-wrapped
+    frame or source line goes on, unless it reads like the exception line ("Name: ...")."""
+    if prev_len < 60:
+        return False
+    return py_exception_class(rest)[1] is None
 
 
 def py_exception_class(rest: str) -> tuple[int, str | None]:
