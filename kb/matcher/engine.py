@@ -21,9 +21,9 @@ from pathlib import Path
 
 import regex
 
-from .patterns import Analysis, analyse, fuzzy_literal, literal_matched
+from .patterns import Analysis, analyse, fuzzy_literal, literal_matched, strict_find
 from .rank import Candidate, explain, rank
-from .shards import Shard, compile_shard, load_or_compile
+from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import error_line_spans, similar_hits, similarity_index
 from .textmap import HitLine, get_normaliser, locate_lines, window_start
 from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
@@ -86,8 +86,13 @@ class Matcher:
         cache_dir: Path | None = None,
         shard_size: int = SHARD_SIZE,
         with_similarity: bool = True,
+        workers: int = 1,
     ) -> Matcher:
-        """Compile (or load from `cache_dir`) one database per shard of the patterns."""
+        """Compile (or load from `cache_dir`) one database per shard of the patterns.
+
+        `workers` > 1 compiles cache-missing shards in that many processes (a full
+        rebuild at 100k patterns; not needed when the cache is warm).
+        """
         t0 = time.perf_counter()
         by_pattern: dict[str, list[str]] = {}
         messages: dict[str, str] = {}
@@ -105,6 +110,9 @@ class Matcher:
         compile_s = 0.0
         for bucket in buckets:
             bucket.sort()
+        if workers > 1 and cache_dir is not None and len(buckets) > 1:
+            precompile(buckets, cache_dir, workers)
+        for bucket in buckets:
             data, hit = load_or_compile(bucket, analyses, cache_dir)
             cached += hit
             compile_s += 0.0 if hit else data.compile_s
@@ -333,10 +341,19 @@ class Matcher:
             nxt = ntext.find("\n", we + 1)
             we = len(ntext) if nxt < 0 else nxt
         window = ntext[ws:we]
+        if a.pieces is not None:
+            found = strict_find(a.pieces, window)
+            if found is not None:
+                s, e, caps, tail = found
+                return self._make(
+                    pid, a, "exact", ws + s, ws + e, ntext, caps, a.literal_chars,
+                    ws + tail if tail >= 0 else -1,
+                )  # fmt: skip
         try:
-            m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
-            if m is not None:
-                return self._candidate(pid, a, "exact", m, ws, ntext)
+            if a.pieces is None:
+                m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
+                if m is not None:
+                    return self._candidate(pid, a, "exact", m, ws, ntext)
             if a.relaxed_rx is not None:
                 m = a.relaxed_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
                 if m is not None:

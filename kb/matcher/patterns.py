@@ -401,3 +401,64 @@ def fuzzy_literal(analysis: Analysis, text: str) -> tuple[int, int, int]:
         start = s if start < 0 else start
         pos = end = e
     return int(matched), max(start, 0), max(end, 0)
+
+
+MAX_STARTS = 64  # occurrences of the first literal tried per window
+
+
+def strict_find(pieces: list[Piece], text: str) -> tuple[int, int, list[str], int] | None:
+    """`re.search` semantics of a template pattern (literals and `(.+?)`), without regex.
+
+    Returns (start, end, captures, trailing-capture start or -1). A trailing placeholder
+    captures the rest of its line (for display). Placeholders never span a newline, as
+    in Python `re` without DOTALL. Taking the earliest occurrence of each literal after
+    a placeholder is what the lazy `(.+?)` does, and is optimal: a later occurrence only
+    leaves less room. Cost: a few `str.find` calls per start, at most MAX_STARTS starts.
+    """
+    lead = pieces[0].text is None
+    first = 1 if lead else 0
+    if first >= len(pieces):
+        return None
+    head = pieces[first].text
+    assert head is not None
+    last = len(pieces) - 1
+    pos = 0
+    for _ in range(MAX_STARTS):
+        i = text.find(head, pos)
+        if i < 0:
+            return None
+        pos = i + 1
+        caps: list[str] = []
+        if lead:
+            ls = text.rfind("\n", 0, i) + 1
+            if i - ls < 1:
+                continue
+            start = ls
+            caps.append(text[ls:i])
+        else:
+            start = i
+        cur = i + len(head)
+        tail = -1
+        ok = True
+        for k in range(first + 1, len(pieces)):
+            lit = pieces[k].text
+            if lit is None:
+                if k == last:
+                    le = text.find("\n", cur)
+                    le = len(text) if le < 0 else le
+                    if le - cur < 1:
+                        ok = False
+                        break
+                    tail = cur
+                    caps.append(text[cur:le])
+                    cur = le
+                continue
+            j = text.find(lit, cur + 1)
+            if j < 0 or "\n" in text[cur:j]:
+                ok = False
+                break
+            caps.append(text[cur:j])
+            cur = j + len(lit)
+        if ok:
+            return start, cur, caps, tail
+    return None

@@ -26,7 +26,7 @@ import re2
 
 from .patterns import Analysis, analyse
 
-FORMAT = "kb-matcher-shard-v3"
+FORMAT = "kb-matcher-shard-v4"
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
 HS_FLAGS_OPAQUE = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
@@ -109,7 +109,9 @@ def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardDa
         if hs_err is None:
             exprs.append(a.pattern.encode())
             ids.append(i)
-            flags.append(HS_FLAGS_OPAQUE)
+            # An arbitrary regex may end at every position of a line ("(.*a){25}"): one
+            # report per scan keeps the callback count bounded (no per-log counts for it).
+            flags.append(HS_FLAGS_OPAQUE | hyperscan.HS_FLAG_SINGLEMATCH)
             hs_local.append(i)
             continue
         re2_err = _re2_accepts(a.pattern)
@@ -212,3 +214,22 @@ class Shard:
                 rx = re2.compile(self.data.patterns[local])
                 for m in rx.finditer(text):
                     out.append((base + local, len(text[: m.end()].encode()), False))
+
+
+def _compile_to_cache(args: tuple[list[str], str]) -> bool:
+    patterns, cache_dir = args
+    _, hit = load_or_compile(patterns, {}, Path(cache_dir))
+    return hit
+
+
+def precompile(buckets: list[list[str]], cache_dir: Path, workers: int) -> None:
+    """Compile the shards missing from the cache in `workers` processes (cache only)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    missing = [
+        b for b in buckets if not (Path(cache_dir) / f"shard-{shard_digest(b)}.bin").exists()
+    ]
+    if len(missing) < 2:
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(missing))) as pool:
+        list(pool.map(_compile_to_cache, [(b, str(cache_dir)) for b in missing]))

@@ -37,9 +37,9 @@ def error_line_spans(text: str) -> list[tuple[int, int]]:
         nl = text.find("\n", pos)
         end = n if nl < 0 else nl
         line = text[pos : min(end, pos + 2000)].strip()
-        if len(line) >= 12 and not is_frame(line):
+        if len(line) >= 12 and not is_frame(line) and not is_infoish(line):
             fallback.append((pos, end))
-            if not is_infoish(line) and is_errorish(line):
+            if is_errorish(line):
                 picked.append((pos, end))
         if nl < 0:
             break

@@ -77,26 +77,27 @@ def locate_lines(data: bytes, text: str, offsets: list[int]) -> dict[int, HitLin
     bpos = 0  # byte position where line_no's counting stopped
     cpos_b = 0  # byte offset of the last line start converted to chars
     cpos_c = 0  # the same position in chars
-    cache: dict[int, HitLine] = {}
+    line: HitLine | None = None
+    bend = -1
     for e in sorted(set(offsets)):
         last = max(e - 1, 0)
+        if line is not None and last < bend:  # same line as the previous hit: no work
+            out[e] = line
+            continue
         line_no += data.count(b"\n", bpos, last)
         bpos = last
         bstart = data.rfind(b"\n", 0, last) + 1
-        line = cache.get(bstart)
-        if line is None:
-            bend = data.find(b"\n", last)
-            if bend < 0:
-                bend = len(data)
-            if ascii_text:
-                cstart, cend = bstart, bend
-            else:
-                cpos_c += len(data[cpos_b:bstart].decode("utf-8", "replace"))
-                cpos_b = bstart
-                cstart = cpos_c
-                cend = cstart + len(data[bstart:bend].decode("utf-8", "replace"))
-            line = HitLine(line_no, cstart, cend)
-            cache[bstart] = line
+        bend = data.find(b"\n", last)
+        if bend < 0:
+            bend = len(data)
+        if ascii_text:
+            cstart, cend = bstart, bend
+        else:
+            cpos_c += len(data[cpos_b:bstart].decode("utf-8", "replace"))
+            cpos_b = bstart
+            cstart = cpos_c
+            cend = cstart + len(data[bstart:bend].decode("utf-8", "replace"))
+        line = HitLine(line_no, cstart, cend)
         out[e] = line
     return out
 

@@ -60,10 +60,7 @@ TRANSFORMS: dict[str, Callable[[str], str]] = {
     "crlf": with_crlf,
     "wrap80": hard_wrap_80,
 }
-# Known gap, owned by kb/matcher/normalise: when it re-joins a line hard-wrapped at the
-# terminal width it inserts a space ("b etween"), so a wrap inside a word breaks the
-# message (top-1 0.923 vs 0.971 at the time of writing). Remove once fixed.
-XFAIL = {"wrap80": "normaliser joins mid-word hard wraps with a space"}
+XFAIL: dict[str, str] = {}  # transform -> reason, for gaps owned by another module
 
 
 def _top1(matcher: Matcher, cases: list[dict], ok: dict[str, set[str]], f) -> float:
