@@ -279,6 +279,7 @@ def main() -> int:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install -y wrk")
 
+    loadavg_start = list(os.getloadavg())
     work = Path(tempfile.mkdtemp(prefix="kb-load-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -378,9 +379,17 @@ def main() -> int:
             elif phase == "writers":
                 results[phase] = run_writers(base, work, env, ids, benign, token, args)
             wall = time.monotonic() - t0
-            results.setdefault(phase, {})["server_cpu_percent"] = round(
-                100 * (cpu_seconds(pids) - cpu0) / wall, 1
-            )
+            cpu = cpu_seconds(pids) - cpu0
+            entry = results.setdefault(phase, {})
+            entry["server_cpu_percent"] = round(100 * cpu / wall, 1)
+            served = phase_requests(entry)
+            if served:
+                # CPU the server spent per request: independent of what else runs on the
+                # machine, so it tells the capacity of 2 idle cores even on a busy one.
+                entry["server_cpu_ms_per_request"] = round(1000 * cpu / served, 2)
+                entry["projected_rps_on_idle_cores"] = round(
+                    min(args.workers, os.cpu_count() or 1) * served / cpu, 1
+                )
             log(f"{phase}: {summary(results[phase])}")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
@@ -395,6 +404,7 @@ def main() -> int:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {
             "cpus": os.cpu_count(),
+            "loadavg_at_start": loadavg_start,
             "python": platform.python_version(),
             "loadavg_at_end": list(os.getloadavg()),
         },
@@ -488,6 +498,12 @@ def run_writers(
         "all_writes_present": stored == expected,
         "match_during_writes": match,
     }
+
+
+def phase_requests(entry: dict[str, Any]) -> int:
+    if "requests" in entry:
+        return int(entry["requests"])
+    return sum(phase_requests(v) for v in entry.values() if isinstance(v, dict))
 
 
 def summary(result: dict[str, Any]) -> str:
