@@ -85,3 +85,34 @@ def test_upload_page_and_job_page_are_clean(
     assert "Rejected lines" in page.content()
     screenshot(page, "admin-import-job")
     assert_clean(page)
+
+
+def test_curator_settles_an_import_conflict(page: Any, live_server: Any, fast_hasher: None) -> None:
+    from kb.services import save_curated
+
+    make_curator(password=PASSWORD)
+    line = make_line()
+    import_lines(line)
+    record = ErrorRecord.objects.get(pk=line["record"]["id"])
+    record.solutions = ["Curated advice"]
+    save_curated(record, changed_attrs=["solutions"])
+    line["record"]["solutions"] = ["Dataset advice"]
+    import_lines(line, source="update.jsonl")
+
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/kb/errorrecord/{record.pk}/change/")
+    page.fill("#id_username", "curator")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector(".kb-conflicts")
+    assert "Dataset advice" in page.locator(".kb-conflicts").inner_text()
+    screenshot(page, "admin-conflict")
+    page.check("#id_accept_incoming_0")
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist .success")
+    record.refresh_from_db()
+    assert record.solutions == ["Dataset advice"]
+    assert record.conflicts == {}
+    page.goto(f"{live_server.url}/admin/kb/errorrecord/?conflicts=no")
+    page.wait_for_selector("#result_list")
+    screenshot(page, "admin-changelist-filtered")
+    assert_clean(page)
