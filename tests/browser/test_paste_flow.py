@@ -56,12 +56,15 @@ def stub_matcher(monkeypatch: pytest.MonkeyPatch, seed: ErrorRecord) -> list[str
 
 
 def test_pasting_a_timestamped_message_shows_the_seed_card_without_reload(
-    page: Any, live_server: Any, seed: ErrorRecord
+    page: Any, live_server: Any, context: Any, seed: ErrorRecord
 ) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
     page.goto(live_server.url + "/")
     assert page.evaluate("document.activeElement.id") == "paste-text"
     page.evaluate("window.__sameDocument = true")
-    page.locator("#paste-text").fill(LINE)
+    # a real paste from the clipboard into the focused textarea
+    page.evaluate("text => navigator.clipboard.writeText(text)", LINE)
+    page.keyboard.press("Control+V")
     card = page.locator("#results article.match-card").first
     card.wait_for(timeout=10_000)
     assert page.evaluate("window.__sameDocument") is True  # no page reload
@@ -98,6 +101,25 @@ def test_uploading_a_log_file_matches_it(
     assert page.locator("#paste-text").input_value() == log  # small files land in the textarea
     assert "Loaded app.log" in page.locator("#paste-note").inner_text()
     assert "line 3" in page.locator(".matched-line").inner_text()
+    assert_clean(page)
+
+
+def test_a_paste_too_big_for_the_text_field_is_sent_as_a_log(
+    page: Any, live_server: Any, context: Any, settings: Any, stub_matcher: list[str]
+) -> None:
+    settings.KB_MAX_PASTE_BYTES = 2000
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    page.goto(live_server.url + "/")
+    big = "\n".join(f"2026-11-30T03:12:{i % 60:02d}Z INFO all good {i}" for i in range(100))
+    big += "\n" + LINE
+    assert len(big) > 2000
+    page.evaluate("text => navigator.clipboard.writeText(text)", big)
+    page.keyboard.press("Control+V")
+    page.locator("#results article.match-card").wait_for(timeout=5_000)
+    assert stub_matcher == [big]  # the whole paste, uncut, as an upload
+    assert page.locator("#paste-text").input_value() == ""
+    assert "as a log file" in page.locator("#paste-note").inner_text()
+    assert "line 101" in page.locator(".matched-line").inner_text()
     assert_clean(page)
 
 
