@@ -410,3 +410,43 @@ def test_bulk_action_history_rows_equal_changed_records(curator_client: Client) 
         row = record.history.latest()
         assert row.history_user.username == "curator"
         assert row.history_date is not None
+
+
+# --- validation through the form -----------------------------------------------------
+def test_admin_refuses_an_invalid_pattern_with_a_clear_message(curator_client: Client) -> None:
+    record = make_record()
+    response = curator_client.post(
+        change_url(record), form_data(record, message_pattern="Backfill (unclosed")
+    )
+    assert response.status_code == 200
+    assert "The matcher cannot use this pattern" in response.content.decode()
+    record.refresh_from_db()
+    assert record.message_pattern.startswith("Backfill progress")
+
+
+def test_admin_collision_needs_the_accept_box(curator_client: Client) -> None:
+    other = make_record(
+        errorMessage="Lease {} expired early", messagePattern="Lease (.+?) expired early"
+    )
+    record = make_record(
+        errorMessage="Lease {} expired late", messagePattern="Lease (.+?) expired late"
+    )
+    data = form_data(record, message_pattern="Lease (.+?) expired (.+?)")
+    refused = curator_client.post(change_url(record), data)
+    assert refused.status_code == 200
+    assert other.pk in refused.content.decode()
+
+    accepted = curator_client.post(change_url(record), {**data, "accept_collisions": "on"})
+    assert accepted.status_code == 302
+    record.refresh_from_db()
+    assert record.message_pattern == "Lease (.+?) expired (.+?)"
+    page = curator_client.get(accepted["Location"]).content.decode()
+    assert "Saved with collisions accepted" in page
+
+
+def test_admin_warns_about_a_generic_pattern_after_saving(curator_client: Client) -> None:
+    record = make_record(errorMessage="bad {}", messagePattern="bad (.+?) x")
+    response = curator_client.post(
+        change_url(record), form_data(record, message_pattern="bad (.+?)"), follow=True
+    )
+    assert "The pattern is generic" in response.content.decode()
