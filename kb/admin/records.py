@@ -90,7 +90,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     list_per_page = 50
     show_full_result_count = False
     actions = [actions.publish, actions.retire, actions.add_tag]
-    history_list_display = ["status", "history_change_reason"]
+    history_list_display = ["status"]
 
     class Media:
         css = {"all": ["kb/admin/curation.css"]}
