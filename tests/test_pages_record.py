@@ -149,3 +149,12 @@ def test_record_page_carries_a_fresh_csp_nonce_on_every_script(
 
 def test_record_page_rejects_writes(client: Client, seed: ErrorRecord) -> None:
     assert client.post(seed.get_absolute_url()).status_code in {403, 405}
+
+
+def test_record_with_a_refused_pattern_says_it_is_not_matched(
+    client: Client, seed: ErrorRecord
+) -> None:
+    ErrorRecord.objects.filter(pk=seed.pk).update(disabled_reason="pattern <too> generic")
+    html = client.get(seed.get_absolute_url()).content.decode()
+    assert "Not matched automatically." in html
+    assert "pattern &lt;too&gt; generic" in html
