@@ -42,6 +42,11 @@ def test_curator_edits_tries_a_pattern_and_saves(
     screenshot(page, "admin-changelist")
 
     page.goto(f"{live_server.url}/admin/kb/errorrecord/{record_id}/change/")
+    config = page.evaluate("htmx.config")  # RELIABILITY #5, in the admin too
+    assert config["allowEval"] is False
+    assert config["allowScriptTags"] is False
+    assert config["selfRequestsOnly"] is True
+    assert config["historyCacheSize"] == 0
     solutions = page.locator("#id_solutions")
     solutions.fill("Reinitialise the progress table first\n" + solutions.input_value())
     page.fill(
