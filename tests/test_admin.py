@@ -450,3 +450,31 @@ def test_admin_warns_about_a_generic_pattern_after_saving(curator_client: Client
         change_url(record), form_data(record, message_pattern="bad (.+?)"), follow=True
     )
     assert "The pattern is generic" in response.content.decode()
+
+
+# --- the Curators group and query counts ----------------------------------------------
+def test_curators_group_has_just_the_curation_permissions() -> None:
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.get(name="Curators")
+    perms = set(group.permissions.values_list("content_type__app_label", "codename"))
+    assert perms == {
+        ("kb", f"{action}_{model}")
+        for model in ("errorrecord", "tag", "importjob")
+        for action in ("view", "add", "change")
+    } | {("kb", "view_historicalerrorrecord")}
+
+
+def test_changelists_query_count_does_not_grow_with_rows(
+    curator_client: Client, django_assert_max_num_queries: Any
+) -> None:
+    for _ in range(12):
+        make_record()
+    for n in range(12):
+        ImportJob.objects.create(source=f"f{n}.jsonl", created_by=User.objects.get())
+    with django_assert_max_num_queries(12):
+        curator_client.get(reverse("admin:kb_errorrecord_changelist"))
+    with django_assert_max_num_queries(10):
+        curator_client.get(reverse("admin:kb_importjob_changelist"))
+    with django_assert_max_num_queries(10):
+        curator_client.get(reverse("admin:kb_tag_changelist"))
