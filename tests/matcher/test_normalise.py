@@ -567,3 +567,17 @@ def test_wrapped_python_traceback_keeps_frames_as_frames():
     by_text = {n.text[li.start : li.end]: li.kind for li in n.lines if li.derived is None}
     assert by_text[frame[80:]] == FRAME
     assert by_text["ValueError: the actual failure"] == EXCEPTION
+
+
+def test_whole_logs_skip_prose_joins_but_still_read_tracebacks(monkeypatch):
+    from kb.matcher.normalise import _structure
+
+    monkeypatch.setattr(_structure, "BIG_TEXT", 0)
+    prose = "x" * 70 + " first half of a long line that a person wrapped by hand\nand its end"
+    text = "2026-01-01 12:00:00 INFO start\n" + prose + "\n" + PY_CHAINED + "\nprocessed more"
+    n = normalise(text)
+    assert not any(
+        li.derived == "joined" and "its end" in n.text[li.start : li.end] for li in n.lines
+    )
+    last = n.line_info(n.text.index("django.core.exceptions.FieldDoesNotExist"))
+    assert last.kind == EXCEPTION

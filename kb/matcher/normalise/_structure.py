@@ -36,6 +36,14 @@ _HOT_LINE_RE = re.compile(
     r"\n(?![0-9\[\n]|[A-Z][a-z]{2} [ \d]\d |[IWEF]\d{4} "
     r"|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|time=)"
 )
+# In a whole log (> BIG_TEXT) only lines that start structure are visited: indented lines
+# (frames, continuations, pretty-printed values), traceback/panic headers, JSON objects. Plain
+# unprefixed lines (program output without timestamps) are then scanned as they are, so
+# prose-style wrap joining is a paste-size feature.
+_HOT_LINE_BIG_RE = re.compile(
+    r"\n(?=[ \t]|\{|Traceback \(|Caused by|Exception in thread|During handling"
+    r"|The above exception|panic: |goroutine \d|thread '|Error: |error: )"
+)
 _TYPO_CHARS = (
     "\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"
     "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2026"
@@ -131,6 +139,7 @@ _OPENERS = "([{"
 _CLOSERS = ")]}"
 
 MAX_RUN_LINES = 60
+MAX_EXC_LINES = 24  # an exception message longer than this is taken to have ended
 WRAP_SLACK = 3  # a line this close to the run's widest is taken as cut by a terminal
 MAX_LINE_WORK = 1 << 18  # lines longer than this get no variants (linear-time guard)
 BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
@@ -301,7 +310,7 @@ class Structurer:
         src = self.src
         streams: list[Iterator[int]] = [
             iter((0,)),
-            (m.start() + 1 for m in _HOT_LINE_RE.finditer(src)),
+            (m.start() + 1 for m in (_HOT_LINE_BIG_RE if self.big else _HOT_LINE_RE).finditer(src)),
         ]
         for needle in ('{"', '\\"'):
             if needle[0] in src and needle in src:
@@ -646,6 +655,8 @@ class Structurer:
                 exc_lines, exc_keys = [], []
                 self.mark(cur, kind=FRAME)
                 state = "frames"
+            elif state == "exc" and len(exc_lines) >= (8 if self.big else MAX_EXC_LINES):
+                break  # an unprefixed log goes on after the traceback without a blank line
             elif state == "exc":
                 exc_keys.append(self.mark(cur, kind=EXCEPTION, body=pl))
                 exc_keys += self._line_variants(cur, kind=EXCEPTION)
