@@ -21,7 +21,15 @@ from pathlib import Path
 
 import regex
 
-from .patterns import Analysis, analyse, fuzzy_literal, literal_matched, strict_find
+from .patterns import (
+    Analysis,
+    Loose,
+    analyse,
+    fuzzy_literal,
+    literal_matched,
+    loose_find,
+    strict_find,
+)
 from .rank import Candidate, explain, rank
 from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import error_line_spans, similar_hits, similarity_index
@@ -34,7 +42,6 @@ CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on
 CONFIRM_BUDGET_S = 0.25  # total confirm time per paste; the rest is reported unconfirmed
 WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
 WINDOW_MAX_CHARS = 16_384
-PREFIX_TRIES = 8  # start positions tried for a prefix match in one window
 _TRAILING_JUNK = " \t\r\"'`…)]}>"
 
 
@@ -275,13 +282,15 @@ class Matcher:
             if pid in done or time.perf_counter() > deadline:
                 continue
             a = self._analysis(pid)
+            best: Candidate | None = None
             for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]:
                 if line.number in full.get(pid, {}):
                     continue
                 c = self._confirm_truncated(ntext, pid, a, line.cstart, line.cend)
-                if c is not None:
-                    out.append(c)
-                    break
+                if c is not None and (best is None or c.score > best.score):
+                    best = c
+            if best is not None:
+                out.append(best)
         return out
 
     def _candidate(
@@ -328,7 +337,7 @@ class Matcher:
         line_no = ntext.count("\n", 0, start)
         return Candidate(
             pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
-            a.literal_chars, a.generic, tail,
+            a.literal_chars, a.generic, tail, lead=bool(a.pieces) and a.pieces[0].text is None,
         )  # fmt: skip
 
     def _confirm_one(self, ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:
@@ -354,55 +363,36 @@ class Matcher:
                 m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
                 if m is not None:
                     return self._candidate(pid, a, "exact", m, ws, ntext)
-            if a.relaxed_rx is not None:
-                m = a.relaxed_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
-                if m is not None:
-                    return self._candidate(pid, a, "relaxed", m, ws, ntext)
         except TimeoutError:
             return None
+        if a.pieces is not None:
+            lo = loose_find(a.fine_pieces, window)
+            if lo is not None and lo.complete:
+                return self._from_loose(pid, a, "relaxed", lo, ws, ntext)
         return None
+
+    def _from_loose(
+        self, pid: int, a: Analysis, kind: str, lo: Loose, offset: int, ntext: str
+    ) -> Candidate:
+        tail = offset + lo.tail if lo.tail >= 0 else -1
+        return self._make(
+            pid, a, kind, offset + lo.start, offset + lo.end, ntext, lo.captures, lo.exact, tail
+        )
 
     def _confirm_truncated(
         self, ntext: str, pid: int, a: Analysis, start: int, end: int
     ) -> Candidate | None:
         """Longest prefix of the pattern in [start, end): truncated or diverging pastes."""
-        if a.prefix_rx is None:
+        if a.pieces is None:
             return None
         window = ntext[start:end].rstrip(_TRAILING_JUNK)
         while window.endswith(("...", "…")):
             window = window.rstrip(".…").rstrip(_TRAILING_JUNK)
-        m = None
-        try:  # the leftmost start is not always the longest prefix: try a few
-            for i, cand in enumerate(
-                a.prefix_rx.finditer(window, partial=True, timeout=CONFIRM_TIMEOUT_S)
-            ):
-                if m is None or cand.end() - cand.start() > m.end() - m.start():
-                    m = cand
-                if i >= PREFIX_TRIES:
-                    break
-        except TimeoutError:
-            pass
-        if m is None:
+        lo = loose_find(a.fine_pieces, window)
+        if lo is None:
             return None
-        complete = not m.partial and m.group(len(a.fine_pieces)) is not None
-        reaches_end = m.partial or m.end() >= len(window)
-        extra = 0
-        if not complete and not reaches_end:
-            # the text may stop inside the next word ("... or call settings"): regex prefers
-            # the shorter complete match to a partial one, so check the rest by hand
-            fine = a.fine_pieces
-            idx = next((i for i in range(len(fine)) if m.group(i + 1) is None), None)
-            rest = " ".join(window[m.end() :].split()).lower()
-            if idx is not None and fine[idx].text is not None and len(rest) < 60:
-                want = " ".join(fine[idx].text.split()).lower()
-                if rest and want.startswith(rest):
-                    reaches_end, extra = True, len(rest)
-        kind = "relaxed" if complete else "truncated" if reaches_end else "diverged"
-        c = self._candidate(pid, a, kind, m, start, ntext, fine=True)
-        if extra:
-            c.literal_exact += extra
-            c.end = start + len(window)
-        return c
+        kind = "relaxed" if lo.complete else "truncated" if lo.reaches_end else "diverged"
+        return self._from_loose(pid, a, kind, lo, start, ntext)
 
     def _fallback(self, ntext: str, notes: list[str]) -> tuple[list[Candidate], list]:
         """No confident match: ask the similarity index which records the error-looking

@@ -462,3 +462,128 @@ def strict_find(pieces: list[Piece], text: str) -> tuple[int, int, list[str], in
         if ok:
             return start, cur, caps, tail
     return None
+
+
+@dataclass(slots=True)
+class Loose:
+    """Result of `loose_find`: the longest prefix of a pattern found, leniently."""
+
+    start: int
+    end: int
+    exact: int  # literal characters matched exactly (case included)
+    captures: list[str]
+    tail: int  # start of the trailing capture, or -1
+    complete: bool  # every piece matched
+    reaches_end: bool  # stopped because the text ended (a truncated paste)
+
+
+def loose_find(fine: list[Piece], text: str) -> Loose | None:
+    """The longest prefix of a template pattern in `text`, ignoring case and spacing.
+
+    Words of the literal text are matched in order, separated by any whitespace
+    (newlines included: a re-wrapped message); placeholders may be empty but never span
+    a newline. Stops at the first word that does not follow; if the text ends there
+    (or inside that word) the paste was truncated. Pure `str.find`, no regex compile.
+    """
+    low = text.lower()
+    if len(low) != len(text):  # rare case-mapping that changes length: stay exact
+        low = text
+    n = len(text)
+    first = next((k for k, p in enumerate(fine) if p.text is not None and p.text.strip()), None)
+    if first is None:
+        return None
+    head = fine[first].text.strip().lower()  # type: ignore[union-attr]
+    best: Loose | None = None
+    pos = 0
+    for _ in range(MAX_STARTS):
+        i = low.find(head, pos)
+        if i < 0:
+            break
+        pos = i + 1
+        got = _walk(fine, first, text, low, i, n)
+        if best is None or got.exact > best.exact:
+            best = got
+        if got.complete:
+            break
+    return best
+
+
+def _walk(fine: list[Piece], first: int, text: str, low: str, i: int, n: int) -> Loose:
+    caps: list[str] = []
+    if first > 0:  # leading placeholder: from the line start
+        ls = text.rfind("\n", 0, i) + 1
+        caps.append(text[ls:i])
+        start = ls
+    else:
+        start = i
+    exact = 0
+    cur = i
+    gap = False
+    tail = -1
+    last = len(fine) - 1
+    for k in range(first, len(fine)):
+        piece = fine[k].text
+        if piece is None:
+            gap = True
+            if k == last:
+                le = text.find("\n", cur)
+                le = n if le < 0 else le
+                tail = cur
+                caps.append(text[cur:le])
+                cur = le
+            continue
+        word = piece.strip()
+        if not word:
+            exact += len(piece)
+            continue
+        lw = word.lower() if low is not text else word
+        if gap:
+            j = _after_gap(fine, k, text, low, lw, cur)
+            if j < 0:
+                return Loose(start, cur, exact, caps, tail, False, False)
+            caps.append(text[cur:j].rstrip())
+            gap = False
+        else:
+            j = cur
+            while j < n and text[j].isspace():
+                j += 1
+            if not low.startswith(lw, j):
+                rest = low[j:].strip()
+                if len(rest) < len(lw) and lw.startswith(rest):  # the text stops here
+                    exact += sum(1 for a, b in zip(word, text[j:], strict=False) if a == b)
+                    return Loose(start, n, exact, caps, tail, False, True)
+                return Loose(start, cur, exact, caps, tail, False, j >= n)
+        exact += (
+            len(piece)
+            - len(word)
+            + sum(1 for a, b in zip(word, text[j : j + len(word)], strict=False) if a == b)
+        )
+        cur = j + len(word)
+    return Loose(start, cur, exact, caps, tail, True, False)
+
+
+def _after_gap(fine: list[Piece], k: int, text: str, low: str, lw: str, cur: int) -> int:
+    """Where the word after a placeholder resumes: the first occurrence on the line that
+    the next word also follows (a short word such as "." occurs inside values too)."""
+    le = text.find("\n", cur)
+    le = len(text) if le < 0 else le
+    nxt = fine[k + 1].text if k + 1 < len(fine) else None
+    nw = nxt.strip().lower() if nxt is not None and nxt.strip() else ""
+    if low is text:
+        nw = nxt.strip() if nxt else ""
+    first = -1
+    j = low.find(lw, cur, le)
+    for _ in range(MAX_STARTS):
+        if j < 0:
+            break
+        if first < 0:
+            first = j
+        if not nw:
+            return j
+        q = j + len(lw)
+        while q < len(text) and text[q].isspace():
+            q += 1
+        if low.startswith(nw, q):
+            return j
+        j = low.find(lw, j + 1, le)
+    return first

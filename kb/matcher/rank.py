@@ -44,6 +44,7 @@ class Candidate:
     generic: bool
     tail_start: int = -1  # start of a trailing placeholder's capture, -1 if none
     wrapper: bool = False  # set by `rank`: another match sits inside the trailing capture
+    lead: bool = False  # the pattern starts with a placeholder (its capture runs to line start)
 
     @property
     def coverage(self) -> float:
@@ -85,7 +86,9 @@ def confident(c: Candidate) -> tuple[bool, str]:
         )
     if c.kind in ("truncated", "diverged", "fuzzy") and c.literal_exact < MIN_PARTIAL_CHARS:
         return False, f"only the first {c.literal_exact} literal characters matched"
-    values = sum(len(v) for v in c.captures)
+    # a leading placeholder's capture runs back to the line start whatever the message
+    # is (search semantics), so it says nothing about how placeholder-heavy the match is
+    values = sum(len(v) for v in (c.captures[1:] if c.lead else c.captures))
     if c.literal_exact < PLACEHOLDER_RATIO_BELOW and values > PLACEHOLDER_RATIO * c.literal_exact:
         return False, (
             f"mostly placeholder text: {c.literal_exact} literal characters around "
