@@ -478,3 +478,23 @@ def test_changelists_query_count_does_not_grow_with_rows(
         curator_client.get(reverse("admin:kb_importjob_changelist"))
     with django_assert_max_num_queries(10):
         curator_client.get(reverse("admin:kb_tag_changelist"))
+
+
+def test_bench_ranks_the_edit_in_the_live_matcher(curator_client: Client) -> None:
+    record = make_record()
+    page = _bench(
+        curator_client, record, message_pattern=r"Backfill progress for vnode (\d+) not found"
+    ).content.decode()
+    assert "With your edit, the matcher answers" in page
+    assert "This record is the first answer." in page
+    assert "this record (edited)" in page
+
+
+def test_bench_ranks_a_record_not_saved_yet(curator_client: Client) -> None:
+    response = curator_client.post(
+        reverse("admin:kb_errorrecord_bench_add"),
+        {"message_pattern": "starting the frobnicator (.+?) now", "bench_text":
+         "12:00 INFO starting the frobnicator 7 now\n"},
+        headers={"HX-Request": "true"},
+    )  # fmt: skip
+    assert "This record is the first answer." in response.content.decode()

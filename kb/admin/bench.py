@@ -4,7 +4,9 @@ The curator pastes log text on the record's change form; the bench shows what th
 *edited* pattern matches (each hit highlighted, with its captures) and which records the
 live matcher finds in the same text. The edited pattern runs through the ``regex``
 package with a timeout on every line and a budget for the whole text, so a
-pathological pattern cannot stall a worker; the live matcher is ``kb.matching``.
+pathological pattern cannot stall a worker; the live matcher is ``kb.matching``, and
+``Matcher.with_changes`` folds the edit into it (compiling just that pattern) to show
+where the edited record would rank among the matcher's answers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ LINE_TIMEOUT_S = 0.02
 BUDGET_S = 0.5
 MAX_HITS = 50
 CONTEXT_CHARS = 120
+MAX_RANKED = 10
+NEW_KEY = "__bench_new_record__"  # the matcher's key for a record not saved yet
 
 
 @dataclass(slots=True)
@@ -33,6 +37,18 @@ class Hit:
 
 
 @dataclass(slots=True)
+class Ranked:
+    """One confident match of the live matcher with the edit folded in."""
+
+    record: Any  # kb.models.ErrorRecord, or None for a record not saved yet
+    edited: bool
+    line: int
+    text: str
+    score: float
+    kind: str
+
+
+@dataclass(slots=True)
 class BenchResult:
     pattern: str
     verdict: PatternVerdict | None = None
@@ -40,6 +56,9 @@ class BenchResult:
     hits: list[Hit] = field(default_factory=list)
     others: list[Any] = field(default_factory=list)  # kb.matching.MatchView
     suggestions: list[Any] = field(default_factory=list)  # kb.matching.SuggestionView
+    ranked: list[Ranked] = field(default_factory=list)  # with the edit folded in
+    edited_rank: int | None = None  # 1-based place of the edited record among matches
+    edited_suggestion: str = ""  # why the edited record is only suggested, if it is
     notes: list[str] = field(default_factory=list)
     error: str = ""
     elapsed_ms: float = 0.0
@@ -100,6 +119,8 @@ def run_bench(*, pattern: str, message: str, text: str, record_id: str | None) -
     if text.strip():
         result.hits, result.notes = find_hits(pattern, text)
         _live_matches(result, text, record_id)
+        if result.verdict.ok:
+            _with_edit(result, text, pattern, message, record_id)
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result
 
@@ -120,3 +141,34 @@ def _live_matches(result: BenchResult, text: str, record_id: str | None) -> None
     result.suggestions = list(live.suggestions)[:10]
     if record_id and any(m.record.pk == record_id for m in result.others):
         result.notes.append("The live matcher also lists this record (its saved pattern).")
+
+
+def _with_edit(
+    result: BenchResult, text: str, pattern: str, message: str, record_id: str | None
+) -> None:
+    """Fold the edited pattern into the live matcher (``Matcher.with_changes``: only the
+    edit is compiled, the running matcher is untouched) and see where it ranks."""
+    try:
+        from kb.matcher import PatternSpec
+        from kb.matching import get_matcher
+        from kb.models import ErrorRecord
+
+        key = record_id or NEW_KEY
+        matcher = get_matcher().with_changes([PatternSpec(key, pattern, message)], [])
+        report = matcher.match(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
+    except Exception as exc:  # the rest of the bench still answers
+        result.notes.append(f"Could not rank the edit: {type(exc).__name__}: {exc}")
+        return
+    keys = [m.key for m in report.matches[:MAX_RANKED]]
+    records = ErrorRecord.objects.in_bulk([k for k in keys if k != NEW_KEY])
+    for place, m in enumerate(report.matches[:MAX_RANKED], start=1):
+        if m.key == key and result.edited_rank is None:
+            result.edited_rank = place
+        result.ranked.append(
+            Ranked(records.get(m.key), m.key == key, m.line, m.text, m.score, m.kind)
+        )
+    if result.edited_rank is None:
+        for s in report.suggestions:
+            if s.key == key:
+                result.edited_suggestion = s.reason or "suggested only"
+                break
