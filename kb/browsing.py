@@ -111,9 +111,9 @@ def _cached(kind: str, key_data: Any, compute: Any) -> Any:
 # --- tags ----------------------------------------------------------------------------------
 
 
-def all_tag_counts() -> list[TagCount]:
-    """Every tag with its number of published records, most used first (cached)."""
-    rows = _cached(
+def _tag_rows() -> list[tuple[str, int]]:
+    """(name, published record count), most used first; cached per revision."""
+    return _cached(
         "tag-counts",
         None,
         lambda: list(
@@ -122,17 +122,26 @@ def all_tag_counts() -> list[TagCount]:
             .values_list("name", "record_count")
         ),
     )
-    return [TagCount(name, count) for name, count in rows]
+
+
+def all_tag_counts() -> list[TagCount]:
+    """Every tag with its number of published records, most used first (cached)."""
+    return [TagCount(name, count) for name, count in _tag_rows()]
+
+
+def tag_count_map() -> dict[str, int]:
+    """Tag name -> number of published records (cached per revision)."""
+    return dict(_tag_rows())
 
 
 def tag_counts(*, query: str = "", order: str = "count") -> list[TagCount]:
-    tags = all_tag_counts()
+    rows = _tag_rows()
     needle = query.strip().casefold()
     if needle:
-        tags = [t for t in tags if needle in t.name.casefold()]
+        rows = [row for row in rows if needle in row[0].casefold()]
     if order == "name":
-        tags = sorted(tags, key=lambda t: t.name)
-    return tags
+        rows = sorted(rows)
+    return [TagCount(name, count) for name, count in rows]
 
 
 def get_tag(name: str) -> Tag | None:
@@ -147,10 +156,13 @@ class _TagRecordIds:
         "WHERE r.id = rt.record_id AND rt.tag_id = %s AND r.status = %s"
     )
 
-    def __init__(self, tag: Tag) -> None:
+    def __init__(self, tag: Tag, known_count: int | None = None) -> None:
         self.params = [tag.pk, Status.PUBLISHED]
+        self.known_count = known_count
 
     def count(self) -> int:
+        if self.known_count is not None:
+            return self.known_count
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT COUNT(*) {self._FROM}", self.params)
             return int(cursor.fetchone()[0])
@@ -170,8 +182,13 @@ class _TagRecordIds:
 
 
 def tag_page(tag: Tag, page_number: Any, per_page: int = PAGE_SIZE) -> Page:
-    """One page of the published records carrying ``tag``, in list order."""
-    return _load_rows(paginate(_TagRecordIds(tag), page_number, per_page))
+    """One page of the published records carrying ``tag``, in list order.
+
+    The count comes from the cached tag counts (same revision, same number) rather than a
+    second pass over the tag's rows.
+    """
+    known = tag_count_map().get(tag.name, 0)
+    return _load_rows(paginate(_TagRecordIds(tag, known), page_number, per_page))
 
 
 def tag_records(tag: Tag) -> QuerySet[ErrorRecord]:

@@ -10,14 +10,16 @@ The data comes from ``kb.browsing`` (shared with the JSON twins in ``kb.api``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
@@ -87,18 +89,34 @@ def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def tag_link(name: str) -> str:
+_PLAIN = re.compile(r"[\w~-]+", re.ASCII)  # path segments that need no quoting
+
+
+@lru_cache(maxsize=16)
+def _url_pattern(name: str, prefix: str) -> str:
+    return reverse(name, args=["__arg__"])
+
+
+def _link(name: str, arg: str) -> str:
+    """``reverse(name, args=[arg])``, or ``""`` if no URL can carry ``arg`` (e.g. a "/").
+
+    Rows link to many records and tags; reversing each costs more than the page's
+    queries, so plain arguments are slotted into a once-reversed pattern.
+    """
+    if _PLAIN.fullmatch(arg):
+        return _url_pattern(name, get_script_prefix()).replace("__arg__", arg)
     try:
-        return reverse("tag_detail", args=[name])
-    except NoReverseMatch:  # a tag no URL can carry (e.g. with a "/")
+        return reverse(name, args=[arg])
+    except NoReverseMatch:
         return ""
+
+
+def tag_link(tag: str) -> str:
+    return _link("tag_detail", tag)
 
 
 def record_link(record_id: str) -> str:
-    try:
-        return reverse("record_detail", args=[record_id])
-    except NoReverseMatch:
-        return ""
+    return _link("record_detail", record_id)
 
 
 def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
