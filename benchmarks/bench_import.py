@@ -1,0 +1,206 @@
+"""Import and export throughput and peak memory (issue 2: >= 10,000 records/s on SQLite,
+memory flat as the file grows).
+
+Files: the real ``records-all.jsonl`` (16,720 records) and a 200k-record file synthesised
+from it into a temporary directory (never into the repo): new ids, and every message and
+pattern mutated (a suffix word per copy), so admission and the tag/FTS indexes see new
+text. Each import runs in a fresh child process on a scratch SQLite file migrated once;
+the child reports wall time, CPU time and its peak RSS (``getrusage``). Then a re-import
+of the same file (everything unchanged) and an export are timed.
+
+The machine is shared: the table shows CPU seconds beside wall seconds and the load
+average, since wall time on a busy 2-core box says more about the neighbours.
+
+Run: ``.venv/bin/python benchmarks/bench_import.py [--quick]`` (``--quick``: 50k instead of
+200k). Writes ``benchmarks/results/import.json``. Env: ``KB_SHARED_DATA``, ``KB_BENCH_TMP``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+SOURCE = DATA / "records-all.jsonl"
+RESULTS = REPO / "benchmarks" / "results" / "import.json"
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+
+
+def synthesise(target: Path, count: int) -> Path:
+    """``count`` records from the real file: new ids, mutated message and pattern."""
+    marker = target.with_suffix(".count")
+    if target.exists() and marker.exists() and marker.read_text() == str(count):
+        return target
+    originals = SOURCE.read_bytes().splitlines()
+    written = 0
+    with target.open("wb") as out:
+        copy = 0
+        while written < count:
+            suffix = f" {WORDS[copy % len(WORDS)]}{copy}"
+            for raw in originals:
+                if written >= count:
+                    break
+                obj = json.loads(raw)
+                rec = obj["record"]
+                rec["id"] = hashlib.sha1(f"{rec['id']}:{copy}".encode()).hexdigest()[:16]
+                rec["slug"] = (rec["slug"][:180] + f"-{copy}")[:200]
+                rec["errorMessage"] += suffix
+                rec["messagePattern"] += suffix
+                out.write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
+                written += 1
+            copy += 1
+    target.with_suffix(".count").write_text(str(count))
+    return target
+
+
+CHILD = r"""
+import json, os, resource, sys, time
+sys.path.insert(0, os.getcwd())
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+import django
+django.setup()
+mode, path = sys.argv[1], sys.argv[2]
+t0, c0 = time.perf_counter(), time.process_time()
+if mode == "import":
+    from kb.importer import import_jsonl, read_lines
+    with open(path, "rb") as fh:
+        r = import_jsonl(read_lines(fh), source=os.path.basename(path))
+    out = {k: getattr(r, k) for k in ("created", "updated", "unchanged", "rejected", "disabled")}
+else:
+    from kb.exporter import export_lines
+    n = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for line in export_lines():
+            fh.write(line + "\n")
+            n += 1
+    out = {"exported": n}
+out["wall_s"] = time.perf_counter() - t0
+out["cpu_s"] = time.process_time() - c0
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def child(db: Path, mode: str, path: Path) -> dict:
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, str(path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def migrated_template(tmp: Path) -> Path:
+    db = tmp / "template.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--skip-checks", "-v0"],
+        cwd=REPO,
+        env=env,
+        check=True,
+    )
+    return db
+
+
+def fresh_copy(template: Path, target: Path) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    src, dst = sqlite3.connect(template), sqlite3.connect(target)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    return target
+
+
+def run_case(name: str, path: Path, template: Path, tmp: Path) -> dict:
+    db = fresh_copy(template, tmp / f"{name}.sqlite3")
+    size_mb = path.stat().st_size / 1e6
+    print(f"  {name}: importing {size_mb:,.0f} MB ...", flush=True)
+    first = child(db, "import", path)
+    print(f"  {name}: re-importing ...", flush=True)
+    again = child(db, "import", path)
+    print(f"  {name}: exporting ...", flush=True)
+    export = child(db, "export", tmp / f"{name}.export.jsonl")
+    n = first["created"] + first["updated"] + first["unchanged"] + first["rejected"]
+    return {
+        "file": str(path),
+        "records": n,
+        "file_mb": round(size_mb, 1),
+        "db_mb": round(db.stat().st_size / 1e6, 1),
+        "import": first,
+        "import_records_per_s_wall": round(n / first["wall_s"]),
+        "import_records_per_s_cpu": round(n / first["cpu_s"]),
+        "reimport": again,
+        "reimport_records_per_s_wall": round(n / again["wall_s"]),
+        "reimport_records_per_s_cpu": round(n / again["cpu_s"]),
+        "export": export,
+        "export_records_per_s_wall": round(export["exported"] / export["wall_s"]),
+    }
+
+
+def main(argv: list[str]) -> int:
+    big = 50_000 if "--quick" in argv else 200_000
+    base = Path(os.environ.get("KB_BENCH_TMP", tempfile.gettempdir())) / "kb-bench-import"
+    base.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()
+    print(f"Synthesising {big:,} records into {base} ...", flush=True)
+    synthetic = synthesise(base / f"records-{big // 1000}k.jsonl", big)
+    with tempfile.TemporaryDirectory(dir=base) as scratch:
+        tmp = Path(scratch)
+        template = migrated_template(tmp)
+        cases = [
+            run_case("16.7k", SOURCE, template, tmp),
+            run_case(f"{big // 1000}k", synthetic, template, tmp),
+        ]
+    results = {
+        "benchmark": "import",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "goal_records_per_s": 10_000,
+        "cases": cases,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print()
+    print(
+        "| file | records | import rec/s (wall / cpu) | peak RSS MB | re-import rec/s (wall / cpu) "
+        "| export s (wall) | export rec/s |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for c in cases:
+        print(
+            f"| {Path(c['file']).name} | {c['records']:,} | "
+            f"{c['import_records_per_s_wall']:,} / {c['import_records_per_s_cpu']:,} | "
+            f"{c['import']['peak_rss_mb']:.0f} | "
+            f"{c['reimport_records_per_s_wall']:,} / {c['reimport_records_per_s_cpu']:,} | "
+            f"{c['export']['wall_s']:.1f} | {c['export_records_per_s_wall']:,} |"
+        )
+    print(
+        f"\nload average before/after: {results['machine']['loadavg_before']} / "
+        f"{results['machine']['loadavg_after']} on {os.cpu_count()} CPUs"
+    )
+    print(f"Wrote {RESULTS.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
