@@ -581,3 +581,11 @@ def test_whole_logs_skip_prose_joins_but_still_read_tracebacks(monkeypatch):
     )
     last = n.line_info(n.text.index("django.core.exceptions.FieldDoesNotExist"))
     assert last.kind == EXCEPTION
+
+
+def test_sentence_broken_by_hand_after_a_comma_is_joined():
+    text = "relationship 'P.d' will copy column p.id to column d.project_id, \nwhich conflicts"
+    n = normalise(text)
+    assert "relationship 'P.d' will copy column p.id to column d.project_id, which conflicts" in (
+        lines_of(n)
+    )

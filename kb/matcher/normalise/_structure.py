@@ -520,7 +520,18 @@ class Structurer:
             return True  # pretty-printed value
         if line[0] in " \t" or line.lstrip()[:1] in _CLOSERS:
             return True  # indented continuation / closing bracket
-        return len(prev) >= 60  # a long line cut by a terminal or by hand
+        if len(prev) >= 60:
+            return True  # a long line cut by a terminal or by hand
+        # a sentence broken by hand: the line stops on a comma or a trailing space, or the
+        # next one goes on in lower case after a line without closing punctuation
+        if ps.endswith(",") or (prev[-1:] in " \t" and len(ps) >= 20):
+            return True
+        return (
+            line[:1].islower()
+            and len(ps) >= 30
+            and ps[-1:] not in ".:;!?"
+            and not prefix_info(prev)[0]
+        )
 
     def _run_from(self, head: int) -> list[int]:
         run = [head]
