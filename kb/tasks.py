@@ -75,7 +75,16 @@ def run_import(job_id: int) -> dict[str, Any]:
 
 def enqueue_import(job: ImportJob) -> ImportJob:
     """Hand the job to the configured task backend; the id is kept for the job page."""
-    result = run_import.enqueue(job.pk)
-    ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
+    try:
+        result = run_import.enqueue(job.pk)
+    except Exception as exc:  # a misconfigured backend: say so on the job page
+        logger.exception("could not enqueue import job %s", job.pk)
+        ImportJob.objects.filter(pk=job.pk).update(
+            state=ImportJob.State.FAILED,
+            error=f"Could not start the import task: {type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now(),
+        )
+    else:
+        ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
     job.refresh_from_db()
     return job

@@ -145,3 +145,31 @@ def test_staff_without_the_curators_group_cannot_upload() -> None:
     client = Client()
     client.force_login(user)
     assert client.get(reverse(UPLOAD)).status_code == 403
+
+
+def test_a_task_backend_that_cannot_enqueue_fails_the_job_visibly(
+    curator_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Refusing:
+        def enqueue(self, *args: object) -> None:
+            raise RuntimeError("queue is down")
+
+    monkeypatch.setattr("kb.tasks.run_import", Refusing())
+    job = upload(curator_client, "later.jsonl", jsonl(make_line()))
+    assert job.state == ImportJob.State.FAILED
+    assert "queue is down" in job.error
+    page = curator_client.get(reverse("admin:kb_importjob_change", args=[job.pk]))
+    assert b"queue is down" in page.content
+
+
+def test_a_queued_job_waits_for_a_real_backend(curator_client: Client, settings: object) -> None:
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}  # type: ignore[attr-defined]
+    job = upload(curator_client, "queued.jsonl", jsonl(make_line()))
+    assert job.state == ImportJob.State.QUEUED
+    assert job.task_id
+    assert job.file  # kept for the worker
+    assert ErrorRecord.objects.count() == 0
+    execute_import(job)  # what the worker would do
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.DONE
+    assert ErrorRecord.objects.count() == 1
