@@ -498,3 +498,13 @@ def test_bench_ranks_a_record_not_saved_yet(curator_client: Client) -> None:
         headers={"HX-Request": "true"},
     )  # fmt: skip
     assert "This record is the first answer." in response.content.decode()
+
+
+def test_tag_names_that_cannot_be_urls_are_refused(curator_client: Client) -> None:
+    response = curator_client.post(reverse("admin:kb_tag_add"), {"name": "a/b"})
+    assert response.status_code == 200
+    assert not Tag.objects.filter(name="a/b").exists()
+    ok = curator_client.post(reverse("admin:kb_tag_add"), {"name": "networking"})
+    assert ok.status_code == 302
+    tag = Tag.objects.get(name="networking")
+    assert curator_client.get(reverse("admin:kb_tag_change", args=[tag.pk])).status_code == 200

@@ -7,18 +7,36 @@ the records, one at a time or with the "add a tag" bulk action.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from kb.admin.widgets import TAG_OK
 from kb.models import Tag
+
+
+class TagForm(forms.ModelForm):
+    class Meta:
+        model = Tag
+        fields = ["name"]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not TAG_OK.match(name):
+            raise ValidationError(
+                "A tag is one word of at most 100 characters, without spaces or / ? # % \\."
+            )
+        return name
 
 
 @admin.register(Tag)
 class TagAdmin(admin.ModelAdmin):
+    form = TagForm
     list_display = ["name", "record_count", "records_link"]
     search_fields = ["name"]
     ordering = ["name"]
