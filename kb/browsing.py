@@ -33,6 +33,7 @@ PAGE_SIZE = 25
 TAG_PAGE_SIZE = 120
 MAX_PAGE_SIZE = 100
 CACHE_SECONDS = 600
+SEARCH_LIMIT = 10_000  # ranked results listed at most (the best come first)
 
 LIST_FIELDS = (
     "id",
@@ -210,7 +211,13 @@ def record_listing(
     base = published_records()
     filterset = RecordFilter(data, queryset=base)
     params = clean_params(data, tuple(filterset.filters))
-    page = paginate_records(filterset.qs, data.get("page"), page_size)
+    if params.get("q"):
+        # A ranked search: one pass for the ordered ids (the count is their number)
+        # instead of a count pass and a page pass over the full-text index.
+        ids = list(filterset.qs.values_list("pk", flat=True)[:SEARCH_LIMIT])
+        page = _load_rows(paginate(ids, data.get("page"), page_size))
+    else:
+        page = paginate_records(filterset.qs, data.get("page"), page_size)
     facets: list[Facet] = []
     if with_facets:
         narrowing = clean_params(narrowing_params(params), tuple(filterset.filters))

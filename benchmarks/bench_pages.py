@@ -1,0 +1,277 @@
+"""Server time of the pages an on-call engineer hits, with the full 16.7k-record dataset.
+
+Issue 4's goal: p95 < 50 ms each for ``/`` with a paste (``POST /match/`` with an 8 KiB log
+excerpt), a record page, a tag page and a search. Measured in-process with Django's test
+Client (URL routing, middleware, views, queries, templates; no network, no gunicorn), many
+iterations per case, rotating through several records / tags / queries so one warm row
+does not flatter the figures. Caches that production has warm (compiled matcher, per-
+revision tag and facet counts) are warmed first; the first, cold request of each case is
+reported separately.
+
+The database is a scratch one: ``DATABASE_URL`` (default ``sqlite:////tmp/bench-pages.sqlite3``;
+a ``postgres://`` URL works too). ``records-all.jsonl`` is imported when the database does
+not already hold it (the import takes minutes; later runs reuse it; ``--reimport`` forces).
+
+Run: ``.venv/bin/python benchmarks/bench_pages.py [--quick] [--reimport]``
+Writes ``benchmarks/results/pages.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+RESULTS = REPO / "benchmarks" / "results" / "pages.json"
+DEFAULT_DB = "sqlite:////tmp/bench-pages.sqlite3"
+GOAL_MS = 50.0
+PASTE_BYTES = 8 * 1024
+
+os.environ.setdefault("DATABASE_URL", DEFAULT_DB)
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+os.environ.setdefault("KB_MATCHER_CACHE_DIR", str(REPO / ".cache" / "matcher-bench"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+
+
+def ensure_data(reimport: bool) -> dict[str, Any]:
+    """Migrate, and import the full dataset unless the database already holds it."""
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("createcachetable", verbosity=0)
+    from kb.importer import import_jsonl
+    from kb.models import ErrorRecord
+
+    path = DATA / "records-all.jsonl"
+    expected = sum(1 for _ in path.open("rb"))
+    have = ErrorRecord.objects.count()
+    if have >= expected and not reimport:
+        return {"imported": False, "records": have, "import_seconds": None}
+    started = time.perf_counter()
+    with path.open("rb") as fh:
+        report = import_jsonl(fh, source=path.name)
+    seconds = time.perf_counter() - started
+    print(
+        f"imported {path.name}: created {report.created}, updated {report.updated} "
+        f"in {seconds:.0f} s",
+        flush=True,
+    )
+    return {"imported": True, "records": ErrorRecord.objects.count(), "import_seconds": seconds}
+
+
+def paste_text() -> str:
+    """An 8 KiB log excerpt: real labelled log texts from the eval set, concatenated."""
+    chunks: list[str] = []
+    size = 0
+    with (DATA / "eval-public.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            text = json.loads(line).get("text") or ""
+            chunks.append(text)
+            size += len(text.encode())
+            if size >= PASTE_BYTES:
+                break
+    return "\n".join(chunks).encode()[:PASTE_BYTES].decode("utf-8", errors="ignore")
+
+
+def pick_targets(rng: random.Random) -> dict[str, list[str]]:
+    from kb.models import ErrorRecord, Tag
+
+    ids = list(ErrorRecord.objects.published().values_list("pk", flat=True))
+    tags = list(
+        Tag.objects.with_counts().order_by("-record_count").values_list("name", "record_count")
+    )
+    popular = [name for name, _n in tags[:5]]  # the biggest tags (thousands of records)
+    middling = [name for name, n in tags if 20 <= n <= 200][:10]
+    return {
+        "records": rng.sample(ids, min(50, len(ids))),
+        "tags": popular + rng.sample(middling, min(5, len(middling))),
+        "popular": popular,
+    }
+
+
+SEARCHES = [
+    "not found",
+    "StreamExecutorError",
+    "backfill_state not initialized",
+    "connection refused",
+    "IllegalArgumentException",
+    "timeout",
+    "invalid",
+    "lease expired",
+    "ERR_",
+    "does not exist",
+]
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def run_case(
+    client: Client,
+    name: str,
+    requests: list[tuple[str, str, dict[str, Any]]],
+    n: int,
+    goal: float | None,
+) -> dict[str, Any]:
+    cpu_times: list[float] = []
+
+    def one(i: int) -> float:
+        method, url, kwargs = requests[i % len(requests)]
+        started, cpu_started = time.perf_counter(), time.process_time()
+        response = getattr(client, method)(url, **kwargs)
+        elapsed = (time.perf_counter() - started) * 1000
+        cpu_times.append((time.process_time() - cpu_started) * 1000)
+        if response.status_code != 200:
+            raise SystemExit(f"{name}: {method.upper()} {url} -> {response.status_code}")
+        return elapsed
+
+    cold = one(0)
+    for i in range(min(len(requests), 20)):  # warm each distinct request once
+        one(i)
+    cpu_times.clear()
+    times = [one(i) for i in range(n)]
+    result = {
+        "case": name,
+        "example": f"{requests[0][0].upper()} {requests[0][1]}",
+        "distinct_requests": len(requests),
+        "n": n,
+        "cold_ms": round(cold, 2),
+        "p50_ms": round(percentile(times, 50), 2),
+        "p95_ms": round(percentile(times, 95), 2),
+        "p99_ms": round(percentile(times, 99), 2),
+        "mean_ms": round(statistics.fmean(times), 2),
+        "max_ms": round(max(times), 2),
+        # CPU time of this process (Python + in-process SQLite): what the request costs,
+        # without waiting for a core on a busy machine.
+        "cpu_p50_ms": round(percentile(cpu_times, 50), 2),
+        "cpu_p95_ms": round(percentile(cpu_times, 95), 2),
+        "goal_p95_ms": goal,
+    }
+    result["meets_goal"] = None if goal is None else result["p95_ms"] < goal
+    return result
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    n = 60 if quick else 300
+    data = ensure_data("--reimport" in argv)
+    # Production-like: no debug query log, no rate limit between our own requests.
+    settings.DEBUG = False
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0
+    rng = random.Random(4)
+    targets = pick_targets(rng)
+    paste = paste_text()
+    client = Client()
+    hx = {"HTTP_HX_REQUEST": "true"}
+
+    from kb.matching import get_matcher
+
+    started = time.perf_counter()
+    get_matcher()
+    matcher_warm_s = time.perf_counter() - started
+
+    cases: list[tuple[str, list[tuple[str, str, dict[str, Any]]], float | None]] = [
+        (
+            "paste: POST /match/ 8 KiB (htmx fragment)",
+            [("post", "/match/", {"data": {"text": paste}, **hx})],
+            GOAL_MS,
+        ),
+        (
+            "paste: POST /match/ 8 KiB (whole page)",
+            [("post", "/match/", {"data": {"text": paste}})],
+            GOAL_MS,
+        ),
+        ("record page", [("get", f"/records/{i}/", {}) for i in targets["records"]], GOAL_MS),
+        ("tag page (page 1)", [("get", f"/tags/{t}/", {}) for t in targets["tags"]], GOAL_MS),
+        (
+            "tag page (htmx, deep pages)",
+            [("get", f"/tags/{t}/?page={p}", hx) for t in targets["popular"] for p in (2, 9, 40)],
+            GOAL_MS,
+        ),
+        (
+            "search /records/?q=",
+            [("get", "/records/", {"data": {"q": q}}) for q in SEARCHES],
+            GOAL_MS,
+        ),
+        (
+            "search + facet filter (htmx)",
+            [("get", "/records/", {"data": {"q": q, "severity": "error"}, **hx}) for q in SEARCHES],
+            GOAL_MS,
+        ),
+        ("record list, no filter", [("get", "/records/", {})], None),
+        ("tag index /tags/", [("get", "/tags/", {})], None),
+        (
+            "API GET /api/records?q=",
+            [("get", "/api/records", {"data": {"q": q}}) for q in SEARCHES],
+            None,
+        ),
+        (
+            "API POST /api/match 8 KiB",
+            [("post", "/api/match", {"data": {"text": paste}, "content_type": "application/json"})],
+            None,
+        ),
+    ]
+    results = []
+    for name, requests, goal in cases:
+        results.append(run_case(client, name, requests, n, goal))
+        r = results[-1]
+        print(f"  {name}: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms", flush=True)
+
+    meta = {
+        "database": connection.vendor,
+        "database_url": settings.DATABASES["default"]["NAME"],
+        "records": data["records"],
+        "imported_now": data["imported"],
+        "import_seconds": data["import_seconds"],
+        "matcher_warm_seconds": round(matcher_warm_s, 2),
+        "paste_bytes": len(paste.encode()),
+        "iterations": n,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu",
+        "load_average": os.getloadavg(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "method": "in-process django.test.Client; server time without network",
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"meta": meta, "cases": results}, indent=2) + "\n")
+
+    print(
+        f"\n{meta['records']} records on {meta['database']}, {n} requests per case, "
+        f"load average {meta['load_average'][0]:.1f}"
+    )
+    print("| case | p50 ms | p95 ms | p99 ms | cold ms | CPU p50 | CPU p95 | goal p95 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for r in results:
+        goal = "—"
+        if r["goal_p95_ms"] is not None:
+            verdict = "ok" if r["meets_goal"] else "MISSED"
+            cpu_verdict = "ok" if r["cpu_p95_ms"] < r["goal_p95_ms"] else "MISSED"
+            goal = f"< {r['goal_p95_ms']:.0f}: {verdict} (CPU {cpu_verdict})"
+        print(
+            f"| {r['case']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['cold_ms']} "
+            f"| {r['cpu_p50_ms']} | {r['cpu_p95_ms']} | {goal} |"
+        )
+    print(f"wrote {RESULTS.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
