@@ -232,6 +232,13 @@ def test_state_changing_admin_views_reject_a_bad_csrf_token(csrf_client: Client)
         (change_url(record), form_data(record, documentation="x")),
         (reverse("admin:kb_importjob_upload"), {}),
         (reverse("admin:kb_errorrecord_changelist"), {"action": "retire"}),
+        (
+            reverse(
+                "admin:kb_errorrecord_simple_history",
+                args=[record.pk, record.history.latest().history_id],
+            ),
+            form_data(record, documentation="x"),
+        ),
     ]:
         response = csrf_client.post(url, {**data, "csrfmiddlewaretoken": "bogus" * 8})
         assert response.status_code == 403, url
