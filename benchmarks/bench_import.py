@@ -85,7 +85,11 @@ else:
     out = {"exported": n}
 out["wall_s"] = time.perf_counter() - t0
 out["cpu_s"] = time.process_time() - c0
-out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:  # VmHWM: this process's own peak (ru_maxrss can carry the forking parent's)
+    hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
+    out["peak_rss_mb"] = int(hwm.split()[1]) / 1024
+except OSError:
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
 
