@@ -21,20 +21,14 @@ from pathlib import Path
 
 import regex
 
-from .patterns import (
-    Analysis,
-    Loose,
-    analyse,
-    fuzzy_literal,
-    literal_matched,
-    loose_find,
-    strict_find,
-)
-from .rank import Candidate, explain, rank
+from .confirm import Loose, fuzzy_literal, loose_find, strict_find
+from .patterns import Analysis, analyse
+from .rank import Candidate, rank
+from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import error_line_spans, similar_hits, similarity_index
 from .textmap import HitLine, get_normaliser, locate_lines, window_start
-from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
+from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 
 SHARD_SIZE = 8000  # patterns per shard (compile ~5 s each; edits recompile one shard)
 CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
@@ -294,30 +288,13 @@ class Matcher:
         return out
 
     def _candidate(
-        self,
-        pid: int,
-        a: Analysis,
-        kind: str,
-        m: regex.Match[str],
-        offset: int,
-        ntext: str,
-        *,
-        fine: bool = False,
+        self, pid: int, a: Analysis, m: regex.Match[str], offset: int, ntext: str
     ) -> Candidate:
-        tail = -1
-        if a.template:
-            exact, captures = literal_matched(a, m, fine=fine)
-            assert a.pieces is not None
-            pieces = a.fine_pieces if fine else a.pieces
-            if pieces[-1].text is None and m.group(len(pieces)) is not None:
-                tail = offset + m.start(len(pieces))
-        else:
-            exact = a.literal_chars
-            captures = [g for g in m.groups() if g is not None]
-        if kind == "exact":
-            exact = a.literal_chars
-        return self._make(pid, a, kind, offset + m.start(), offset + m.end(), ntext, captures,
-                          exact, tail)  # fmt: skip
+        """A confirmed match of an opaque (non-template) regex."""
+        captures = [g for g in m.groups() if g is not None]
+        return self._make(
+            pid, a, "exact", offset + m.start(), offset + m.end(), ntext, captures, a.literal_chars
+        )
 
     def _make(
         self,
@@ -362,7 +339,7 @@ class Matcher:
             if a.pieces is None:
                 m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
                 if m is not None:
-                    return self._candidate(pid, a, "exact", m, ws, ntext)
+                    return self._candidate(pid, a, m, ws, ntext)
         except TimeoutError:
             return None
         if a.pieces is not None:
@@ -446,59 +423,5 @@ class Matcher:
                 if c.pid not in merged or c.literal_exact > merged[c.pid].literal_exact:
                     merged[c.pid] = c
             sure, unsure = rank(list(merged.values()))
-        matches: list[Match] = []
-        for pos, c in enumerate(sure):
-            os_, oe = norm.to_original(c.start, c.end)  # type: ignore[attr-defined]
-            oline = norm.line_of(os_)  # type: ignore[attr-defined]
-            keys = self._keys[c.pid]
-            matches.append(
-                Match(
-                    key=keys[0],
-                    line=oline,
-                    span=(os_, oe),
-                    text=norm.original[os_:oe],  # type: ignore[attr-defined]
-                    captures=c.captures,
-                    score=c.score,
-                    literal_chars=c.literal_exact,
-                    coverage=round(c.coverage, 4),
-                    reason=explain(c, pos, len(sure), oline),
-                    same_message=keys[1:],
-                    kind=c.kind,
-                )
-            )
-        suggestions: list[Suggestion] = []
-        for c, why in unsure:
-            os_, _ = norm.to_original(c.start, c.end)  # type: ignore[attr-defined]
-            oline = norm.line_of(os_)  # type: ignore[attr-defined]
-            suggestions.append(
-                Suggestion(
-                    self._keys[c.pid][0],
-                    round(min(c.coverage, c.literal_total / 24), 4),
-                    f"pattern matched on line {oline} but not confidently: {why}",
-                    oline,
-                )
-            )
-        seen = {s.key for s in suggestions} | {m.key for m in matches}
-        for key, score, why, (ls, _le) in sim_hits:
-            if key not in seen and not matches:
-                oline = norm.line_of(norm.to_original(ls, ls)[0])  # type: ignore[attr-defined]
-                suggestions.append(Suggestion(key, score, f"similar message: {why}", oline))
-                seen.add(key)
-        suggestions.sort(key=lambda s: -s.similarity)
-        groups = self._groups(norm, full, {c.pid for c in sure})
-        return MatchReport(
-            matches, suggestions, groups, norm, (time.perf_counter() - t0) * 1000, notes
-        )
-
-    def _groups(
-        self, norm: object, full: dict[int, dict[int, HitLine]], sure: set[int]
-    ) -> list[Group]:
-        out: list[Group] = []
-        for pid, by_line in full.items():
-            first = min(by_line.values(), key=lambda h: h.number)
-            last = max(by_line.values(), key=lambda h: h.number)
-            fl = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])  # type: ignore[attr-defined]
-            ll = norm.line_of(norm.to_original(last.cstart, last.cstart)[0])  # type: ignore[attr-defined]
-            out.append(Group(self._keys[pid][0], len(by_line), fl, ll, pid in sure))
-        out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
-        return out
+        elapsed = (time.perf_counter() - t0) * 1000
+        return build_report(self._keys, norm, sure, unsure, sim_hits, full, notes, elapsed)

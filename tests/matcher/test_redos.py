@@ -24,11 +24,15 @@ EVIL_INPUTS = [
 ]
 
 
-def _timed(m: Matcher, text: str) -> float:
-    m.match(text)  # warm: lazily compiled confirm regexes, scratch space
-    t0 = time.perf_counter()
-    m.match(text)
-    return time.perf_counter() - t0
+def _timed(m: Matcher, text: str, repeat: int = 5) -> float:
+    """Best of `repeat` calls: the bar is about the algorithm, not about a busy CI box."""
+    m.match(text)  # warm: lazily analysed patterns, scratch space
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        m.match(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +73,11 @@ def test_256k_paste_against_full_dataset(full_matcher: Matcher) -> None:
         + "\n"
     )
     text = (block * (256 * 1024 // len(block) + 1))[: 256 * 1024]
-    elapsed = _timed(full_matcher, text)
-    assert elapsed < 0.5, f"{elapsed * 1000:.0f} ms for 256 KiB"  # generous; see bench
+    elapsed = _timed(full_matcher, text, repeat=2)
+    # Generous: it catches super-linear blow-ups (seconds), not speed; the speed of big
+    # pastes is measured in benchmarks/bench_matcher.py (about 130 ms here, most of it in
+    # normalisation, on an idle machine).
+    assert elapsed < 2.0, f"{elapsed * 1000:.0f} ms for 256 KiB"
 
 
 def test_no_unbounded_python_re_on_user_text() -> None:
