@@ -120,7 +120,7 @@ def _str_checker(field: Field) -> Checker:
             if nullable:
                 return None
             raise FieldError(key, "must not be null")
-        if type(value) is not str:
+        if not isinstance(value, str):
             raise FieldError(key, f"must be a string, not {type(value).__name__}")
         _check_text(key, value)
         if max_length and len(value) > max_length:
@@ -141,7 +141,7 @@ def _int_checker(field: Field) -> Checker:
             if nullable:
                 return None
             raise FieldError(key, "must not be null")
-        if type(value) is not int:
+        if isinstance(value, bool) or not isinstance(value, int):
             raise FieldError(key, f"must be an integer, not {type(value).__name__}")
         if not 0 <= value <= limit:
             raise FieldError(key, f"is out of range (0 to {limit})")
@@ -159,10 +159,10 @@ def _list_checker(field: Field) -> Checker:
             if nullable:
                 return None
             raise FieldError(key, "must not be null")
-        if type(value) is not list:
+        if not isinstance(value, list):
             raise FieldError(key, "must be a list of strings")
         for item in value:
-            if type(item) is not str:
+            if not isinstance(item, str):
                 raise FieldError(key, "must be a list of strings")
             _check_text(key, item)
             if item_limit and len(item) > item_limit:
@@ -180,7 +180,7 @@ def _datetime_checker(field: Field) -> Checker:
             if nullable:
                 return None
             raise FieldError(key, "must not be null")
-        if type(value) is not str:
+        if not isinstance(value, str):
             raise FieldError(key, "must be an ISO 8601 timestamp string")
         try:
             return parse_datetime(value)
