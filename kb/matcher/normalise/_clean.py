@@ -172,3 +172,34 @@ def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
             f"decoded {counts['entity']} HTML entit{'ies' if counts['entity'] != 1 else 'y'}"
         )
     return out, layer, steps
+
+
+# --- typographic quotes and dashes (folded on copies of lines, not in place) ----------
+
+TYPO_CHARS = (
+    "\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2026"
+)
+TYPO_RE = re.compile(f"[{TYPO_CHARS}]")
+FOLD = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u2026": "...",
+    }
+)

@@ -25,11 +25,29 @@ from ._classify import (
     EXCEPTION,
     FRAME,
     classify,
-    exception_class,
     numbered_body,
+)
+from ._clean import FOLD, TYPO_RE
+from ._escapes import (
+    JSON_LEVEL_RE,
+    JSON_MESSAGE_PAIR_RE,
+    JSON_PAIR_RE,
+    MESSAGE_KEYS,
+    QUIET_LEVELS,
+    SKIP_KEYS,
+    Piece,
+    decode_escapes,
 )
 from ._mapping import Builder, Layer
 from ._prefix import canonical_level, prefix_info
+from ._traceback import (
+    PY_CHAIN_RE,
+    PY_FRAME_RE,
+    PY_TB_RE,
+    py_exception_class,
+    traceback_marks,
+    wrapped_frame_tail,
+)
 
 # A line start that does not look like a prefixed log line (or a blank line).
 _HOT_LINE_RE = re.compile(
@@ -44,95 +62,6 @@ _HOT_LINE_BIG_RE = re.compile(
     r"\n(?=[ \t]|\{|Traceback \(|Caused by|Exception in thread|During handling"
     r"|The above exception|panic: |goroutine \d|thread '|Error: |error: )"
 )
-_TYPO_CHARS = (
-    "\u2018\u2019\u201a\u201b\u2032\u201c\u201d\u201e\u201f\u2033"
-    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2026"
-)
-_TYPO_RE = re.compile(f"[{_TYPO_CHARS}]")
-_FOLD = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2015": "-",
-        "\u2212": "-",
-        "\u2026": "...",
-    }
-)
-
-# "key": "value" inside a JSON object (value without raw newlines)
-_JSON_PAIR_RE = re.compile(r'"([\w.@$-]{1,64})"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
-_MESSAGE_KEYS = frozenset(
-    {
-        "msg",
-        "message",
-        "error",
-        "err",
-        "errormessage",
-        "error_message",
-        "errorverbose",
-        "exc_info",
-        "exception",
-        "exc_text",
-        "stack",
-        "stacktrace",
-        "stack_trace",
-        "trace",
-        "reason",
-        "detail",
-        "details",
-        "description",
-        "log",
-        "text",
-        "event",
-        "cause",
-        "fields.error",
-    }
-)
-_SKIP_KEYS = frozenset(
-    {"ts", "time", "timestamp", "@timestamp", "asctime", "level", "levelname", "severity"}
-)
-_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
-_JSON_LEVEL_RE = re.compile(
-    r'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"(?P<lvl>[A-Za-z]+)"', re.I
-)
-# "msg": "...", "error": "...", "errorVerbose": "...", "exc_info": "..." at any depth
-_JSON_MESSAGE_PAIR_RE = re.compile(
-    r'"((?:[\w.@-]*?(?:[Ee]rr(?:or)?|ERROR|[Mm]essage|MESSAGE|[Mm]sg|MSG|[Ee]xception)'
-    r"(?:[Vv]erbose|_?[Mm]essage|_?[Mm]sg)?)"
-    r"|exc_info|exc_text|stack|stacktrace|stack_trace|reason|detail|details|description"
-    r'|log|text|event|cause)"\s*:\s*"((?:[^"\\\n]|\\.)*)"'
-)
-_ESC_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})(?:\\u([0-9a-fA-F]{4}))?|x([0-9a-fA-F]{2})|(.))", re.S)
-_SIMPLE_ESC = {
-    '"': '"',
-    "\\": "\\",
-    "/": "/",
-    "'": "'",
-    "n": "\n",
-    "t": "\t",
-    "r": "",
-    "b": "",
-    "f": "",
-    "0": "",
-}
-_CSI_TAIL_RE = re.compile(r"\[[0-?]*[ -/]*[@-~]")
-_PY_TB_RE = re.compile(r"Traceback \(most recent call last\):")
-_PY_CHAIN_RE = re.compile(
-    r"During handling of the above exception|The above exception was the direct cause"
-)
 _RUST_PANIC_HEAD_RE = re.compile(r".*\bthread '[^'\n]*' panicked at \S+:\d+:\d+:\s*$")
 _ANYHOW_CAUSES_RE = re.compile(r"(?:Caused by:|Caused by these errors \([^)\n]*\):)\s*$")
 _OPENERS = "([{"
@@ -144,8 +73,6 @@ WRAP_SLACK = 3  # a line this close to the run's widest is taken as cut by a ter
 MAX_LINE_WORK = 1 << 18  # lines longer than this get no variants (linear-time guard)
 BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
 MAX_RUN_CHARS = 16_384
-
-Piece = tuple[str | None, int, int]  # (replacement text or None = copy src[s:e], s, e)
 
 
 @dataclass(slots=True)
@@ -253,13 +180,13 @@ class Structurer:
                     b.copy(src, s, e)
                 else:
                     b.emit(t, s, e)
-            if _TYPO_RE.search(text):
+            if TYPO_RE.search(text):
                 b.emit("\n", after, after)
                 self.marks[b.pos] = Mark(**{**line_mark, "derived": "folded"})
                 keys.append(b.pos)
                 for t, s, e in pieces:
                     piece = src[s:e] if t is None else t
-                    b.emit(piece.translate(_FOLD), s, e)
+                    b.emit(piece.translate(FOLD), s, e)
         return keys
 
     # -- main loop ----------------------------------------------------------------------
@@ -316,7 +243,7 @@ class Structurer:
             if needle[0] in src and needle in src:
                 streams.append(self._needle_lines(needle))
         if not src.isascii():
-            streams.append(self._regex_lines(_TYPO_RE))
+            streams.append(self._regex_lines(TYPO_RE))
         last = -1
         n = len(src)
         for ls in heapq.merge(*streams):
@@ -354,7 +281,7 @@ class Structurer:
         line = src[ls:le]
         pl, level = (0, None) if line[:1] == "{" else prefix_info(line)
         rest = line[pl:]
-        if _PY_TB_RE.match(rest):
+        if PY_TB_RE.match(rest):
             return self._python_traceback(ls)
         if rest.lstrip().startswith('{"') or rest.startswith("{ "):
             self._json_line(ls, le, pl, level)
@@ -387,12 +314,12 @@ class Structurer:
         spans: list[tuple[int, int]] = []
         for ls in run:
             le = self.line_end(ls)
-            m = _JSON_LEVEL_RE.search(src, ls, le)
+            m = JSON_LEVEL_RE.search(src, ls, le)
             if m:
                 level = canonical_level(m.group("lvl")) or level
             spans += [
                 m.span(2)
-                for m in _JSON_MESSAGE_PAIR_RE.finditer(src, ls, le)
+                for m in JSON_MESSAGE_PAIR_RE.finditer(src, ls, le)
                 if m.end(2) - m.start(2) >= 4
             ]
         if not spans:
@@ -423,13 +350,13 @@ class Structurer:
             if len(lines) > 1 or any(t is not None for t, _, _ in lines[0]):
                 self.counts["unescaped"] += 1
                 return self.add_variant(le, lines, derived="unescaped", **{"level": level, **mark})
-        if not src.isascii() and _TYPO_RE.search(src, ls, le):
+        if not src.isascii() and TYPO_RE.search(src, ls, le):
             return self.add_variant_folded(ls, le, **mark)
         return []
 
     def add_variant_folded(self, ls: int, le: int, **mark) -> list[int]:
         src = self.src
-        text = src[ls:le].translate(_FOLD)
+        text = src[ls:le].translate(FOLD)
         if text == src[ls:le]:
             return []
         # 1:1 folds keep the mapping linear; only "…" -> "..." changes length, so the line is
@@ -439,12 +366,12 @@ class Structurer:
         i = src.find("\u2026", ls, le)
         while i >= 0:
             if i > pos:
-                pieces.append((src[pos:i].translate(_FOLD), pos, i))
+                pieces.append((src[pos:i].translate(FOLD), pos, i))
             pieces.append(("...", i, i + 1))
             pos = i + 1
             i = src.find("\u2026", pos, le)
         if pos < le:
-            pieces.append((src[pos:le].translate(_FOLD), pos, le))
+            pieces.append((src[pos:le].translate(FOLD), pos, le))
         self.counts["folded"] += 1
         level = prefix_info(src[ls:le])[1]
         return self.add_variant(le, [pieces], derived="folded", **{"level": level, **mark})
@@ -455,10 +382,10 @@ class Structurer:
         js = ls + pl
         while js < le and src[js] in " \t":
             js += 1
-        m = _JSON_LEVEL_RE.search(src, js, min(le, js + 400))
+        m = JSON_LEVEL_RE.search(src, js, min(le, js + 400))
         jlevel = (canonical_level(m.group("lvl")) if m else None) or level
         has_esc = src.find("\\", js, le) >= 0
-        if jlevel in _QUIET_LEVELS and (not has_esc or self.big):
+        if jlevel in QUIET_LEVELS and (not has_esc or self.big):
             # not an error, and nothing to decode (or a whole log, where decoding every
             # INFO line would cost more than it helps): the raw line is scanned as it is
             if has_esc:
@@ -479,7 +406,7 @@ class Structurer:
         """Raw spans (inside the quotes) of the message-like string values of a JSON line."""
         spans = [
             m.span(2)
-            for m in _JSON_MESSAGE_PAIR_RE.finditer(self.src, js, le)
+            for m in JSON_MESSAGE_PAIR_RE.finditer(self.src, js, le)
             if m.end(2) - m.start(2) >= 4
         ]
         return spans or self._json_value_spans_loose(js, le)
@@ -488,13 +415,13 @@ class Structurer:
         """For JSON that does not parse (cut off, pasted partly): find "key": "value" pairs."""
         src = self.src
         spans = []
-        for m in _JSON_PAIR_RE.finditer(src, js, le):
+        for m in JSON_PAIR_RE.finditer(src, js, le):
             key = m.group(1).lower()
-            if key in _SKIP_KEYS:
+            if key in SKIP_KEYS:
                 continue
             vs, ve = m.span(2)
             if ve - vs >= 4 and (
-                key in _MESSAGE_KEYS
+                key in MESSAGE_KEYS
                 or key.endswith(("error", "message", "msg"))
                 or (src.find("\\", vs, ve) >= 0 and ve - vs >= 8)
             ):
@@ -639,18 +566,18 @@ class Structurer:
             if not rest.strip():
                 if state == "exc":
                     state = "after"
-            elif _PY_TB_RE.match(rest) or _PY_CHAIN_RE.match(rest):
+            elif PY_TB_RE.match(rest) or PY_CHAIN_RE.match(rest):
                 causes += exc_keys + self._finish_exc(exc_lines)
                 exc_lines, exc_keys = [], []
-                if _PY_CHAIN_RE.match(rest):
+                if PY_CHAIN_RE.match(rest):
                     for key in causes:
                         if key is not None:
                             self.marks[key].kind = CAUSED_BY
                     causes = []
                 self.mark(cur, kind=FRAME)
-                state = "frames" if _PY_TB_RE.match(rest) else "chain"
+                state = "frames" if PY_TB_RE.match(rest) else "chain"
             elif state == "frames":
-                if rest[:1] in " \t" or _wrapped_frame_tail(prev_len, rest):
+                if rest[:1] in " \t" or wrapped_frame_tail(prev_len, rest):
                     self.mark(cur, kind=FRAME)
                 else:
                     n, cls = py_exception_class(rest)
@@ -658,7 +585,7 @@ class Structurer:
                     exc_keys += self._line_variants(cur, kind=EXCEPTION)
                     exc_lines = [cur]
                     state = "exc"
-            elif state == "exc" and _PY_FRAME_RE.match(rest):
+            elif state == "exc" and PY_FRAME_RE.match(rest):
                 # what looked like the exception was the tail of a wrapped frame line
                 for key in exc_keys:
                     if key is not None:
@@ -739,113 +666,3 @@ def is_fixed_width(widths: list[int]) -> bool:
     if w < 40 or widths[-1] > w or any(x != w for x in widths[:-1]):
         return False
     return len(widths) >= 3 or w in _TERMINAL_WIDTHS
-
-
-_PY_EXC_NAME_RE = re.compile(r"([A-Za-z_][\w.]*)(?::[ \t]*|[ \t]*$)")
-
-
-_PY_FRAME_RE = re.compile(r'[ \t]+File "')
-
-
-def _wrapped_frame_tail(prev_len: int, rest: str) -> bool:
-    """An unindented line in a traceback's frames after a long line: a terminal-wrapped
-    frame or source line goes on, unless it reads like the exception line ("Name: ...")."""
-    if prev_len < 60:
-        return False
-    return py_exception_class(rest)[1] is None
-
-
-def py_exception_class(rest: str) -> tuple[int, str | None]:
-    """Exception class at the start of a traceback's exception line (any name goes there)."""
-    n, cls = exception_class(rest)
-    if cls is None:
-        m = _PY_EXC_NAME_RE.match(rest)
-        if m:
-            n, cls = m.end(), m.group(1)
-    return n, cls
-
-
-def traceback_marks(texts: list[str]) -> list[dict] | None:
-    """Kinds of the lines of a Python traceback held in one string (a JSON ``exc_info``)."""
-    if not any(_PY_TB_RE.match(t) for t in texts):
-        return None
-    out: list[dict] = [{} for _ in texts]
-    state = ""
-    group: list[int] = []
-    for i, t in enumerate(texts):
-        if _PY_TB_RE.match(t):
-            out[i] = {"kind": FRAME}
-            state = "frames"
-        elif _PY_CHAIN_RE.match(t):
-            for g in group:
-                out[g]["kind"] = CAUSED_BY
-            group = []
-            out[i] = {"kind": FRAME}
-            state = "chain"
-        elif state == "frames":
-            if t[:1] in " \t":
-                out[i] = {"kind": FRAME}
-            else:
-                n, cls = py_exception_class(t)
-                out[i] = {"kind": EXCEPTION, "body": n, "exc_type": cls}
-                group.append(i)
-                state = "exc"
-        elif state == "exc":
-            if t.strip():
-                out[i] = {"kind": EXCEPTION, "body": 0}
-                group.append(i)
-            else:
-                state = "after"
-    return out
-
-
-def decode_escapes(src: str, s: int, e: int) -> list[list[Piece]]:
-    """Decode backslash escapes in ``src[s:e]`` into lines of pieces (split at ``\\n``).
-
-    Each decoded character maps to its escape sequence; an ESC decoded from ``\\u001b``
-    swallows the CSI colour sequence that follows it.
-    """
-    lines: list[list[Piece]] = [[]]
-    cur = lines[0]
-    pos = s
-    for m in _ESC_RE.finditer(src, s, e):
-        ms, me = m.span()
-        if ms < pos:
-            continue
-        if ms > pos:
-            cur.append((None, pos, ms))
-        u1, u2, x, c = m.groups()
-        ch: str | None
-        if u1 is not None:
-            cp = int(u1, 16)
-            if u2 is not None:
-                cp2 = int(u2, 16)
-                if 0xD800 <= cp < 0xDC00 and 0xDC00 <= cp2 < 0xE000:
-                    ch = chr(0x10000 + ((cp - 0xD800) << 10) + (cp2 - 0xDC00))
-                else:
-                    me = m.start(2) - 2  # only the first \uXXXX
-                    ch = None if 0xD800 <= cp < 0xE000 else chr(cp)
-            else:
-                ch = None if 0xD800 <= cp < 0xE000 else chr(cp)
-        elif x is not None:
-            ch = chr(int(x, 16))
-        else:
-            ch = _SIMPLE_ESC.get(c)
-        if ch == "\x1b":
-            t = _CSI_TAIL_RE.match(src, me, e)
-            if t:
-                me = t.end()
-            ch = ""
-        elif ch is not None and len(ch) == 1 and (ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0):
-            ch = "\n" if ch in "\n\r" else ("\t" if ch == "\t" else "")
-        if ch is None:
-            cur.append((None, ms, me))
-        elif ch == "\n":
-            cur = []
-            lines.append(cur)
-        elif ch:
-            cur.append((ch, ms, me))
-        pos = me
-    if pos < e:
-        cur.append((None, pos, e))
-    return [line for line in lines if line]
