@@ -2,7 +2,7 @@
 
 SQLite: an FTS5 trigram table, its rowid map and the triggers that keep both in step with
 ``kb_errorrecord``, filled from the existing rows. PostgreSQL: the pg_trgm extension and GIN
-trigram indexes on ``UPPER(col::text)``. Both: covering indexes for lists, tags, facets.
+trigram index over the searched fields. Both: covering indexes for lists, tags, facets.
 """
 
 from django.db import migrations
