@@ -4,7 +4,7 @@ acknowledged edit survives ``kill -9``.
 Writers are separate OS processes (curator edits through ``kb.services.save_curated``, the
 path every curator write takes) while two gunicorn workers serve reads and matches, each of
 which also writes a rate-limit counter. SQLite queues the writers on ``BEGIN IMMEDIATE`` +
-``busy_timeout``; PostgreSQL on row locks. The suite runs ~6 s of traffic; the load benchmark 30 s.
+``busy_timeout``; PostgreSQL on row locks. The suite runs ~5 s of traffic; the load benchmark 30 s.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from kb.models import ErrorRecord
 from kb.services import save_curated
 ids, name, seconds = sys.argv[1].split(","), sys.argv[2], float(sys.argv[3])
 last, writes, errors = {}, 0, []
+ErrorRecord.objects.filter(pk__in=ids).count()  # connected and ready
+if len(sys.argv) > 4:
+    sys.stdin.readline()  # wait for "go" (the server is up)
 deadline = time.monotonic() + seconds
 while time.monotonic() < deadline:
     for pk in ids:
@@ -67,6 +70,7 @@ def _writer(script: str, *args: str) -> subprocess.Popen[str]:
         [sys.executable, "-c", script, *args],
         cwd=ROOT,
         env=app_env(),
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -83,7 +87,7 @@ def _integrity_ok() -> None:
 def test_concurrent_curator_edits_and_traffic_never_lock_or_fail(tmp_path: Path) -> None:
     records = [make_record() for _ in range(8)]
     ids = [r.pk for r in records]
-    seconds = 6.0
+    seconds = 5.0
     statuses: Counter[int] = Counter()
     stop = threading.Event()
 
@@ -98,12 +102,17 @@ def test_concurrent_curator_edits_and_traffic_never_lock_or_fail(tmp_path: Path)
             statuses[status] += 1
             i += 1
 
+    # Four writer processes, two records each: eight concurrent curator edit streams. They
+    # boot while the server does, then all start on "go".
+    writers = [
+        _writer(WRITER, ",".join(ids[k * 2 : k * 2 + 2]), f"w{k}", str(seconds), "wait")
+        for k in range(4)
+    ]
     with Gunicorn(workers=2, log_dir=tmp_path, KB_RATE_LIMIT_PER_MINUTE="0") as server:
-        # Four writer processes, two records each: eight concurrent curator edit streams.
-        writers = [
-            _writer(WRITER, ",".join(ids[k * 2 : k * 2 + 2]), f"w{k}", str(seconds))
-            for k in range(4)
-        ]
+        for w in writers:
+            assert w.stdin is not None
+            w.stdin.write("go\n")
+            w.stdin.flush()
         threads = [threading.Thread(target=traffic, args=(server, n)) for n in range(4)]
         for t in threads:
             t.start()
