@@ -248,6 +248,11 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     rep2 = m2.match("ERROR edited: Edited record message says xyz happened here")
     res["edit_to_match_s"] = round(time.perf_counter() - t0, 4)
     res["edit_matched"] = bool(rep2.matches) and rep2.matches[0].key == victim.key
+    blob = msim.dumps()
+    t0 = time.perf_counter()
+    Matcher.loads(blob)
+    res["pickled_matcher_mb"] = round(len(blob) / 2**20, 1)
+    res["pickled_matcher_load_s"] = round(time.perf_counter() - t0, 3)
     res["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     for k, v in res.items():
         print(f"  {k:32s} {v}")
@@ -277,8 +282,8 @@ def main() -> None:
         "line_p99_at_1M": "< 5000 us",
     }
     cols = ["label", "line_p50_us", "line_p99_us", "naive_line_us_extrapolated",
-            "speedup_vs_naive_p50", "log_mb_s", "raw_scan_mb_s", "log_vs_raw",
-            "load_s", "serialised_mb", "edit_to_match_s"]  # fmt: skip
+            "speedup_vs_naive_p50", "log_mb_s", "raw_scan_mb_s", "log_vs_raw", "load_s",
+            "pickled_matcher_load_s", "serialised_mb", "edit_to_match_s"]  # fmt: skip
     print("\n" + " | ".join(cols))
     for r in results:
         print(" | ".join(str(r.get(c, "")) for c in cols))
@@ -287,6 +292,7 @@ def main() -> None:
     print("measured on a sample of lines x a subset of patterns and extrapolated linearly.")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"goals": goals, "results": results}, indent=2) + "\n")
+    print(f"load average during the run: {os.getloadavg()} on {os.cpu_count()} CPUs")
     print(f"wrote {OUT.relative_to(REPO)}")
 
 

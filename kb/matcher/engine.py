@@ -12,10 +12,10 @@ confirmed candidates to `rank.py`. Nothing here imports Django.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import pickle
 import time
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,7 +40,8 @@ _TRAILING_JUNK = " \t\r\"'`…)]}>"
 
 
 def _shard_of(pattern: str, n_shards: int) -> int:
-    return int.from_bytes(hashlib.sha1(pattern.encode()).digest()[:4], "big") % n_shards  # noqa: S324
+    """Stable shard of a pattern (crc32: the same in every process and release)."""
+    return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
 
 
 class Matcher:
@@ -55,18 +56,31 @@ class Matcher:
         similar: object | None = None,
         stats: dict[str, object] | None = None,
         cache_dir: Path | None = None,
+        *,
+        _key_pid: dict[str, int] | None = None,
+        _base_patterns: list[str] | None = None,
+        _base_pid: dict[str, int] | None = None,
     ) -> None:
         self._shards = shards
         self._delta = delta
-        self._patterns: list[str] = []
-        for sh in [*shards, *([delta] if delta else [])]:
-            assert sh.base == len(self._patterns)
-            self._patterns.extend(sh.data.patterns)
+        if _base_patterns is not None:
+            self._patterns = _base_patterns
+            if delta is not None:
+                self._patterns.extend(delta.data.patterns)
+        else:
+            self._patterns = []
+            for sh in shards:
+                self._patterns.extend(sh.data.patterns)
+            if delta is not None:
+                self._patterns.extend(delta.data.patterns)
         self._keys = keys  # global pattern id -> record keys (empty: tombstone)
         self._messages = messages
         self._similar = similar
         self._analyses: dict[int, Analysis] = {}
-        self._key_pid = {k: pid for pid, ks in enumerate(keys) for k in ks}
+        self._base_pid = _base_pid
+        if _key_pid is None:
+            _key_pid = {k: pid for pid, ks in enumerate(keys) for k in ks}
+        self._key_pid = _key_pid
         self._refused: dict[int, tuple[str, bool]] = {}
         for sh in [*shards, *([delta] if delta else [])]:
             for local, why in sh.data.refused.items():
@@ -135,33 +149,38 @@ class Matcher:
         """A new matcher: this one's shards, minus `removed`/changed keys, plus a delta.
 
         Only the delta (the patterns edited since the full build) is compiled, so an
-        edit reaches matching in milliseconds. The original matcher is not modified.
+        edit reaches matching in milliseconds; the large tables are shared with this
+        matcher (copied at C speed, entries replaced, never mutated in place). The
+        original matcher is not modified.
         """
         t0 = time.perf_counter()
         changed = list(changed)
         drop = set(removed) | {s.key for s in changed}
         n_base = sum(len(s.data.patterns) for s in self._shards)
-        keys = [list(ks) for ks in self._keys[:n_base]]
+        keys = self._keys[:n_base]  # a new list of the same (shared) per-pattern lists
+        key_pid = self._key_pid.copy()
         delta_keys: dict[str, list[str]] = {}
         if self._delta is not None:
             for local, p in enumerate(self._delta.data.patterns):
                 live = [k for k in self._keys[n_base + local] if k not in drop]
                 if live:
                     delta_keys[p] = live
-        old_pids = {self._key_pid[k] for k in drop if k in self._key_pid}
-        for pid in {p for p in old_pids if p < n_base}:
-            keys[pid] = [k for k in keys[pid] if k not in drop]
-        messages = dict(self._messages)
+        for k in drop:
+            pid = key_pid.pop(k, None)
+            if pid is not None and pid < n_base:
+                keys[pid] = [x for x in keys[pid] if x not in drop]
+        messages = self._messages.copy()
         for k in drop:
             messages.pop(k, None)
-        base_pid = {p: i for i, p in enumerate(self._patterns[:n_base]) if keys[i]}
-        for s in changed:
-            messages[s.key] = s.message
-            pid = base_pid.get(s.pattern)
+        base_pid = self._base_pattern_pid()
+        for spec in changed:
+            messages[spec.key] = spec.message
+            pid = base_pid.get(spec.pattern)
             if pid is not None:
-                keys[pid].append(s.key)
+                keys[pid] = [*keys[pid], spec.key]
+                key_pid[spec.key] = pid
             else:
-                delta_keys.setdefault(s.pattern, []).append(s.key)
+                delta_keys.setdefault(spec.pattern, []).append(spec.key)
         delta = None
         if delta_keys:
             pats = sorted(delta_keys)
@@ -170,11 +189,25 @@ class Matcher:
             else:
                 data = compile_shard(pats, {})
             delta = Shard(data, n_base)
-            keys.extend(delta_keys[p] for p in pats)
+            for i, p in enumerate(pats):
+                keys.append(delta_keys[p])
+                for k in delta_keys[p]:
+                    key_pid[k] = n_base + i
         stats = dict(self.stats)
         stats["delta_patterns"] = len(delta_keys)
         stats["with_changes_s"] = round(time.perf_counter() - t0, 4)
-        return Matcher(self._shards, keys, messages, delta, self._similar, stats, self._cache_dir)
+        new = Matcher(
+            self._shards, keys, messages, delta, self._similar, stats, self._cache_dir,
+            _key_pid=key_pid, _base_patterns=self._patterns[:n_base], _base_pid=base_pid,
+        )  # fmt: skip
+        return new
+
+    def _base_pattern_pid(self) -> dict[str, int]:
+        """pattern -> id over the base shards (built once, shared by derived matchers)."""
+        if self._base_pid is None:
+            n_base = sum(len(s.data.patterns) for s in self._shards)
+            self._base_pid = dict(zip(self._patterns[:n_base], range(n_base), strict=True))
+        return self._base_pid
 
     def dumps(self) -> bytes:
         return pickle.dumps(self, protocol=5)
@@ -311,7 +344,7 @@ class Matcher:
         ls = ntext.rfind("\n", 0, start) + 1
         le = ntext.find("\n", start)
         le = len(ntext) if le < 0 else le
-        line_no = ntext.count("\n", 0, start)
+        line_no = ls  # a position, not a number: only its order is used (no O(n) count)
         return Candidate(
             pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
             a.literal_chars, a.generic, tail, lead=bool(a.pieces) and a.pieces[0].text is None,

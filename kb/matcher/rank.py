@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .lineclass import MAX_CHARS, is_errorish, is_infoish
 from .patterns import GENERIC_LITERAL_CHARS
 
-KIND_FACTOR = {"exact": 1.0, "relaxed": 0.97, "truncated": 0.9, "diverged": 0.85, "fuzzy": 0.85}
+KIND_FACTOR = {"exact": 1.0, "relaxed": 0.9, "truncated": 0.85, "diverged": 0.8, "fuzzy": 0.8}
 MIN_COVERAGE = {"exact": 1.0, "relaxed": 0.85, "truncated": 0.5, "diverged": 0.55, "fuzzy": 0.9}
 MIN_PARTIAL_CHARS = 30  # truncated / diverged / fuzzy matches need this many literal chars
 PLACEHOLDER_RATIO = 3  # values may be at most this many times the literal text ...
@@ -33,7 +33,7 @@ PLACEHOLDER_RATIO_BELOW = 24  # ... for patterns with fewer literal characters t
 class Candidate:
     pid: int
     kind: str  # exact | relaxed | truncated
-    line: int  # 0-based line in the normalised text
+    line: int  # orders lines: the offset of the line start in the normalised text
     start: int  # normalised str offsets of the match
     end: int
     line_start: int  # normalised offset of the line start
@@ -121,8 +121,12 @@ def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate,
     return sure, unsure
 
 
+INFO_FACTOR = 0.9  # records are error sites: a match on an INFO/DEBUG line ranks lower
+
+
 def order_key(c: Candidate) -> tuple[bool, float, int, int]:
-    return (c.wrapper, -c.score, -c.line_signal(), -c.line)
+    signal = c.line_signal()
+    return (c.wrapper, -c.score * (INFO_FACTOR if signal < 0 else 1.0), -signal, -c.line)
 
 
 def explain(c: Candidate, rank: int, n: int, orig_line: int) -> str:

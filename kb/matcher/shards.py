@@ -26,7 +26,7 @@ import re2
 
 from .patterns import Analysis, analyse
 
-FORMAT = "kb-matcher-shard-v4"
+FORMAT = "kb-matcher-shard-v5"
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
 HS_FLAGS_OPAQUE = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
@@ -45,12 +45,11 @@ class ShardData:
 
 
 def shard_digest(patterns: list[str]) -> str:
+    """Content hash of a shard: format, engine version and the sorted patterns."""
     h = hashlib.sha256()
     h.update(FORMAT.encode())
-    h.update(hyperscan.__version__.encode() if hasattr(hyperscan, "__version__") else b"")
-    for p in patterns:
-        h.update(b"\x00")
-        h.update(p.encode("utf-8", "surrogatepass"))
+    h.update(getattr(hyperscan, "__version__", "").encode())
+    h.update("\x00".join(patterns).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 

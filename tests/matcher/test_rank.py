@@ -105,3 +105,13 @@ def test_error_line_breaks_ties() -> None:
     err = _cand(pid=2, line=5, start=30, line_text="2024 ERROR mod: " + "x" * 40, line_start=0)
     sure, _ = rank([info, err])
     assert [c.pid for c in sure] == [2, 1]
+
+
+def test_info_line_match_ranks_below_error_line() -> None:
+    info = _cand(pid=1, line=0, start=20, line_text="2024 INFO mod: " + "x" * 40, line_start=0)
+    err = _cand(
+        pid=2, line=1, start=20, line_text="2024 ERROR mod: " + "x" * 40, line_start=0,
+        literal_exact=28, literal_total=28,
+    )  # fmt: skip
+    sure, _ = rank([info, err])
+    assert [c.pid for c in sure] == [2, 1]
