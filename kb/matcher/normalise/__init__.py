@@ -19,6 +19,15 @@ Design:
 * Prefixes stay in the scanned text (patterns are unanchored); `strip_prefix` gives their
   length and `LineInfo.body_start` where a line's message starts.
 * Fast paths: C-speed presence checks; a plain log is returned as is (``text is original``).
+  Only lines that need a look are visited in Python (unprefixed, JSON, escaped quotes,
+  typographic quotes); in a whole log (> 4 MB) only structural ones (indented lines,
+  traceback/panic headers, JSON), and INFO/DEBUG JSON lines are not decoded there.
+* Never raises: any internal error degrades to the identity normalisation with a step
+  saying so (the property tests assert that this never actually happens).
+
+Modules: `_clean` (character passes), `_prefix` (log prefixes and levels), `_classify` (one
+line's kind), `_structure` (variant lines, tracebacks, marks), `_escapes` (JSON/backslash
+decoding), `_traceback` (Python traceback helpers), `_mapping` (segment tables).
 
 Pure Python, standard library only, no Django.
 """
