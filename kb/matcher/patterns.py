@@ -40,6 +40,7 @@ HEAD_LITERAL_CHARS = 28  # literal characters in a truncation head
 HEAD_MIN_EXTRA = 10  # a head only when the pattern has this many literal chars beyond it
 _META = set(".^$*+?{}[]|()")
 _WORD = re.compile(r"[^\W_]{2,}")
+_HEX_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,12 @@ def parse_template(pattern: str) -> list[Piece] | None:
                 buf.append("\n")
             elif d == "t":
                 buf.append("\t")
+            elif d in "ux" and _HEX_ESCAPE.match(pattern, i):  # \u00e9, \x41: a literal
+                esc = _HEX_ESCAPE.match(pattern, i)
+                assert esc is not None
+                buf.append(chr(int(esc.group(1) or esc.group(2), 16)))
+                i = esc.end()
+                continue
             elif d.isalnum() or d == "_":
                 return None  # \d, \w, \b, \u..., backrefs: real regex syntax
             else:

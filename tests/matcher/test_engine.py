@@ -53,9 +53,10 @@ def test_admission_engines_and_specificity() -> None:
     assert admit_pattern(r"connection").generic
     assert admit_pattern(r"(.+?) not found").generic
     assert admit_pattern(r"\d+ errors? in [a-z_]+ module loading").ok  # opaque regex
-    # \u escapes are Python syntax that Hyperscan does not take: RE2 or refused, never silent
+    # \u escapes are Python syntax that Hyperscan does not take: read as the literal
     adm = admit_pattern(r"caf\u00e9 was closed unexpectedly")
-    assert adm.ok or adm.reason
+    assert adm.ok
+    assert adm.specificity == len("café was closed unexpectedly")
 
 
 def test_match_span_captures_and_reason(small: Matcher) -> None:
