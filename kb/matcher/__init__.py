@@ -1,8 +1,25 @@
 """Matcher core: which known error record does a pasted log contain?
 
 Pure Python (no Django). See docs/matcher-interface.md for the contract; the pieces are
-`patterns` (admission and derived regex forms), `shards` (Hyperscan databases, cached),
-`engine` (scan, confirm, report), `rank` (confidence and order) and `suggest`.
+`patterns` (admission, specificity, scan forms), `shards` (Hyperscan databases, cached by
+content hash), `engine` (scan, confirm, orchestration), `confirm` (regex-free confirms of
+template patterns), `rank` (confidence and order), `report`, `suggest`, `lineclass`.
+
+Extensions to the documented interface:
+
+* `Matcher.build(specs, *, cache_dir=None, shard_size=8000, with_similarity=True,
+  workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes.
+* `Matcher.admission(key) -> Admission` and `Matcher.refused() -> {key: reason}`: refused
+  patterns are reported, never silently dropped.
+* `Matcher.dumps() / Matcher.loads(bytes)` (and plain pickle): databases are serialised
+  bytes, Hyperscan scratch is re-created per thread after loading.
+* `Match.kind`: "exact" | "relaxed" (case/whitespace) | "truncated" (paste stops inside
+  the message) | "diverged" (text departs after a long prefix) | "fuzzy" (small edits).
+* `Suggestion.line`, `Group.confident`, `MatchReport.notes`, `Matcher.stats`.
+
+Thread safety: one Matcher may be shared by threads; each thread gets its own Hyperscan
+scratch per shard (threading.local). `with_changes` returns a new Matcher and never
+mutates the old one, so swapping the reference is the only synchronisation needed.
 """
 
 from __future__ import annotations
