@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from typing import Any
 
@@ -81,6 +82,12 @@ api = NinjaAPI(
 
 class ErrorOut(Schema):
     detail: str
+
+
+class ValidationOut(Schema):
+    """django-ninja's answer to a bad parameter (which one, why)."""
+
+    detail: list[dict[str, Any]]
 
 
 class MatchIn(Schema):
@@ -247,7 +254,8 @@ MATCH_BODY = {
         "required": True,
         "content": {
             "application/json": {"schema": MatchIn.model_json_schema()},
-            "text/plain": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string", "minLength": 1}},
+            "application/x-www-form-urlencoded": {"schema": MatchIn.model_json_schema()},
         },
     }
 }
@@ -262,9 +270,30 @@ def _error(status: int, detail: str) -> HttpResponse:
     return _no_store(JsonResponse({"detail": detail}, status=status))
 
 
+def _charset(name: str | None) -> str:
+    try:
+        return codecs.lookup(name or "utf-8").name
+    except LookupError:  # a made-up charset: read it as UTF-8
+        return "utf-8"
+
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class Unsupported(ValueError):
+    """A body in a media type this endpoint does not take (415)."""
+
+
 def _paste_text(request: HttpRequest) -> str:
-    """The text to match from a JSON, form or plain-text body (ValueError if unusable)."""
+    """The text to match from a JSON, form or plain-text body.
+
+    Raises ``ValueError`` (400) for a missing or malformed body, ``Unsupported`` (415) for
+    another media type: a tool that sends the wrong thing learns it, instead of getting
+    "no known error" for text it never meant to send.
+    """
     content_type = request.content_type or ""
+    if not request.body:
+        raise ValueError('Send the text to match: JSON {"text": "..."} or a text/plain body.')
     if content_type == "application/json":
         try:
             data = json.loads(request.body)
@@ -273,20 +302,26 @@ def _paste_text(request: HttpRequest) -> str:
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise ValueError('Send a JSON object with a string field "text".')
         return data["text"]
-    if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    if content_type in FORM_TYPES:
         text = request.POST.get("text")
         if text is None:
             raise ValueError('Send the text in a form field named "text".')
         return text
-    return request.body.decode("utf-8", errors="replace")
+    if content_type == "text/plain":
+        return request.body.decode(_charset(request.encoding), errors="replace")
+    raise Unsupported(
+        "Send application/json, text/plain or a form field named text, not "
+        f"{content_type or 'a body without a Content-Type'}."
+    )
 
 
 @api.post(
     "/match",
-    response={200: MatchOut, 400: ErrorOut, 413: ErrorOut},
+    response={200: MatchOut, 400: ErrorOut, 413: ErrorOut, 415: ErrorOut},
     summary="Match a paste against every active record",
     description=(
-        'Body: JSON {"text": "..."} or text/plain. Answers the object of '
+        'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
+        "`curl --data-urlencode text@app.log`). Answers the object of "
         "`manage.py match --json`: confident matches best first, then suggestions."
     ),
     openapi_extra=MATCH_BODY,
@@ -300,6 +335,8 @@ def match(request: HttpRequest) -> HttpResponse:
         text = _paste_text(request)
     except RequestDataTooBig:
         return _error(413, "The paste is too large; send only the part around the error.")
+    except Unsupported as exc:
+        return _error(415, str(exc))
     except ValueError as exc:
         return _error(400, str(exc))
     try:
@@ -312,7 +349,11 @@ def match(request: HttpRequest) -> HttpResponse:
 # --- browse twins ---------------------------------------------------------------------------
 
 
-@api.get("/records", response=RecordPage, summary="Published records: filter, search, page")
+@api.get(
+    "/records",
+    response={200: RecordPage, 422: ValidationOut},
+    summary="Published records: filter, search, page",
+)
 def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
     data = {k: v for k, v in filters.dict().items() if k not in ("page_size", "facets")}
     data["page"] = str(filters.page)
@@ -338,7 +379,11 @@ def record(request: HttpRequest, record_id: str) -> Any:
     return {**found.as_dict(), "status": found.status, "url": record_link(found.pk)}
 
 
-@api.get("/tags", response=TagPage, summary="Tags with their number of published records")
+@api.get(
+    "/tags",
+    response={200: TagPage, 422: ValidationOut},
+    summary="Tags with their number of published records",
+)
 def tags(
     request: HttpRequest,
     q: str = "",
@@ -363,7 +408,7 @@ def tags(
 
 @api.get(
     "/tags/{tag}",
-    response={200: TagDetail, 404: ErrorOut},
+    response={200: TagDetail, 404: ErrorOut, 422: ValidationOut},
     summary="The published records carrying a tag",
     url_name="tag",
 )
