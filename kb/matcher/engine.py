@@ -33,7 +33,8 @@ from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 SHARD_SIZE = 8000  # patterns per shard (compile ~5 s each; edits recompile one shard)
 CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
 CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on it
-CONFIRM_BUDGET_S = 0.25  # total confirm time per paste; the rest is reported unconfirmed
+CONFIRM_BUDGET_S = 0.5  # confirm time per paste (from the end of the scan); the rest is
+# reported as unconfirmed scan hits in `groups`
 WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
 WINDOW_MAX_CHARS = 16_384
 _TRAILING_JUNK = " \t\r\"'`…)]}>"
@@ -291,7 +292,7 @@ class Matcher:
         t0: float,
         notes: list[str],
     ) -> list[Candidate]:
-        deadline = t0 + CONFIRM_BUDGET_S
+        deadline = time.perf_counter() + CONFIRM_BUDGET_S
         out: list[Candidate] = []
         order = sorted(full, key=lambda pid: -self._analysis(pid).literal_chars)
         for pid in order:

@@ -109,10 +109,13 @@ def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate,
             unsure.append((c, why))
     # A match whose trailing placeholder holds another confident match is a wrapper
     # ("Catalog error: {}"): the wrapped message is the more specific answer.
+    by_line: dict[int, list[Candidate]] = {}
+    for c in sure:
+        by_line.setdefault(c.line, []).append(c)
     for a in sure:
         if a.tail_start < 0:
             continue
-        for b in sure:
+        for b in by_line[a.line]:  # a trailing capture does not leave its line
             if b is not a and b.start >= a.tail_start and b.end <= a.end:
                 a.wrapper = True
                 break

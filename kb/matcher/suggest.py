@@ -14,6 +14,7 @@ from typing import Any
 from .lineclass import is_errorish, is_frame, is_infoish
 
 MAX_QUERY_LINES = 12
+MAX_SCAN_LINES = 5000
 MAX_SUGGESTIONS = 5
 LONG_TOKEN = 60
 _LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")  # linear: one greedy class
@@ -31,8 +32,16 @@ def error_line_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of lines that look like an error message, most promising first."""
     picked: list[tuple[int, int]] = []
     fallback: list[tuple[int, int]] = []
-    pos = 0
     n = len(text)
+    # whole logs: look at the last MAX_SCAN_LINES lines only (bounded work per paste)
+    pos = 0
+    cut = n
+    for _ in range(MAX_SCAN_LINES):
+        cut = text.rfind("\n", 0, cut)
+        if cut < 0:
+            break
+    if cut > 0:
+        pos = cut + 1
     while pos <= n:
         nl = text.find("\n", pos)
         end = n if nl < 0 else nl
