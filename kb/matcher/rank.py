@@ -24,7 +24,8 @@ from .patterns import GENERIC_LITERAL_CHARS
 
 KIND_FACTOR = {"exact": 1.0, "relaxed": 0.9, "truncated": 0.85, "diverged": 0.8, "fuzzy": 0.8}
 MIN_COVERAGE = {"exact": 1.0, "relaxed": 0.85, "truncated": 0.5, "diverged": 0.55, "fuzzy": 0.9}
-MIN_PARTIAL_CHARS = 30  # truncated / diverged / fuzzy matches need this many literal chars
+MIN_PARTIAL_CHARS = 30  # truncated / diverged matches need this many literal chars
+MIN_FUZZY_CHARS = 40  # an approximate match must be long to be told from a rewording
 PLACEHOLDER_RATIO = 3  # values may be at most this many times the literal text ...
 PLACEHOLDER_RATIO_BELOW = 24  # ... for patterns with fewer literal characters than this
 
@@ -84,8 +85,10 @@ def confident(c: Candidate) -> tuple[bool, str]:
             f"matched {what}: {c.literal_exact} of {c.literal_total} literal characters "
             f"({c.coverage:.0%})"
         )
-    if c.kind in ("truncated", "diverged", "fuzzy") and c.literal_exact < MIN_PARTIAL_CHARS:
+    if c.kind in ("truncated", "diverged") and c.literal_exact < MIN_PARTIAL_CHARS:
         return False, f"only the first {c.literal_exact} literal characters matched"
+    if c.kind == "fuzzy" and c.literal_exact < MIN_FUZZY_CHARS:
+        return False, f"approximate match of a short message ({c.literal_exact} characters)"
     # a leading placeholder's capture runs back to the line start whatever the message
     # is (search semantics), so it says nothing about how placeholder-heavy the match is
     values = sum(len(v) for v in (c.captures[1:] if c.lead else c.captures))
