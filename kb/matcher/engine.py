@@ -30,7 +30,9 @@ from .suggest import error_line_spans, similar_hits, similarity_index
 from .textmap import HitLine, get_normaliser, locate_lines, window_start
 from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 
-SHARD_SIZE = 8000  # patterns per shard (compile ~5 s each; edits recompile one shard)
+SHARD_SIZE = 50_000  # patterns per shard: every shard is scanned separately, so fewer, larger
+# shards scan faster; compile time (superlinear) caps the size. Edits never recompile a
+# shard: they go to the delta (`with_changes`).
 CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
 CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on it
 CONFIRM_BUDGET_S = 0.5  # confirm time per paste (from the end of the scan); the rest is
