@@ -134,6 +134,9 @@ def test_match_with_htmx_is_the_results_fragment(
     assert response.status_code == 200
     assert "HX-Request" in response["Vary"]
     assert "no-store" in response["Cache-Control"]
+    csp = response["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in csp
+    assert "'nonce-" in csp
     html = response.content.decode()
     assert "<html" not in html
     assert "<textarea" not in html

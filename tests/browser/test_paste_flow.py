@@ -104,6 +104,29 @@ def test_uploading_a_log_file_matches_it(
     assert_clean(page)
 
 
+def test_dropping_a_log_file_matches_it(
+    page: Any, live_server: Any, stub_matcher: list[str]
+) -> None:
+    page.goto(live_server.url + "/")
+    page.evaluate(
+        """text => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([text], "dropped.log", {type: "text/plain"}));
+          const zone = document.getElementById("drop-zone");
+          const init = {dataTransfer: dt, bubbles: true, cancelable: true};
+          zone.dispatchEvent(new DragEvent("dragover", init));
+          zone.dispatchEvent(new DragEvent("drop", init));
+        }""",
+        "first\n" + LINE,
+    )
+    page.locator("#results article.match-card").wait_for(timeout=5_000)
+    # form submission sends textarea line breaks as CRLF; the matcher takes either
+    assert [t.replace("\r\n", "\n") for t in stub_matcher] == ["first\n" + LINE]
+    assert "Loaded dropped.log" in page.locator("#paste-note").inner_text()
+    assert page.locator("#drop-zone.dragging").count() == 0
+    assert_clean(page)
+
+
 def test_a_paste_too_big_for_the_text_field_is_sent_as_a_log(
     page: Any, live_server: Any, context: Any, settings: Any, stub_matcher: list[str]
 ) -> None:
