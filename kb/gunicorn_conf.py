@@ -44,10 +44,14 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 
 
 def post_fork(server: Any, worker: Any) -> None:
-    """No database connection may cross a fork (only matters with ``--preload``)."""
-    from django.db import connections
+    """No database connection may cross a fork (only matters with ``--preload``: without
+    it, Django is not even set up yet in the arbiter)."""
+    from django.conf import settings
 
-    connections.close_all()
+    if settings.configured:
+        from django.db import connections
+
+        connections.close_all()
 
 
 def post_worker_init(worker: Any) -> None:

@@ -88,8 +88,15 @@ def app_env(**extra: str) -> dict[str, str]:
 class Gunicorn:
     """``with Gunicorn(workers=2) as server: server.get("/healthz")``."""
 
-    def __init__(self, workers: int = 2, log_dir: Path | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        workers: int = 2,
+        log_dir: Path | None = None,
+        access_format: str | None = '%(p)s "%(r)s" %(s)s',
+        **env: str,
+    ) -> None:
         self.workers = workers
+        self.access_format = access_format
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_dir = log_dir or Path(os.environ.get("TMPDIR", "/tmp"))
@@ -100,8 +107,11 @@ class Gunicorn:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> Gunicorn:
+        # The production configuration (kb/gunicorn_conf.py), with test-specific overrides.
         cmd = [
             str(GUNICORN),
+            "--config",
+            "python:kb.gunicorn_conf",
             "kb.wsgi",
             "--bind",
             f"127.0.0.1:{self.port}",
@@ -111,8 +121,7 @@ class Gunicorn:
             "30",
             "--access-logfile",
             str(self.access_log),
-            "--access-logformat",
-            '%(p)s "%(r)s" %(s)s',
+            *(["--access-logformat", self.access_format] if self.access_format else []),
             "--error-logfile",
             str(self.error_log),
             "--no-control-socket",

@@ -123,3 +123,22 @@ def test_the_paste_form_posts_its_body() -> None:
     form = re.search(r"<form[^>]*id=\"paste-form\"[^>]*>", html, re.DOTALL)
     assert form
     assert 'method="post"' in form.group(0).lower()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_production_server_logs_hold_no_secret(tmp_path: object) -> None:
+    """gunicorn with ``kb/gunicorn_conf.py``: its access log has no query string or body."""
+    from pathlib import Path
+
+    from tests.servers import Gunicorn, json_post
+
+    log_dir = Path(str(tmp_path))
+    with Gunicorn(workers=1, log_dir=log_dir, access_format=None) as server:
+        server.request("GET", f"/records/?q={AWS_KEY}")
+        status = json_post(server, "/api/match", {"text": PASTE})[0]
+        assert status == 200
+        server.request("POST", "/api/match", PASTE.encode(), {"Content-Type": "text/plain"})
+    logged = server.access_log.read_text() + server.errors()
+    assert "/api/match" in logged  # the requests were logged, without their secrets
+    for secret in SECRETS:
+        assert secret not in logged
