@@ -306,6 +306,15 @@ def search_index_missing(connection: Any = None) -> list[str]:
     return [name for name in wanted if name not in present]
 
 
+def ensure_search_index_after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
+    """``post_migrate`` receiver: put back what a table rebuild dropped (see module doc)."""
+    from django.db import connections as all_connections
+
+    connection = all_connections[using]
+    if RECORD_TABLE in connection.introspection.table_names():
+        ensure_search_index(connection)
+
+
 def ensure_search_index(connection: Any = None, *, rebuild: bool = False) -> bool:
     """Recreate missing search structures (and refill the SQLite index); True if it acted.
 

@@ -14,6 +14,7 @@ from django.db import connection
 from kb.models import ErrorRecord
 from kb.search import (
     ensure_search_index,
+    ensure_search_index_after_migrate,
     fts5_expression,
     search_index_missing,
     search_records,
@@ -164,7 +165,7 @@ def test_lost_triggers_are_recreated_and_the_index_refilled() -> None:
         cursor.execute("DROP TRIGGER kb_record_fts_ai")
         cursor.execute("DELETE FROM kb_record_fts")
     assert "kb_record_fts_ai" in search_index_missing()
-    assert ensure_search_index() is True
+    ensure_search_index_after_migrate(sender=None, using="default")  # the post_migrate hook
     assert search_index_missing() == []
     assert found("table rebuild") == [record_id]
     assert ensure_search_index() is False  # idempotent

@@ -34,7 +34,10 @@ from kb.browsing import (
     tag_counts,
     tag_page,
 )
+from kb.filters import FACETS
 from kb.models import ErrorRecord
+
+LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -184,7 +187,7 @@ def record_list(request: HtmxHttpRequest) -> HttpResponse:
         "pager": pagination(listing.page, path, params),
         "clear_url": path,
         "active": [
-            (key, value, _url(path, {k: v for k, v in params.items() if k != key}))
+            (LABELS.get(key, key), value, _url(path, {k: v for k, v in params.items() if k != key}))
             for key, value in params.items()
         ],
         "target": "browse",
