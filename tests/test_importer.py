@@ -247,3 +247,15 @@ def test_json_summary_has_the_contract_keys(tmp_path: object) -> None:
     assert summary["errors"] == [
         {"line": 2, "field": "-", "message": summary["errors"][0]["message"]}
     ]
+
+
+def test_a_duplicate_id_in_a_later_batch_is_rejected_naming_the_first_line() -> None:
+    first = make_line(documentation="first")
+    others = [make_line() for _ in range(5)]
+    again = json.loads(json.dumps(first))
+    again["record"]["documentation"] = "again"
+    report = import_lines(first, *others, again, b"junk\n", batch_size=2)
+    assert (report.created, report.rejected) == (6, 2)
+    assert [(e.line, e.field) for e in report.errors] == [(7, "id"), (8, "-")]
+    assert "first on line 1" in report.errors[0].message
+    assert ErrorRecord.objects.get(pk=first["record"]["id"]).documentation == "first"

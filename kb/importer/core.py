@@ -19,6 +19,7 @@ from kb.importer.admission import admit_batch
 from kb.importer.lines import MAX_LINE_BYTES, decode_line
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
+from kb.importer.seen import SeenIds
 from kb.models import ErrorRecord, Status, next_revision
 from kb.schema import BY_ATTR, CONTENT_ATTRS, FieldError, parse_record, to_dataset_value
 
@@ -53,7 +54,8 @@ class _Importer:
         self.report = ImportReport(dry_run=dry_run)
         self.dry_run = dry_run
         self.source = source
-        self.seen: dict[str, int] = {}
+        self.seen = SeenIds()  # ids of earlier batches, on disk
+        self.pending: dict[str, int] = {}  # ids of the batch being read -> line
         self.writer = RowWriter(source)
         self.defaults = {
             f.attname: f.get_default()
@@ -75,15 +77,36 @@ class _Importer:
             report.reject(number, exc.field, exc.message)
             return None
         record_id = attrs["id"]
-        first = self.seen.get(record_id)
+        first = self.pending.get(record_id)
         if first is not None:
             report.reject(number, "id", f"duplicate id {record_id!r} (first on line {first})")
             return None
-        self.seen[record_id] = number
+        self.pending[record_id] = number
         attrs["dataset_version"] = version
         return _Incoming(number, attrs)
 
+    def drop_earlier_duplicates(self, batch: list[_Incoming]) -> list[_Incoming]:
+        """Reject lines whose id an earlier batch had; remember this batch's ids."""
+        pending, self.pending = self.pending, {}
+        earlier = self.seen.first_lines(list(pending))
+        self.seen.add((i, n) for i, n in pending.items() if i not in earlier)
+        if not earlier:
+            return batch
+        kept = []
+        for item in batch:
+            first = earlier.get(item.attrs["id"])
+            if first is None:
+                kept.append(item)
+            else:
+                self.report.reject(
+                    item.line, "id", f"duplicate id {item.attrs['id']!r} (first on line {first})"
+                )
+        return kept
+
     def apply(self, batch: list[_Incoming]) -> None:
+        batch = self.drop_earlier_duplicates(batch)
+        if not batch:
+            return
         if self.dry_run:
             self._fold(batch)
             return
@@ -218,6 +241,16 @@ def import_jsonl(
         if progress:
             progress(number)
 
+    try:
+        _run(importer, run, atomic=atomic, dry_run=dry_run)
+    finally:
+        importer.seen.close()
+    importer.report.errors.sort(key=lambda e: e.line)
+    importer.report.seconds = round(time.perf_counter() - started, 3)
+    return importer.report
+
+
+def _run(importer: _Importer, run: Callable[[], None], *, atomic: bool, dry_run: bool) -> None:
     if atomic:
         try:
             with transaction.atomic():
@@ -229,5 +262,3 @@ def import_jsonl(
             importer.writer.forget_tags()
     else:
         run()
-    importer.report.seconds = round(time.perf_counter() - started, 3)
-    return importer.report
