@@ -57,10 +57,11 @@ class _Importer:
         self.seen = SeenIds()  # ids of earlier batches, on disk
         self.pending: dict[str, int] = {}  # ids of the batch being read -> line
         self.writer = RowWriter(source)
+        # Immutable defaults only: JSON columns get fresh containers per row (``_fold``).
         self.defaults = {
             f.attname: f.get_default()
             for f in ErrorRecord._meta.concrete_fields
-            if f.has_default() or f.null
+            if (f.has_default() or f.null) and f.get_internal_type() != "JSONField"
         }
 
     def parse(self, number: int, raw: bytes | None) -> _Incoming | None:
@@ -145,9 +146,7 @@ class _Importer:
             current = existing.get(attrs["id"])
             if current is None:
                 row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
-                for key in ("solutions", "prevention_tips", "tags", "curated_fields"):
-                    row.setdefault(key, [])
-                row.setdefault("conflicts", {})
+                row["curated_fields"], row["conflicts"] = [], {}
                 created.append(row)
                 to_admit.append((item.line, row))
                 continue
