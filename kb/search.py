@@ -231,11 +231,17 @@ PG_INDEXES = [("kb_record_trgm_document", PG_DOCUMENT)]
 # kilobytes of source and analysis text spilling onto overflow pages, so reading ``status``
 # or ``repo`` through the table is slow; these covering indexes answer lists, counts, tag
 # pages, facets and the FTS join from the index alone:
-# - ``kb_record_list``: the published list in its display order (no sort, no row reads);
+# - ``kb_record_listing``: the published list in its display order, with the facet
+#   columns, so a facet filter is checked in the index while walking it (no sort, no row
+#   reads; it replaced ``kb_record_list``, which made every facet filter read rows);
 # - ``kb_record_browse``: every column a filter, facet or list order needs, by id, for the
 #   join from ``kb_recordtag`` / ``kb_record_fts`` and for facet scans.
+RETIRED_INDEXES = ["kb_record_list"]
 BROWSE_INDEXES = [
-    ("kb_record_list", "status, repo, slug, id"),
+    (
+        "kb_record_listing",
+        "status, repo, slug, id, severity, error_type, error_class, handling_strategy",
+    ),
     (
         "kb_record_browse",
         "id, status, repo, slug, severity, error_type, error_class, handling_strategy",
@@ -244,7 +250,7 @@ BROWSE_INDEXES = [
 
 
 def _browse_index_sql() -> list[str]:
-    return [
+    return [f"DROP INDEX IF EXISTS {name}" for name in RETIRED_INDEXES] + [
         f"CREATE INDEX IF NOT EXISTS {name} ON {RECORD_TABLE} ({cols})"
         for name, cols in BROWSE_INDEXES
     ]
@@ -324,7 +330,12 @@ def ensure_search_index(connection: Any = None, *, rebuild: bool = False) -> boo
     missing = search_index_missing(connection)
     if not missing and not rebuild:
         return False
+    fts_intact = not rebuild and all(n in {i for i, _c in BROWSE_INDEXES} for n in missing)
     with connection.cursor() as cursor:
+        if fts_intact:  # only browse indexes to add: no need to refill the text index
+            for sql in _browse_index_sql():
+                cursor.execute(sql)
+            return True
         if connection.vendor == "sqlite":
             for sql in _sqlite_create_sql() + _sqlite_rebuild_sql():
                 cursor.execute(sql)
