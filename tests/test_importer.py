@@ -259,3 +259,23 @@ def test_a_duplicate_id_in_a_later_batch_is_rejected_naming_the_first_line() -> 
     assert [(e.line, e.field) for e in report.errors] == [(7, "id"), (8, "-")]
     assert "first on line 1" in report.errors[0].message
     assert ErrorRecord.objects.get(pk=first["record"]["id"]).documentation == "first"
+
+
+def test_progress_line_with_a_rate_is_shown_on_a_terminal_only(tmp_path: object) -> None:
+    import io
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    path = Path(str(tmp_path)) / "in.jsonl"
+    path.write_bytes(b"".join(encode(*[make_line() for _ in range(5)])))
+    shown, piped = Terminal(), io.StringIO()
+    call_command("import_records", str(path), "--batch-size", "2", stdout=shown)
+    call_command("import_records", str(path), stdout=piped)
+    assert "\r" in shown.getvalue()
+    assert "lines/s" in shown.getvalue()
+    assert "\r" not in piped.getvalue()
