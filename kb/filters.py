@@ -15,7 +15,7 @@ from typing import Any
 import django_filters
 from django.db.models import Count, QuerySet
 
-from kb.models import ErrorRecord, RecordTag, Severity
+from kb.models import ErrorRecord, RecordTag
 from kb.search import search_records
 
 # (GET parameter, model field, label). Parameter names are the model's, in snake_case.
@@ -33,7 +33,9 @@ FACET_LIMIT = 200
 class RecordFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="filter_search", label="Search")
     repo = django_filters.CharFilter(field_name="repo", label="Repository")
-    severity = django_filters.ChoiceFilter(choices=Severity.choices, label="Severity")
+    # Plain values, not choices: an unknown value lists nothing (as the facet says), rather
+    # than being dropped by form validation and listing everything.
+    severity = django_filters.CharFilter(field_name="severity", label="Severity")
     error_type = django_filters.CharFilter(field_name="error_type", label="Error type")
     error_class = django_filters.CharFilter(field_name="error_class", label="Error class")
     handling_strategy = django_filters.CharFilter(

@@ -177,6 +177,13 @@ def test_record_list_filters_by_facets_and_shows_disjunctive_counts(client: Clie
     assert "1 record." in both
 
 
+def test_unknown_facet_value_lists_nothing(client: Client) -> None:
+    add(2)
+    html = client.get("/records/?severity=bogus").content.decode()
+    assert "0 records" in html
+    assert '<option value="bogus" selected>bogus (0)</option>' in html
+
+
 def test_record_list_filters_by_tag_and_class(client: Client) -> None:
     add(2, tags=["net"], errorClass="TimeoutError")
     add(2, tags=["disk"], errorClass="IOError", prefix="Disk")
