@@ -41,6 +41,7 @@ def test_404_for_htmx_is_a_fragment(client: Client) -> None:
     html = response.content.decode()
     assert "<html" not in html
     assert 'role="alert"' in html
+    assert "HX-Request" in response["Vary"]
 
 
 def test_500_shows_no_traceback_for_pages_and_htmx(client: Client, monkeypatch) -> None:

@@ -13,6 +13,7 @@ import logging
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +25,11 @@ FALLBACK_500 = (
 
 def _render(request: HttpRequest, template: str, status: int, context: dict) -> HttpResponse:
     if getattr(request, "htmx", False):
-        return render(request, "kb/_error.html", {**context, "status": status}, status=status)
-    return render(request, template, context, status=status)
+        response = render(request, "kb/_error.html", {**context, "status": status}, status=status)
+    else:
+        response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])  # page or fragment, by request header
+    return response
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
