@@ -93,3 +93,14 @@ def test_500_falls_back_to_fixed_text_when_its_template_fails(monkeypatch) -> No
     response = errors.server_error(RequestFactory().get("/"))
     assert response.status_code == 500
     assert b"Something went wrong" in response.content
+
+
+def test_csrf_failure_is_friendly_for_pages_and_htmx(settings) -> None:
+    settings.CSRF_FAILURE_VIEW = "kb.views.errors.csrf_failure"
+    client = Client(enforce_csrf_checks=True)
+    page = client.post("/match/", {"text": "x"})
+    assert page.status_code == 403
+    assert "Not allowed" in page.content.decode()
+    fragment = client.post("/match/", {"text": "x"}, headers={"HX-Request": "true"})
+    assert fragment.status_code == 403
+    assert "Your session expired" in fragment.content.decode()

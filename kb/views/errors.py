@@ -51,3 +51,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
     except Exception:  # the error page itself failed: answer with fixed text
         log.exception("500 page failed to render")
         return HttpResponseServerError(FALLBACK_500)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """For ``CSRF_FAILURE_VIEW``: a stale form is the usual cause, so say to reload."""
+    return _render(request, "403.html", 403, {"csrf": True})
