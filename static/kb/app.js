@@ -58,6 +58,8 @@
           textarea.value = text;
           showNote("Loaded " + file.name + " (" + formatBytes(file.size) + ").");
           submitPaste(form);
+        }, function () {
+          showNote("Could not read " + file.name + ".");
         });
         return;
       }
