@@ -173,7 +173,7 @@ class _TagRecordIds:
 
     def __getitem__(self, key: slice) -> list[str]:
         start = key.start or 0
-        limit = (key.stop - start) if key.stop is not None else -1
+        limit = (key.stop - start) if key.stop is not None else 2**62  # no "LIMIT -1" on PG
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT r.id {self._FROM} ORDER BY r.repo, r.slug, r.id LIMIT %s OFFSET %s",
