@@ -38,8 +38,9 @@ from kb.browsing import (
     record_listing,
     tag_counts,
     tag_page,
+    visible_record,
 )
-from kb.models import ErrorRecord, Status
+from kb.models import ErrorRecord
 from kb.views.browse import record_link, tag_link
 
 
@@ -373,7 +374,7 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, An
     url_name="record",
 )
 def record(request: HttpRequest, record_id: str) -> Any:
-    found = ErrorRecord.objects.exclude(status=Status.DRAFT).filter(pk=record_id).first()
+    found = visible_record(record_id)
     if found is None:
         return Reply(404, {"detail": "No such record"})
     return {**found.as_dict(), "status": found.status, "url": record_link(found.pk)}

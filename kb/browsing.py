@@ -146,6 +146,8 @@ def tag_counts(*, query: str = "", order: str = "count") -> list[TagCount]:
 
 
 def get_tag(name: str) -> Tag | None:
+    if "\x00" in name:  # PostgreSQL refuses NUL in text: no tag can have one
+        return None
     return Tag.objects.filter(name=name).first()
 
 
@@ -226,5 +228,8 @@ def record_listing(
     return RecordListing(page=page, filterset=filterset, params=params, facets=facets)
 
 
-def published_record(record_id: str) -> ErrorRecord | None:
-    return ErrorRecord.objects.published().filter(pk=record_id).first()
+def visible_record(record_id: str) -> ErrorRecord | None:
+    """A record anyone may read (published or retired; drafts are staff-only)."""
+    if "\x00" in record_id:  # PostgreSQL refuses NUL in text: no id can have one
+        return None
+    return ErrorRecord.objects.exclude(status=Status.DRAFT).filter(pk=record_id).first()

@@ -196,6 +196,8 @@ def test_draft_records_are_not_served(client: Client, seed: None) -> None:
     set_status(ErrorRecord.objects.filter(pk=SEED_ID), Status.DRAFT)
     assert client.get(f"/api/records/{SEED_ID}").status_code == 404
     assert client.get("/api/records/nope").json() == {"detail": "No such record"}
+    assert client.get("/api/records/a%00b").status_code == 404
+    assert client.get("/api/tags/a%00b").status_code == 404
 
 
 def test_tag_twins_list_counts_and_records(client: Client) -> None:

@@ -98,6 +98,16 @@ def test_tag_page_lists_published_records_with_the_tag(client: Client) -> None:
 
 def test_unknown_tag_is_404(client: Client) -> None:
     assert client.get("/tags/no-such-tag/").status_code == 404
+    assert client.get("/tags/nul%00byte/").status_code == 404  # PostgreSQL refuses NUL
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/records/?q=%00abc", "/records/?q=ab%00cdef", "/records/?repo=%00", "/tags/?q=%00"],
+)
+def test_nul_bytes_in_parameters_are_not_errors(client: Client, url: str) -> None:
+    add(1)
+    assert client.get(url).status_code == 200
 
 
 def test_tag_page_paginates_with_real_links(client: Client) -> None:
