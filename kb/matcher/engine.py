@@ -119,8 +119,11 @@ class Matcher:
             messages[s.key] = s.message
         n_shards = max(1, 2 ** math.ceil(math.log2(max(1, len(by_pattern)) / shard_size)))
         buckets: list[list[str]] = [[] for _ in range(n_shards)]
-        for p in by_pattern:
-            buckets[_shard_of(p, n_shards)].append(p)
+        if n_shards == 1:
+            buckets[0] = list(by_pattern)
+        else:
+            for p in by_pattern:
+                buckets[_shard_of(p, n_shards)].append(p)
         analyses: dict[str, Analysis] = {}
         shards: list[Shard] = []
         keys: list[list[str]] = []
@@ -135,7 +138,7 @@ class Matcher:
             cached += hit
             compile_s += 0.0 if hit else data.compile_s
             shards.append(Shard(data, len(keys)))
-            keys.extend(list(by_pattern[p]) for p in bucket)
+            keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
         similar = similarity_index(messages) if with_similarity else None
         stats = {
             "patterns": len(by_pattern),
