@@ -27,7 +27,7 @@ FACETS: list[tuple[str, str, str]] = [
     ("handling_strategy", "handling_strategy", "Handling strategy"),
 ]
 FACET_PARAMS = frozenset(param for param, _f, _l in FACETS)
-FACET_LIMIT = 200
+FACET_LIMIT = 60  # values listed per facet (error classes: the most common ones)
 
 
 class RecordFilter(django_filters.FilterSet):
