@@ -80,10 +80,12 @@ _TOKEN = re.compile(r"[a-z0-9_]+")
 # In a pasted line, paths and URLs (anything with a slash) are values or stack
 # frames, not message wording: "at ./src/stream/executor/error.rs:40" must not
 # look like the template "Executor error: {}".
-_PATHLIKE = re.compile(
-    r"[^\s'\"()\[\]{}<>,;]*(?:(?<![\w])[/\\]|[/\\][^\s'\"()\[\]{}<>,;/\\]*[/\\])"
-    r"[^\s'\"()\[\]{}<>,;]*"
-)  # a token starting with a slash, or holding two or more (one slash: "i/o", "Topic/Partition")
+# A token (a run of characters other than whitespace and '"()[]{}<>,;) is path-like when
+# it holds two or more slashes, or a slash not preceded by a word character ("./x", "/x",
+# "http://"); one slash inside a word ("i/o", "Topic/Partition") is wording. Tokens are
+# found by one split on a single greedy separator class (linear time: no backtracking on
+# long unbroken tokens such as "x=x=x=..."), and judged with str methods.
+_SEPARATORS = re.compile(r"([\s'\"()\[\]{}<>,;]+)")
 _HAS_ALPHA = re.compile(r"[a-z]")
 
 # Work bounds per query (they keep the cost per line flat as the corpus grows).
@@ -442,8 +444,30 @@ class SimilarityIndex:
 
 
 def _clean_line(line: str) -> str:
-    """The part of a pasted line that is compared: bounded, paths and URLs blanked."""
-    return _PATHLIKE.sub(" ", line[:_MAX_QUERY_CHARS])
+    """The part of a pasted line that is compared: bounded, paths and URLs blanked.
+
+    Linear in the line's length whatever its shape (see `_SEPARATORS`).
+    """
+    line = line[:_MAX_QUERY_CHARS]
+    if "/" not in line and "\\" not in line:
+        return line
+    parts = _SEPARATORS.split(line)
+    for i in range(0, len(parts), 2):  # even indices: tokens; odd: separator runs
+        tok = parts[i]
+        if ("/" in tok or "\\" in tok) and _pathlike(tok):
+            parts[i] = " "
+    return "".join(parts)
+
+
+def _pathlike(tok: str) -> bool:
+    slashes = tok.count("/") + tok.count("\\")
+    if slashes >= 2:
+        return True
+    i = max(tok.find("/"), tok.find("\\"))
+    if i == 0:
+        return True
+    prev = tok[i - 1]
+    return not (prev.isalnum() or prev == "_")
 
 
 def _widen(text: str, start: int, end: int) -> str:
