@@ -110,3 +110,49 @@ def test_json_dump_restores_on_any_backend(tmp_path: Path) -> None:
     ErrorRecord.objects.all().delete()
     call_command("backup", str(dump), "--restore")
     assert _state() == snapshot
+
+
+@pytest.mark.skipif("connection.vendor != 'sqlite'")
+def test_backup_restores_into_a_fresh_instance_with_equal_counts_and_hash(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import_lines(*[make_line(tags=["beta"]) for _ in range(20)])
+    snapshot = _state()
+    backup = tmp_path / "kb.backup.sqlite3"
+    call_command("backup", str(backup))
+
+    fresh = tmp_path / "fresh.sqlite3"  # no migrate: the backup carries the schema
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{fresh}"}
+    root = Path(__file__).resolve().parents[1]
+    manage = [sys.executable, "manage.py"]
+    subprocess.run(
+        [*manage, "backup", str(backup), "--restore", "--skip-checks"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "from kb.exporter import content_hash; from kb.models import ErrorRecord, RecordTag; "
+        "print(content_hash(), ErrorRecord.objects.count(), ErrorRecord.history.count(), "
+        "RecordTag.objects.count())"
+    )
+    out = (
+        subprocess.run(
+            [*manage, "shell", "-c", probe],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+        .split()
+    )  # shell may print a banner first
+    assert (out[0], *map(int, out[1:])) == snapshot
+    con = sqlite3.connect(fresh)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
