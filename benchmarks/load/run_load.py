@@ -21,6 +21,7 @@ Needs ``wrk`` (``apt-get install -y wrk``). Loopback only; bounded in time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -214,7 +215,8 @@ def wrk(
     connections: int,
 ) -> subprocess.Popen[str]:
     script = work / "load.lua"
-    script.write_text(WRK_LUA)
+    if not script.exists():  # written once: two clients may start at the same moment
+        script.write_text(WRK_LUA)
     paths_file = work / f"{name}.paths"
     paths_file.write_text("\n".join(paths) + "\n")
     env = {**os.environ, "WRK_OUT": str(work / f"{name}.json")}
@@ -249,21 +251,24 @@ def wrk_result(work: Path, name: str, proc: subprocess.Popen[str]) -> dict[str, 
     return data
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    total = 0.0
+def _proc_times(pid: int) -> list[int]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return [int(x) for x in fields[11:15]]  # utime, stime, cutime, cstime
+
+
+def cpu_seconds(master: int) -> float:
+    """CPU used by the server so far: the arbiter, its live workers, and (through the
+    arbiter's cutime/cstime) every worker already recycled by ``max_requests``."""
     tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def server_pids(master: int) -> list[int]:
+    try:
+        total = sum(_proc_times(master))
+    except (OSError, ValueError):
+        return 0.0
     out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout
-    return [master, *(int(p) for p in out.split())]
+    for pid in out.split():
+        with contextlib.suppress(OSError, ValueError):  # a worker that just exited
+            total += sum(_proc_times(int(pid))[:2])
+    return total / tick
 
 
 def main() -> int:
@@ -355,9 +360,8 @@ def main() -> int:
         log(f"warm-up statuses: {warm_up}")
 
         phases = args.phases.split(",")
-        pids = server_pids(server.pid)
         for phase in phases:
-            cpu0, t0 = cpu_seconds(pids), time.monotonic()
+            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
             if phase == "match":
                 p = wrk(base, work, phase, "POST", ["/match/"], benign, token, args.duration, 4)
                 results[phase] = wrk_result(work, phase, p)
@@ -379,7 +383,7 @@ def main() -> int:
             elif phase == "writers":
                 results[phase] = run_writers(base, work, env, ids, benign, token, args)
             wall = time.monotonic() - t0
-            cpu = cpu_seconds(pids) - cpu0
+            cpu = cpu_seconds(server.pid) - cpu0
             entry = results.setdefault(phase, {})
             entry["server_cpu_percent"] = round(100 * cpu / wall, 1)
             served = phase_requests(entry)
@@ -398,8 +402,10 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
         error_log.close()
-    server_log = (work / "error.log").read_text()
-    access = (work / "access.log").read_text().splitlines()
+        server_log = (work / "error.log").read_text()
+        access_log = work / "access.log"
+        access = access_log.read_text().splitlines() if access_log.exists() else []
+        shutil.rmtree(work, ignore_errors=True)
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {
@@ -433,7 +439,6 @@ def main() -> int:
     log(f"wrote {args.output}")
     for name, ok in report["goals"].items():
         log(f"{'PASS' if ok else 'FAIL'} {name}")
-    shutil.rmtree(work, ignore_errors=True)
     return 0 if all(report["goals"].values()) else 1
 
 
