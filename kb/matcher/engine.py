@@ -40,6 +40,7 @@ CONFIRM_BUDGET_S = 0.5  # confirm time per paste (from the end of the scan); the
 WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
 WINDOW_MAX_CHARS = 16_384
 _TRAILING_JUNK = " \t\r\"'`…)]}>"
+BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
 
 
 def _shard_of(pattern: str, n_shards: int) -> int:
@@ -271,9 +272,16 @@ class Matcher:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
-        norm = self._normalise(text)
+        pre = None
+        if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
+            pre = text.encode("utf-8", "replace")
+            norm = self._normalise(text, encoded=pre)
+        else:
+            norm = self._normalise(text)
         ntext: str = norm.text
-        data = ntext.encode("utf-8", "replace")
+        data = getattr(norm, "encoded", None)
+        if data is None:
+            data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
         hits: list[tuple[int, int, bool]] = []
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)

@@ -71,10 +71,14 @@ def _groups(
     """Per record: lines of the whole text where its pattern's scan hit."""
     out: list[Group] = []
     for pid, by_line in full.items():
-        first = min(by_line.values(), key=lambda h: h.number)
-        last = max(by_line.values(), key=lambda h: h.number)
-        fl = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
-        ll = norm.line_of(norm.to_original(last.cstart, last.cstart)[0])
+        if len(by_line) == 1:  # the common case in a whole log: one line, one look-up
+            (first,) = by_line.values()
+            fl = ll = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
+        else:
+            first = min(by_line.values(), key=lambda h: h.number)
+            last = max(by_line.values(), key=lambda h: h.number)
+            fl = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
+            ll = norm.line_of(norm.to_original(last.cstart, last.cstart)[0])
         out.append(Group(keys[pid][0], len(by_line), fl, ll, pid in sure))
     out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
     return out

@@ -51,7 +51,7 @@ class IdentityNormalised:
         return s, len(self.text) if e < 0 else e
 
 
-def identity_normalise(text: str) -> IdentityNormalised:
+def identity_normalise(text: str, *, encoded: bytes | None = None) -> IdentityNormalised:
     return IdentityNormalised(text, text.replace("\r\n", "\n"))
 
 

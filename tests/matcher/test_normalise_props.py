@@ -7,7 +7,9 @@ Profiles: the default runs ~200 examples per property; ``HYPOTHESIS_PROFILE=long
 from __future__ import annotations
 
 import os
+import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -250,3 +252,53 @@ def test_chunked_deletion_maps_like_a_single_pass(text, chunk):
     for i in range(len(whole.text) + 1):
         assert chunked.to_original(i, i) == whole.to_original(i, i)
         assert chunked.to_original(i, i + 1) == whole.to_original(i, i + 1)
+
+
+_REGION_LINES = [
+    "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1",
+    "2026-11-30T01:00:01.000Z ERROR app::module: connection refused by peer 10.0.0.1",
+    'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n    foo()\n'
+    "ValueError: bad thing happened here",
+    '{"level":"error","msg":"connection refused by \\"peer\\" now"}',
+    "\x1b[31mERROR\x1b[0m colour line",
+    "a very long unprefixed line that goes on and on and on and on and on and on and on\n"
+    "continued here",
+    "thread 'main' panicked at src/main.rs:2:5:\ncalled `Option::unwrap()` on a `None` value",
+    "quote \u201cthis\u201d and dash \u2014 here, données",
+    "crlf line\r\nnext",
+    "&lt;tag&gt; entity <br> and <PRE>x</pre>",
+    "```\ncode fence\n```",
+    "> quoted",
+    "Caused by: java.io.IOException: broken pipe\n\tat a.b.C.d(C.java:1)",
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_whole_log_regions_equal_normalising_everything(monkeypatch, seed: int) -> None:
+    """A whole log is normalised only around triggers (_regions.py); the result must be
+    the one normalising all of it gives: same text, same mapping, same line kinds."""
+    from kb.matcher.normalise import _normalise, _structure
+
+    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
+    rng = random.Random(seed)
+    plain = _REGION_LINES[0]
+    lines = [plain] * 400
+    for _ in range(rng.randint(0, 12)):
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(_REGION_LINES))
+    if seed == 0:
+        lines[0] = "> a quote marker on line 0"
+    text = "\n".join(lines)
+    regional = normalise(text)
+    full = _normalise(text)
+    assert regional.text == full.text
+    t = regional.text
+    pos = 0
+    while pos <= len(t):
+        end = t.find("\n", pos)
+        end = len(t) if end < 0 else end
+        assert regional.to_original(pos, end) == full.to_original(pos, end)
+        a, b = regional.line_info(pos), full.line_info(pos)
+        assert (a.kind, a.line, a.level, a.body_start, a.derived) == (
+            b.kind, b.line, b.level, b.body_start, b.derived,
+        )  # fmt: skip
+        pos = end + 1

@@ -3,6 +3,7 @@ as pasted input return quickly; Python `re` never runs on user text unbounded.""
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 
@@ -10,12 +11,20 @@ import pytest
 
 from kb.matcher import Matcher, PatternSpec
 
-LIMIT_S = 0.05  # the bar: every call < 50 ms
-EVIL_PATTERNS = [r"(a+)+b", r"^(\w+\s?)*$", r"(.*a){25}", r".*(?:.*=.*)", r"(a+)+$"]
+LIMIT_S = 0.05  # the bar: every call < 50 ms (of CPU time, median of 3)
+EVIL_PATTERNS = [
+    r"(a+)+b",
+    r"^(\w+\s?)*$",
+    r"(.*a){25}",
+    r".*(?:.*=.*)",  # CF-2019
+    r"(a+)+$",
+    r"^[\s\u200c]+|[\s\u200c]+$",  # SO-2016
+]
 EVIL_INPUTS = [
     "a" * 30 + "!",
     "a" * 5000,
     " " * 20_000,
+    " " * 20_000 + "x",  # SO-2016: 20k spaces then a non-space
     "x=" * 2500,
     "word " * 4000 + "!",
     "(a+)+b " * 200,
@@ -24,15 +33,19 @@ EVIL_INPUTS = [
 ]
 
 
-def _timed(m: Matcher, text: str, repeat: int = 5) -> float:
-    """Best of `repeat` calls: the bar is about the algorithm, not about a busy CI box."""
+def _timed(m: Matcher, text: str, repeat: int = 3) -> float:
+    """Median CPU time (`time.process_time`) of `repeat` calls, after one warm-up call.
+
+    CPU time, not wall-clock: on a loaded machine (CI, other agents) the wall-clock is
+    mostly waiting for a CPU; the bar is about the work the algorithm does.
+    """
     m.match(text)  # warm: lazily analysed patterns, scratch space
-    best = float("inf")
+    times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         m.match(text)
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(time.process_time() - t0)
+    return statistics.median(times)
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +86,9 @@ def test_256k_paste_against_full_dataset(full_matcher: Matcher) -> None:
         + "\n"
     )
     text = (block * (256 * 1024 // len(block) + 1))[: 256 * 1024]
-    elapsed = _timed(full_matcher, text, repeat=2)
-    # Generous: it catches super-linear blow-ups (seconds), not speed; the speed of big
-    # pastes is measured in benchmarks/bench_matcher.py (about 130 ms here, most of it in
-    # normalisation, on an idle machine).
-    assert elapsed < 2.0, f"{elapsed * 1000:.0f} ms for 256 KiB"
+    elapsed = _timed(full_matcher, text)
+    # RELIABILITY row 11: < 50 ms of CPU per call (about 30 ms here)
+    assert elapsed < LIMIT_S, f"{elapsed * 1000:.0f} ms CPU for 256 KiB"
 
 
 def test_no_unbounded_python_re_on_user_text() -> None:

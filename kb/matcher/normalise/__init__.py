@@ -41,10 +41,12 @@ from dataclasses import dataclass
 from itertools import accumulate, count, islice
 from operator import add
 
+from . import _structure
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
 from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
+from ._regions import RegionLayer, merge_steps, plan
 from ._structure import Mark, Structurer
 
 __all__ = [
@@ -83,7 +85,16 @@ class LineInfo:
 class Normalised:
     """The scanned text, the original, and the mapping between them."""
 
-    __slots__ = ("_layers", "_lines", "_marks", "_orig_starts", "original", "steps", "text")
+    __slots__ = (
+        "_layers",
+        "_lines",
+        "_marks",
+        "_orig_starts",
+        "encoded",
+        "original",
+        "steps",
+        "text",
+    )
 
     def __init__(
         self,
@@ -98,7 +109,8 @@ class Normalised:
         self.steps = steps
         self._layers = layers
         self._marks = marks or {}
-        self._orig_starts: array | None = None
+        self._orig_starts: array | _LineIndex | None = None
+        self.encoded: bytes | None = None  # text.encode("utf-8", "replace") when known
         self._lines: list[LineInfo] | None = None
 
     def __repr__(self) -> str:
@@ -127,8 +139,11 @@ class Normalised:
         """1-based line number in `original` of an original offset (CRLF, CR, LF all count)."""
         starts = self._orig_starts
         if starts is None:
-            starts = self._orig_starts = _line_starts(self.original)
+            o = self.original
+            starts = self._orig_starts = _line_starts(o) if "\r" in o else _LineIndex(o)
         off = min(max(int(orig_offset), 0), len(self.original))
+        if type(starts) is _LineIndex:
+            return starts.line_of(off)
         return bisect_right(starts, off)
 
     def line_bounds(self, start: int, end: int) -> tuple[int, int]:
@@ -197,6 +212,29 @@ class Normalised:
         )
 
 
+_LINE_CHUNK = 1 << 12
+
+
+class _LineIndex:
+    """line_of for a text without CR: newlines counted per 4 KiB chunk (C-speed
+    `str.count`, built lazily chunk by chunk), then within the chunk on each query."""
+
+    __slots__ = ("_cum", "_s")
+
+    def __init__(self, s: str) -> None:
+        self._s = s
+        self._cum = array("q", [0])  # newlines before chunk k
+
+    def line_of(self, off: int) -> int:
+        s = self._s
+        cum = self._cum
+        k = off // _LINE_CHUNK
+        while len(cum) <= k:
+            j = len(cum) - 1
+            cum.append(cum[j] + s.count("\n", j * _LINE_CHUNK, (j + 1) * _LINE_CHUNK))
+        return cum[k] + s.count("\n", k * _LINE_CHUNK, off) + 1
+
+
 def _line_starts(s: str) -> array:
     """Offsets where each line of ``s`` starts (CRLF, lone CR and LF all end a line)."""
     starts = array("q", [0])
@@ -209,11 +247,19 @@ def _line_starts(s: str) -> array:
     return starts
 
 
-def normalise(text: str) -> Normalised:
-    """Normalise a pasted log for scanning. Never raises on a `str`."""
+def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
+    """Normalise a pasted log for scanning. Never raises on a `str`.
+
+    ``encoded`` (optional) is ``text.encode("utf-8", "replace")`` when the caller has it
+    already: a whole log is then checked for work in one pass over those bytes.
+    """
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     try:
+        if len(text) > _structure.BIG_TEXT:
+            fast = _normalise_regions(text, encoded)
+            if fast is not None:
+                return fast
         return _normalise(text)
     except Exception as exc:  # a bug here must not lose the user's paste
         return Normalised(
@@ -223,7 +269,55 @@ def normalise(text: str) -> Normalised:
         )
 
 
-def _normalise(original: str) -> Normalised:
+def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | None:
+    """A whole log: normalise only the regions around triggers (see `_regions.py`)."""
+    data = original.encode("utf-8", "replace") if encoded is None else encoded
+    regions = plan(data, original)
+    if regions is None:
+        return None
+    layer = RegionLayer(0, len(original))
+    texts: list[str] = []
+    blobs: list[bytes] = []
+    marks: dict[int, Mark] = {}
+    steps: list[list[str]] = []
+    out = cpos = bpos = 0
+    changed = False
+    for bs, be, cs, ce in regions:
+        if cs > cpos:
+            layer.add(out, cpos, None)
+            texts.append(original[cpos:cs])
+            blobs.append(data[bpos:bs])
+            out += cs - cpos
+        sub = original[cs:ce]
+        n = _normalise(sub, big=True, visit_first=cs == 0)
+        layer.add(out, cs, n)
+        texts.append(n.text)
+        if n.text is sub:
+            blobs.append(data[bs:be])
+        else:
+            changed = True
+            blobs.append(n.text.encode("utf-8", "replace"))
+        for k, m in n._marks.items():
+            marks[out + k] = m
+        steps.append(n.steps)
+        out += len(n.text)
+        cpos, bpos = ce, be
+    if not changed:
+        res = Normalised(original, original, merge_steps(steps), (), marks)
+        res.encoded = data
+        return res
+    if cpos < len(original):
+        layer.add(out, cpos, None)
+        texts.append(original[cpos:])
+        blobs.append(data[bpos:])
+    text = "".join(texts)
+    layer.out_len = len(text)
+    res = Normalised(original, text, merge_steps(steps), (layer,), marks)
+    res.encoded = b"".join(blobs)
+    return res
+
+
+def _normalise(original: str, *, big: bool | None = None, visit_first: bool = True) -> Normalised:
     layers: list[Layer] = []
     steps: list[str] = []
     cur = original
@@ -234,7 +328,7 @@ def _normalise(original: str) -> Normalised:
         steps.extend(st)
     cur, st = fold_spaces(cur)
     steps.extend(st)
-    cur, layer, marks, st = Structurer(cur).run()
+    cur, layer, marks, st = Structurer(cur, big=big, visit_first=visit_first).run()
     if layer is not None:
         layers.append(layer)
     steps.extend(st)

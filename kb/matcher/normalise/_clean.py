@@ -28,7 +28,8 @@ _SPACE_CHARS = (
     "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
 )
 _SPACE_TABLE = str.maketrans(dict.fromkeys(_SPACE_CHARS, " "))
-_ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_ZERO_WIDTH_CHARS = "\u200b\u200c\u200d\u2060\ufeff"
+_ZERO_WIDTH_RE = re.compile(f"[{_ZERO_WIDTH_CHARS}]")
 
 
 def _delete_pattern(esc: bool, ctrl: bool, cr: bool) -> re.Pattern[str]:

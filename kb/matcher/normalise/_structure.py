@@ -58,10 +58,11 @@ _HOT_LINE_RE = re.compile(
 # (frames, continuations, pretty-printed values), traceback/panic headers, JSON objects. Plain
 # unprefixed lines (program output without timestamps) are then scanned as they are, so
 # prose-style wrap joining is a paste-size feature.
-_HOT_LINE_BIG_RE = re.compile(
-    r"\n(?=[ \t]|\{|Traceback \(|Caused by|Exception in thread|During handling"
-    r"|The above exception|panic: |goroutine \d|thread '|Error: |error: )"
-)
+HOT_LINE_BIG_ALTERNATIVES = (
+    r"[ \t]|\{|Traceback \(|Caused by|Exception in thread|During handling"
+    r"|The above exception|panic: |goroutine \d|thread '|Error: |error: "
+)  # also compiled into the whole-log prefilter (_prefilter.py)
+_HOT_LINE_BIG_RE = re.compile(r"\n(?=" + HOT_LINE_BIG_ALTERNATIVES + ")")
 _RUST_PANIC_HEAD_RE = re.compile(r".*\bthread '[^'\n]*' panicked at \S+:\d+:\d+:\s*$")
 _ANYHOW_CAUSES_RE = re.compile(r"(?:Caused by:|Caused by these errors \([^)\n]*\):)\s*$")
 _OPENERS = "([{"
@@ -87,7 +88,7 @@ class Mark:
 
 
 class Structurer:
-    def __init__(self, src: str) -> None:
+    def __init__(self, src: str, *, big: bool | None = None, visit_first: bool = True) -> None:
         self.src = src
         self.b = Builder()
         self.copied = 0
@@ -101,9 +102,11 @@ class Structurer:
             "collapsed": 0,
             "quiet_json": 0,
         }
-        self.big = len(src) > BIG_TEXT
+        self.big = len(src) > BIG_TEXT if big is None else big  # a region of a whole log: True
+        self.visit_first = visit_first  # False for a region: line 0 is context, not hot
         self.exhausted = False
         self._kind_cache: dict[int, str] = {}
+        self._prefix_cache: dict[int, tuple[int, str | None]] = {}
 
     # -- low-level helpers ------------------------------------------------------------
     def line_end(self, ls: int) -> int:
@@ -126,6 +129,16 @@ class Structurer:
                 self._kind_cache.clear()
             k = self._kind_cache[ls] = classify(self.src[ls : self.line_end(ls)])[0]
         return k
+
+    def prefix(self, ls: int) -> tuple[int, str | None]:
+        """`prefix_info` of source line ``ls`` (memoised: a line is asked about up to five
+        times, as a run's member, its neighbour and its head)."""
+        got = self._prefix_cache.get(ls)
+        if got is None:
+            if len(self._prefix_cache) > 4096:
+                self._prefix_cache.clear()
+            got = self._prefix_cache[ls] = prefix_info(self.src[ls : self.line_end(ls)])
+        return got
 
     def norm_pos(self, x: int) -> int:
         return self.b.pos + (x - self.copied)
@@ -236,7 +249,7 @@ class Structurer:
         """Starts of the lines worth a look, ascending, without building a list of them."""
         src = self.src
         streams: list[Iterator[int]] = [
-            iter((0,)),
+            iter((0,) if self.visit_first else ()),
             (m.start() + 1 for m in (_HOT_LINE_BIG_RE if self.big else _HOT_LINE_RE).finditer(src)),
         ]
         for needle in ('{"', '\\"'):
@@ -279,7 +292,7 @@ class Structurer:
         if le - ls > MAX_LINE_WORK:
             return le + 1  # a giant line (minified dump): scanned as it is
         line = src[ls:le]
-        pl, level = (0, None) if line[:1] == "{" else prefix_info(line)
+        pl, level = (0, None) if line[:1] == "{" else self.prefix(ls)
         rest = line[pl:]
         if PY_TB_RE.match(rest):
             return self._python_traceback(ls)
@@ -302,7 +315,7 @@ class Structurer:
             self._line_variants(s)
         if len(run) >= 2:
             head_line = src[head : self.line_end(head)]
-            pl, level = prefix_info(head_line)
+            pl, level = self.prefix(head)
             self._join_run(run, level=level)
             if head_line[pl:].strip() == "{":
                 self._json_block(run, level)
@@ -345,7 +358,7 @@ class Structurer:
         if le - ls > MAX_LINE_WORK:
             return []
         if src.find('\\"', ls, le) >= 0:
-            pl, level = prefix_info(src[ls:le])
+            pl, level = self.prefix(ls)
             lines = decode_escapes(src, ls + pl, le)
             if len(lines) > 1 or any(t is not None for t, _, _ in lines[0]):
                 self.counts["unescaped"] += 1
@@ -373,7 +386,7 @@ class Structurer:
         if pos < le:
             pieces.append((src[pos:le].translate(FOLD), pos, le))
         self.counts["folded"] += 1
-        level = prefix_info(src[ls:le])[1]
+        level = self.prefix(ls)[1]
         return self.add_variant(le, [pieces], derived="folded", **{"level": level, **mark})
 
     # -- JSON -------------------------------------------------------------------------
@@ -438,7 +451,7 @@ class Structurer:
         line = src[ls:le]
         if not prev.strip() or not line.strip():
             return False
-        if line.startswith(("{", "```")) or prefix_info(line)[0]:
+        if line.startswith(("{", "```")) or self.prefix(ls)[0]:
             return False
         if self.kind_of(ls) in (FRAME, EXCEPTION, CAUSED_BY) or self.kind_of(p) == FRAME:
             return False
@@ -457,7 +470,7 @@ class Structurer:
             line[:1].islower()
             and len(ps) >= 30
             and ps[-1:] not in ".:;!?"
-            and not prefix_info(prev)[0]
+            and not self.prefix(p)[0]
         )
 
     def _run_from(self, head: int) -> list[int]:
@@ -513,7 +526,7 @@ class Structurer:
         """
         src = self.src
         pieces: list[Piece] = []
-        head_pl = prefix_info(src[spans[0][0] : spans[0][1]])[0]
+        head_pl = self.prefix(spans[0][0])[0]
         pretty = False
         for i, (s, e) in enumerate(spans):
             start = s + head_pl if i == 0 else s
@@ -547,7 +560,7 @@ class Structurer:
     def _python_traceback(self, ls: int) -> int:
         """Mark a Python traceback: frames, the final exception, earlier chained causes."""
         src = self.src
-        head_pl = prefix_info(src[ls : self.line_end(ls)])[0]
+        head_pl = self.prefix(ls)[0]
         self.mark(ls, kind=FRAME)
         cur = self.next_line(ls)
         state = "frames"

@@ -1,0 +1,151 @@
+"""Whole logs: normalise only the regions around triggers, scan the rest as pasted.
+
+In a whole log (> `BIG_TEXT` characters) the structure pass only visits structural lines,
+and the character passes only touch what their triggers mark (`_prefilter.py`). So the
+text is cut into *regions*: every trigger's line, one line before it (a wrapped run may
+start there) and `AFTER_LINES` after it (runs, tracebacks and panics end within that;
+their own structural lines are triggers and extend the region), merged when they touch;
+line 0 is always a region (the structure pass always looks at it). Each region is
+normalised on its own, as part of a whole log; the gaps between them are copied. One
+`RegionLayer` maps the result back to the original by bisection over the regions.
+
+When triggers are dense (ANSI colour on every line, an indented dump) the regions would
+cover most of the text anyway and the caller normalises it all in one go instead.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+
+from ._prefilter import trigger_ends
+
+AFTER_LINES = 64
+MAX_TRIGGERS_PER_BYTE = 1 / 2048
+MAX_REGION_SHARE = 0.5
+
+
+def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
+    """Regions as (byte start, byte end, char start, char end), or None: normalise it all.
+
+    Starts are line starts; ends are the offset of a "\\n" or the text's length.
+    """
+    n = len(data)
+    ends = trigger_ends(data, max(64, int(n * MAX_TRIGGERS_PER_BYTE)))
+    if ends is None:
+        return None
+    ends.append(1)  # line 0
+    ends.sort()
+    windows: list[list[int]] = []
+    line_end = -1
+    find, rfind = data.find, data.rfind
+    covered = 0
+    for e in ends:
+        pos = max(e - 1, 0)
+        if pos < line_end:
+            continue  # another trigger on the line just handled
+        ls = rfind(b"\n", 0, pos) + 1
+        le = find(b"\n", pos)
+        le = n if le < 0 else le
+        line_end = le
+        start = rfind(b"\n", 0, ls - 1) + 1 if ls > 0 else 0
+        end = le
+        for _ in range(AFTER_LINES):
+            if end >= n:
+                break
+            nxt = find(b"\n", end + 1)
+            end = n if nxt < 0 else nxt
+        if windows and start <= windows[-1][1] + 1:
+            covered += max(0, end - windows[-1][1])
+            windows[-1][1] = max(windows[-1][1], end)
+        else:
+            covered += end - start
+            windows.append([start, end])
+        if covered > MAX_REGION_SHARE * n:
+            return None
+    if len(data) == len(original):  # ASCII: byte and char offsets agree
+        return [(s, e, s, e) for s, e in windows]
+    out = []
+    cb = cc = 0
+    for s, e in windows:  # decode only what lies between boundaries (line starts/ends)
+        cc += len(data[cb:s].decode("utf-8", "replace"))
+        cs = cc
+        cc += len(data[s:e].decode("utf-8", "replace"))
+        cb = e
+        out.append((s, e, cs, cc))
+    return out
+
+
+class RegionLayer:
+    """Maps offsets of the joined text back to the original: gaps are copies, regions
+    map through their own `Normalised`."""
+
+    __slots__ = ("in_len", "norms", "orig_starts", "out_len", "out_starts")
+
+    def __init__(self, out_len: int, in_len: int) -> None:
+        self.out_starts = array("q")
+        self.orig_starts = array("q")
+        self.norms: list[object | None] = []  # None: a gap (copied text)
+        self.out_len = out_len
+        self.in_len = in_len
+
+    def add(self, out_start: int, orig_start: int, norm: object | None) -> None:
+        self.out_starts.append(out_start)
+        self.orig_starts.append(orig_start)
+        self.norms.append(norm)
+
+    def _region(self, p: int) -> int:
+        return max(bisect_right(self.out_starts, p) - 1, 0)
+
+    def _bounds(self, i: int) -> tuple[int, int]:
+        end = self.out_starts[i + 1] if i + 1 < len(self.out_starts) else self.out_len
+        return self.out_starts[i], end
+
+    def map_span(self, start: int, end: int) -> tuple[int, int]:
+        if not self.norms:
+            return start, end
+        i = self._region(start)
+        j = self._region(end - 1) if end > start else i
+        a = self._map(i, start, end, True)
+        b = self._map(j, start, end, False) if end > start else a
+        return a, max(a, b)
+
+    def _map(self, i: int, start: int, end: int, left: bool) -> int:
+        lo, hi = self._bounds(i)
+        base = self.orig_starts[i]
+        norm = self.norms[i]
+        s = min(max(start, lo), hi) - lo
+        e = min(max(end, lo), hi) - lo
+        if norm is None:
+            return base + (s if left else e)
+        os_, oe = norm.to_original(s, e)  # type: ignore[attr-defined]
+        return base + (os_ if left else oe)
+
+
+_STEP_RE = re.compile(r"(\D*?)(\d+)(.*)")
+
+
+def merge_steps(all_steps: list[list[str]]) -> list[str]:
+    """One list of steps for several regions: counts of the same step are added up."""
+    totals: dict[tuple[str, str], list] = {}
+    for steps in all_steps:
+        for st in steps:
+            m = _STEP_RE.fullmatch(st)
+            if m is None:
+                totals.setdefault((st, ""), [None, st])
+                continue
+            key = (m.group(1), re.sub(r"(?:s|ies|y)\b", "", m.group(3)))
+            n = int(m.group(2))
+            slot = totals.setdefault(key, [0, st])
+            slot[0] += n
+            if n != 1:
+                slot[1] = st  # a plural wording
+    out = []
+    for (head, _), (n, st) in totals.items():
+        if n is None:
+            out.append(st)
+        else:
+            m = _STEP_RE.fullmatch(st)
+            out.append(f"{head}{n}{m.group(3)}" if m else st)
+    return out
