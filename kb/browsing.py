@@ -187,11 +187,11 @@ class _TagRecordIds:
 def tag_page(tag: Tag, page_number: Any, per_page: int = PAGE_SIZE) -> Page:
     """One page of the published records carrying ``tag``, in list order.
 
-    The count comes from the cached tag counts (same revision, same number) rather than a
-    second pass over the tag's rows.
+    The count is cached per revision (a popular tag has thousands of rows to count).
     """
-    known = tag_count_map().get(tag.name, 0)
-    return _load_rows(paginate(_TagRecordIds(tag, known), page_number, per_page))
+    ids = _TagRecordIds(tag)
+    ids.known_count = _cached("tag-count", tag.pk, ids.count)
+    return _load_rows(paginate(ids, page_number, per_page))
 
 
 def tag_records(tag: Tag) -> QuerySet[ErrorRecord]:
