@@ -48,6 +48,22 @@ def _shard_of(pattern: str, n_shards: int) -> int:
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
 
 
+def _literal_spans(a: Analysis, start: int, captures: list[str]) -> tuple[tuple[int, int], ...]:
+    """Where an exact template match read its literal pieces (from the captures' lengths)."""
+    if not a.pieces or len(captures) != sum(p.text is None for p in a.pieces):
+        return ()
+    out = []
+    pos = start
+    caps = iter(captures)
+    for p in a.pieces:
+        if p.text is None:
+            pos += len(next(caps))
+        else:
+            out.append((pos, pos + len(p.text)))
+            pos += len(p.text)
+    return tuple(out)
+
+
 class Matcher:
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
@@ -362,6 +378,7 @@ class Matcher:
         return Candidate(
             pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
             a.literal_chars, a.generic, tail, lead=bool(a.pieces) and a.pieces[0].text is None,
+            literals=_literal_spans(a, start, captures) if kind == "exact" else (),
         )  # fmt: skip
 
     def _confirm_one(self, ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:

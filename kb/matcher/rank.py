@@ -10,6 +10,8 @@ are measured properties of the pattern and of the match, never words or record i
 * a generic pattern (few required literal characters) is never confident;
 * a relaxed match must still match most of its literal text; a truncated one must reach
   the end of its line with a substantial prefix;
+* a match whose text another match reads further (same literal characters, and on past
+  its end) ranks below it: the other accounts for more of the line (`overreads`);
 * ties between equally specific records go to the one on an error-looking line
   (an exception/level marker at the start), then to the later line (the last exception of
   a Python traceback is the one raised).
@@ -46,6 +48,8 @@ class Candidate:
     tail_start: int = -1  # start of a trailing placeholder's capture, -1 if none
     wrapper: bool = False  # set by `rank`: another match sits inside the trailing capture
     lead: bool = False  # the pattern starts with a placeholder (its capture runs to line start)
+    literals: tuple[tuple[int, int], ...] = ()  # spans read as literal text (exact matches)
+    overread: bool = False  # set by `rank`: another match reads this one's text further
 
     @property
     def coverage(self) -> float:
@@ -122,6 +126,11 @@ def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate,
             if b is not a and b.start >= a.tail_start and b.end <= a.end:
                 a.wrapper = True
                 break
+    for a in sure:
+        for b in by_line[a.line]:
+            if b is not a and overreads(b, a):
+                a.overread = True
+                break
     sure.sort(key=order_key)
     unsure.sort(key=lambda cw: order_key(cw[0]))
     return sure, unsure
@@ -130,9 +139,38 @@ def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate,
 INFO_FACTOR = 0.9  # records are error sites: a match on an INFO/DEBUG line ranks lower
 
 
-def order_key(c: Candidate) -> tuple[bool, float, int, int]:
+def overreads(b: Candidate, a: Candidate) -> bool:
+    """Does match ``b`` read the text of match ``a`` further, so ``a`` is a partial reading?
+
+    ``b`` goes on past ``a``'s end, accounting for text that ``a`` leaves unexplained, and
+    either both read the same characters as literal text (``a``'s last literal character
+    lies inside one of ``b``'s literal runs) or ``a`` lies inside ``b``'s *leading*
+    placeholder, which by search semantics runs back to the line start and so says nothing
+    about message boundaries: ``a`` is then the subject of ``b``'s message. ("table {} not
+    found" and "table or source" on "... table or source not found: t3", both read fully
+    by "{object_type} not found: {name}".) A message inside ``b``'s *trailing*
+    placeholder is the wrapper rule's case (the inner message wins); one inside a middle
+    placeholder is left to the score.
+    """
+    if not b.literals or b.end <= a.end or b.start > a.start:
+        return False
+    if b.lead and a.end <= b.literals[0][0]:
+        return True  # inside b's leading placeholder: b's subject, b goes on past it
+    if not a.literals:
+        return False
+    last = a.literals[-1][1] - 1
+    return any(s <= last < e for s, e in b.literals)
+
+
+def order_key(c: Candidate) -> tuple[bool, bool, float, int, int]:
     signal = c.line_signal()
-    return (c.wrapper, -c.score * (INFO_FACTOR if signal < 0 else 1.0), -signal, -c.line)
+    return (
+        c.wrapper,
+        c.overread,
+        -c.score * (INFO_FACTOR if signal < 0 else 1.0),
+        -signal,
+        -c.line,
+    )
 
 
 def explain(c: Candidate, rank: int, n: int, orig_line: int) -> str:
@@ -152,4 +190,6 @@ def explain(c: Candidate, rank: int, n: int, orig_line: int) -> str:
         text += f" {n} confident candidates"
     if c.wrapper:
         text += "; it wraps another matched message"
+    if c.overread:
+        text += "; another match reads more of this line"
     return text

@@ -115,3 +115,35 @@ def test_info_line_match_ranks_below_error_line() -> None:
     )  # fmt: skip
     sure, _ = rank([info, err])
     assert [c.pid for c in sure] == [2, 1]
+
+
+OVERREAD_SPECS = [
+    PatternSpec("outer", r"(.+?) missing from registry: (.+?)", "{kind} missing from registry: {}"),
+    PatternSpec("shares-literal", r"plugin (.+?) missing from registry", "plugin {} missing..."),
+    PatternSpec("in-lead", r"plugin or adapter kind", "plugin or adapter kind"),
+    PatternSpec("inner-msg", r"adapter handshake timed out", "adapter handshake timed out"),
+]
+
+
+@pytest.fixture(scope="module")
+def m_overread(tmp_path_factory: pytest.TempPathFactory) -> Matcher:
+    return Matcher.build(OVERREAD_SPECS, cache_dir=tmp_path_factory.mktemp("overread"))
+
+
+def test_match_read_further_by_another_ranks_below_it(m_overread: Matcher) -> None:
+    # "shares-literal" (22 literal chars) and "in-lead" (22) both stop at "registry"/"kind";
+    # "outer" (20) reads the same words as literal and goes on to the end of the line
+    rep = m_overread.match("ERROR loader: plugin or adapter kind missing from registry: csv")
+    assert rep.matches[0].key == "outer"
+    assert {x.key for x in rep.matches[1:]} == {"shares-literal", "in-lead"}
+    assert all("reads more of this line" in x.reason for x in rep.matches[1:])
+
+
+def test_message_inside_trailing_placeholder_still_beats_its_wrapper(m_overread: Matcher) -> None:
+    rep = m_overread.match("ERROR csv missing from registry: adapter handshake timed out")
+    assert rep.matches[0].key == "inner-msg"
+
+
+def test_message_reaching_the_line_end_is_not_read_further(m_overread: Matcher) -> None:
+    rep = m_overread.match("ERROR loader: plugin csv missing from registry")
+    assert rep.matches[0].key == "shares-literal"
