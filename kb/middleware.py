@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 # Paths whose POSTs run the matcher: rate-limited and never cached.
 MATCH_PATHS = ("/match/", "/api/match")
 RATE_WINDOW_SECONDS = 60
+# How long a match waits for SQLite's write lock to count itself before giving up.
+LIMITER_LOCK_WAIT_MS = 50
 
 
 def _is_match_path(path: str) -> bool:
@@ -64,13 +66,21 @@ def _locked_increment(key: str, timeout: int) -> int:
     A counter need not survive a power cut, so its commit skips the fsync that curated data
     gets (``synchronous=FULL`` stays for every other transaction): on SQLite the connection
     is switched to ``NORMAL`` around this one transaction, on PostgreSQL the transaction
-    sets ``synchronous_commit`` off. That halves the cost of a match request.
+    sets ``synchronous_commit`` off. That halves the cost of a match request. On SQLite it
+    also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a long curator or import
+    transaction makes the limiter skip a count, never the paste wait.
     """
     db = router.db_for_write(None) or "default"
     connection = connections[db]
     relax_sqlite = connection.vendor == "sqlite" and not connection.in_atomic_block
+    busy_ms = 0
     if relax_sqlite:
         with connection.cursor() as cursor:
+            cursor.execute("PRAGMA busy_timeout")
+            busy_ms = int(cursor.fetchone()[0])
+            # Wait briefly for the write lock: while a curator's edit or an import holds
+            # it, count nothing (fail open, below) rather than make the paste wait.
+            cursor.execute(f"PRAGMA busy_timeout={LIMITER_LOCK_WAIT_MS}")
             cursor.execute("PRAGMA synchronous=NORMAL")
     try:
         with transaction.atomic(using=db):
@@ -87,6 +97,7 @@ def _locked_increment(key: str, timeout: int) -> int:
         if relax_sqlite:
             with connection.cursor() as cursor:
                 cursor.execute("PRAGMA synchronous=FULL")
+                cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
 
 
 def rate_limit_hit(request: HttpRequest) -> int | None:

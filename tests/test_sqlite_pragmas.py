@@ -57,3 +57,43 @@ def test_rate_limit_counter_leaves_the_connection_at_synchronous_full(settings: 
 
     assert _locked_increment("pragma-test", 60) >= 1
     assert _pragma("synchronous") == 2
+    assert int(_pragma("busy_timeout")) >= 5000
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rate_limiter_does_not_wait_for_a_long_write_lock(settings: object) -> None:
+    """Another process holds the write lock: the match is let through within ~50 ms."""
+    import subprocess
+    import sys
+    import time
+
+    from django.test import Client
+
+    from tests.servers import ROOT, app_env
+
+    settings.KB_RATE_LIMIT_PER_MINUTE = 5  # type: ignore[attr-defined]
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+            "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(5)",
+            str(connection.settings_dict["NAME"]),
+        ],
+        cwd=ROOT,
+        env=app_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.perf_counter()
+        response = Client().post("/api/match", {"text": "x"}, content_type="application/json")
+        elapsed = (time.perf_counter() - started) * 1000
+    finally:
+        holder.kill()
+        holder.wait()
+    assert response.status_code != 429
+    assert elapsed < 2000, elapsed  # not the 20 s busy timeout
+    assert int(_pragma("busy_timeout")) >= 5000
