@@ -21,6 +21,7 @@ from pathlib import Path
 
 import regex
 
+from . import cache
 from .confirm import Loose, fuzzy_literal, loose_find, strict_find
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -129,6 +130,20 @@ class Matcher:
         rebuild at 100k patterns; not needed when the cache is warm).
         """
         t0 = time.perf_counter()
+        specs = specs if isinstance(specs, list) else list(specs)
+        path = None
+        if cache_dir is not None:  # the whole built matcher, under the hash of its inputs
+            digest = cache.specs_digest(specs, f"{shard_size}\x00{with_similarity}")
+            path = cache.matcher_path(cache_dir, digest)
+            hit = cache.load(path)
+            if isinstance(hit, Matcher):
+                hit.stats.update(
+                    shards_from_cache=hit.stats.get("shards", 0),
+                    compile_s=0.0,
+                    matcher_from_cache=True,
+                    build_s=round(time.perf_counter() - t0, 3),
+                )
+                return hit
         by_pattern: dict[str, list[str]] = {}
         messages: dict[str, str] = {}
         for s in specs:
@@ -150,8 +165,9 @@ class Matcher:
             bucket.sort()
         if workers > 1 and cache_dir is not None and len(buckets) > 1:
             precompile(buckets, cache_dir, workers)
+        used: list[str] = []
         for bucket in buckets:
-            data, hit = load_or_compile(bucket, analyses, cache_dir)
+            data, hit = load_or_compile(bucket, analyses, cache_dir, used)
             cached += hit
             compile_s += 0.0 if hit else data.compile_s
             shards.append(Shard(data, len(keys)))
@@ -166,7 +182,15 @@ class Matcher:
             "build_s": round(time.perf_counter() - t0, 3),
             "serialised_bytes": sum(len(s.data.hs_bytes or b"") for s in shards),
         }
-        return cls(shards, keys, messages, None, similar, stats, cache_dir)
+        built = cls(shards, keys, messages, None, similar, stats, cache_dir)
+        if path is not None and cache_dir is not None:
+            try:
+                cache.save(path, built)
+                cache.cleanup(Path(cache_dir), {path.name, *used})
+            except OSError:
+                pass  # a read-only or full cache directory costs speed, not correctness
+        built.stats["build_s"] = round(time.perf_counter() - t0, 3)
+        return built
 
     def with_changes(self, changed: Iterable[PatternSpec], removed: Iterable[str]) -> Matcher:
         """A new matcher: this one's shards, minus `removed`/changed keys, plus a delta.

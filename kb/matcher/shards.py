@@ -24,6 +24,7 @@ from pathlib import Path
 import hyperscan
 import re2
 
+from .cache import touch
 from .patterns import Analysis, analyse
 
 FORMAT = "kb-matcher-shard-v5"
@@ -129,16 +130,23 @@ def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardDa
 
 
 def load_or_compile(
-    patterns: list[str], analyses: dict[str, Analysis], cache_dir: Path | None
+    patterns: list[str],
+    analyses: dict[str, Analysis],
+    cache_dir: Path | None,
+    names: list[str] | None = None,
 ) -> tuple[ShardData, bool]:
-    """Return the shard and whether it came from the cache."""
+    """Return the shard and whether it came from the cache (its file name is appended to
+    ``names`` when given: the files a build uses are kept by `cache.cleanup`)."""
     path = None
     if cache_dir is not None:
         path = Path(cache_dir) / f"shard-{shard_digest(patterns)}.bin"
+        if names is not None:
+            names.append(path.name)
         try:
             with path.open("rb") as fh:
                 data = pickle.load(fh)  # noqa: S301 - our own cache directory
             if isinstance(data, ShardData) and data.patterns == patterns:
+                touch(path)
                 return data, True
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
             pass

@@ -182,3 +182,56 @@ def test_refused_patterns_are_reported_not_dropped(tmp_path: Path) -> None:
     assert not m.admission("k-bad").ok
     assert "backreference" in (m.admission("k-bad").reason or "")
     assert m.admission("k-fixture").ok
+
+
+def test_build_loads_the_whole_matcher_from_cache_when_specs_are_unchanged(
+    tmp_path: Path,
+) -> None:
+    first = Matcher.build(SPECS, cache_dir=tmp_path)
+    assert not first.stats.get("matcher_from_cache")
+    again = Matcher.build(iter(SPECS), cache_dir=tmp_path)  # any iterable
+    assert again.stats["matcher_from_cache"] is True
+    assert again.stats["shards_from_cache"] == again.stats["shards"]
+    assert again.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
+    changed = [*SPECS[:-1], PatternSpec(SPECS[-1].key, SPECS[-1].pattern, "new message")]
+    assert not Matcher.build(changed, cache_dir=tmp_path).stats.get("matcher_from_cache")
+
+
+def test_cache_cleanup_keeps_used_and_recent_files_only(tmp_path: Path) -> None:
+    import os
+
+    from kb.matcher import cache
+
+    now = 1_000_000_000.0
+    day = cache.MAX_UNUSED_AGE_S
+    names = [f"shard-{i:02d}.bin" for i in range(cache.KEEP_UNUSED + 5)]
+    for i, name in enumerate(names):  # shard-00 newest ... the last ones 2+ days old
+        p = tmp_path / name
+        p.write_bytes(b"x")
+        age = 60 * i if i < cache.KEEP_UNUSED else 2 * day + i
+        os.utime(p, (now - age, now - age))
+    (tmp_path / "unrelated.txt").write_text("mine")
+    old_tmp = tmp_path / ".tmp-shard-abc"
+    old_tmp.write_bytes(b"")
+    os.utime(old_tmp, (now - 2 * cache.TMP_AGE_S,) * 2)
+    in_use = {names[-1]}  # old but used by the current build
+    removed = cache.cleanup(tmp_path, in_use, now=now)
+    left = {p.name for p in tmp_path.iterdir()}
+    assert names[-1] in left
+    assert "unrelated.txt" in left
+    assert set(names[: cache.KEEP_UNUSED]) <= left
+    assert set(removed) == set(names[cache.KEEP_UNUSED : -1]) | {".tmp-shard-abc"}
+
+
+def test_a_build_cleans_up_old_unused_cache_files(tmp_path: Path) -> None:
+    import os
+
+    from kb.matcher import cache
+
+    stale = [tmp_path / f"shard-stale{i}.bin" for i in range(cache.KEEP_UNUSED + 3)]
+    for p in stale:
+        p.write_bytes(b"x")
+        os.utime(p, (0, 0))  # 1970: long unused
+    Matcher.build(SPECS, cache_dir=tmp_path)
+    assert sum(p.exists() for p in stale) == cache.KEEP_UNUSED
+    assert any(p.name.startswith("matcher-") for p in tmp_path.iterdir())

@@ -277,7 +277,8 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
         return None
     layer = RegionLayer(0, len(original))
     texts: list[str] = []
-    blobs: list[bytes] = []
+    blobs: list[bytes | memoryview] = []  # views: the join copies the bytes once
+    view = memoryview(data)
     marks: dict[int, Mark] = {}
     steps: list[list[str]] = []
     out = cpos = bpos = 0
@@ -286,14 +287,14 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
         if cs > cpos:
             layer.add(out, cpos, None)
             texts.append(original[cpos:cs])
-            blobs.append(data[bpos:bs])
+            blobs.append(view[bpos:bs])
             out += cs - cpos
         sub = original[cs:ce]
         n = _normalise(sub, big=True, visit_first=cs == 0)
         layer.add(out, cs, n)
         texts.append(n.text)
         if n.text is sub:
-            blobs.append(data[bs:be])
+            blobs.append(view[bs:be])
         else:
             changed = True
             blobs.append(n.text.encode("utf-8", "replace"))
@@ -309,7 +310,7 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
     if cpos < len(original):
         layer.add(out, cpos, None)
         texts.append(original[cpos:])
-        blobs.append(data[bpos:])
+        blobs.append(view[bpos:])
     text = "".join(texts)
     layer.out_len = len(text)
     res = Normalised(original, text, merge_steps(steps), (layer,), marks)
