@@ -302,3 +302,26 @@ def test_whole_log_regions_equal_normalising_everything(monkeypatch, seed: int) 
             b.kind, b.line, b.level, b.body_start, b.derived,
         )  # fmt: skip
         pos = end + 1
+
+
+_PLAIN = "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1\n" * 40
+
+
+@PROPS
+@given(st.lists(texts, min_size=1, max_size=4))
+def test_whole_log_regions_never_miss_a_trigger(chunks):
+    """Fragments of every pass, dropped between plain log lines: the regional whole-log
+    normalisation gives exactly the text of normalising everything."""
+    from kb.matcher.normalise import _normalise, _structure
+
+    text = _PLAIN + _PLAIN.join(chunks) + "\n" + _PLAIN
+    old = _structure.BIG_TEXT
+    _structure.BIG_TEXT = 1_000  # hypothesis: no monkeypatch fixture per example
+    try:
+        regional = normalise(text)
+        full = _normalise(text)
+    finally:
+        _structure.BIG_TEXT = old
+    assert regional.text == full.text
+    for p in range(0, len(regional.text), 97):
+        assert regional.to_original(p, p + 5) == full.to_original(p, p + 5)
