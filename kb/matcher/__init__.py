@@ -2,13 +2,17 @@
 
 Pure Python (no Django). See docs/matcher-interface.md for the contract; the pieces are
 `patterns` (admission, specificity, scan forms), `shards` (Hyperscan databases, cached by
-content hash), `engine` (scan, confirm, orchestration), `confirm` (regex-free confirms of
-template patterns), `rank` (confidence and order), `report`, `suggest`, `lineclass`.
+content hash), `cache` (the whole built matcher cached under the hash of its specs, and
+bounded clean-up of the cache directory), `engine` (scan, confirm, orchestration),
+`confirm` (regex-free confirms of template patterns), `rank` (confidence and order),
+`report`, `suggest`, `lineclass`.
 
 Extensions to the documented interface:
 
 * `Matcher.build(specs, *, cache_dir=None, shard_size=8000, with_similarity=True,
-  workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes.
+  workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes. With a
+  `cache_dir`, an unchanged set of specs (same order) loads the whole built matcher from
+  one file (`stats["matcher_from_cache"]`), and old unused cache files are cleaned up.
 * `Matcher.admission(key) -> Admission` and `Matcher.refused() -> {key: reason}`: refused
   patterns are reported, never silently dropped.
 * `Matcher.dumps() / Matcher.loads(bytes)` (and plain pickle): databases are serialised

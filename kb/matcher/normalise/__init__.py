@@ -21,15 +21,19 @@ Design:
 * Fast paths: C-speed presence checks; a plain log is returned as is (``text is original``).
   Only lines that need a look are visited in Python (unprefixed, JSON, escaped quotes,
   typographic quotes); in a whole log (> 4 MB) only structural ones (indented lines,
-  traceback/panic headers, JSON), and INFO/DEBUG JSON lines are not decoded there.
+  traceback/panic headers, JSON), and INFO/DEBUG JSON lines are not decoded there. A whole
+  log is not even passed over by the Python passes: one Hyperscan scan finds the triggers
+  of every pass (`_prefilter`), only the regions around them are normalised and the rest
+  is copied (`_regions`; falls back to the full passes when triggers are dense).
 * Never raises: any internal error degrades to the identity normalisation with a step
   saying so (the property tests assert that this never actually happens).
 
 Modules: `_clean` (character passes), `_prefix` (log prefixes and levels), `_classify` (one
 line's kind), `_structure` (variant lines, tracebacks, marks), `_escapes` (JSON/backslash
-decoding), `_traceback` (Python traceback helpers), `_mapping` (segment tables).
+decoding), `_traceback` (Python traceback helpers), `_mapping` (segment tables),
+`_prefilter` and `_regions` (whole logs).
 
-Pure Python, standard library only, no Django.
+Pure Python, standard library only (plus `hyperscan`, optional, for whole logs), no Django.
 """
 
 from __future__ import annotations
