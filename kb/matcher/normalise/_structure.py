@@ -107,6 +107,9 @@ class Structurer:
         self.exhausted = False
         self._kind_cache: dict[int, str] = {}
         self._prefix_cache: dict[int, tuple[int, str | None]] = {}
+        # no typographic character anywhere: per-line checks can be skipped (decoded
+        # escapes may still produce one, so variants with replaced pieces are checked)
+        self.typo_free = src.isascii() or TYPO_RE.search(src) is None
 
     # -- low-level helpers ------------------------------------------------------------
     def line_end(self, ls: int) -> int:
@@ -193,7 +196,8 @@ class Structurer:
                     b.copy(src, s, e)
                 else:
                     b.emit(t, s, e)
-            if TYPO_RE.search(text):
+            may_have_typo = not self.typo_free or any(t is not None for t, _, _ in pieces)
+            if may_have_typo and TYPO_RE.search(text):
                 b.emit("\n", after, after)
                 self.marks[b.pos] = Mark(**{**line_mark, "derived": "folded"})
                 keys.append(b.pos)
@@ -299,7 +303,7 @@ class Structurer:
         if rest.lstrip().startswith('{"') or rest.startswith("{ "):
             self._json_line(ls, le, pl, level)
             return le + 1
-        if _RUST_PANIC_HEAD_RE.match(rest):
+        if "panicked at" in rest and _RUST_PANIC_HEAD_RE.match(rest):
             return self._rust_panic(ls, level)
         if _ANYHOW_CAUSES_RE.match(rest):
             return self._anyhow_causes(ls)
@@ -363,7 +367,7 @@ class Structurer:
             if len(lines) > 1 or any(t is not None for t, _, _ in lines[0]):
                 self.counts["unescaped"] += 1
                 return self.add_variant(le, lines, derived="unescaped", **{"level": level, **mark})
-        if not src.isascii() and TYPO_RE.search(src, ls, le):
+        if not self.typo_free and TYPO_RE.search(src, ls, le):
             return self.add_variant_folded(ls, le, **mark)
         return []
 
