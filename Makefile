@@ -23,10 +23,10 @@ find_python = for c in "$$PYTHON" python3.13 python3.12 python3 \
 	    echo "$$c"; exit 0; fi; \
 	done; exit 1
 
-.PHONY: help setup setup-dev run serve test test-fast lint format bench fuzz chromium demo-data clean
+.PHONY: help setup setup-dev run serve load test test-fast lint format bench fuzz chromium demo-data clean
 
 help:
-	@echo "make run | test | setup | bench | fuzz | serve | lint | clean"
+	@echo "make run | test | setup | bench | fuzz | serve | load | lint | clean"
 
 $(STAMP): requirements.txt
 	@py=$$($(find_python)) || { echo "error: Python >= 3.12 with venv is required; install python3.12 (apt-get install python3.12-venv, or pyenv install 3.12)" >&2; exit 1; }; \
@@ -50,14 +50,20 @@ run: setup
 	$(PY) manage.py load_demo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-# Production-style server: gunicorn, DEBUG off (set SECRET_KEY and ALLOWED_HOSTS).
+# Production-style server: gunicorn (kb/gunicorn_conf.py), DEBUG off (set SECRET_KEY and
+# ALLOWED_HOSTS; WEB_CONCURRENCY workers). See docs/deployment.md.
 serve: setup
 	DEBUG=$${DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
 	DEBUG=$${DEBUG:-0} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-0} $(PY) manage.py createcachetable
 	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
-	DEBUG=$${DEBUG:-0} $(VENV)/bin/gunicorn kb.wsgi --bind $(HOST):$(PORT) \
-	  --workers $${WORKERS:-2} --timeout 30 --access-logfile - --max-requests 5000 --max-requests-jitter 500
+	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
+
+# Load test on loopback (wrk, ~6 min): results in benchmarks/results/load.json.
+load: setup-dev
+	@command -v wrk >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	$(PY) benchmarks/load/run_load.py $(LOAD_ARGS)
 
 # Debian's chromium for the browser tests (Playwright's own download cannot work here).
 chromium:

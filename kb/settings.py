@@ -190,6 +190,7 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
 }
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "kb.views.errors.csrf_failure"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
@@ -246,6 +247,8 @@ KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cac
 KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
 
 # --- Tasks (long admin imports run in the background) ----------------------------------
+# Uploaded JSONL files wait here for the import task; web and task workers must share it.
+KB_IMPORT_DIR = Path(env_str("KB_IMPORT_DIR", str(BASE_DIR / ".cache" / "imports")))
 TASKS = {
     "default": {
         "BACKEND": env_str("KB_TASKS_BACKEND", "django.tasks.backends.immediate.ImmediateBackend")
