@@ -322,6 +322,8 @@ class Matcher:
         data = getattr(norm, "encoded", None)
         if data is None:
             data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
+        else:
+            norm.encoded = None  # the report keeps `norm`: do not keep a second copy alive
         hits: list[tuple[int, int, bool]] = []
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)
