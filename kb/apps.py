@@ -9,3 +9,12 @@ class KbConfig(AppConfig):
     name = "kb"
     verbose_name = "Error knowledge base"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        from kb.search import ensure_search_index_after_migrate
+
+        # A migration that rebuilds kb_errorrecord on SQLite drops the search triggers;
+        # put them back after every migrate so search never goes stale.
+        post_migrate.connect(ensure_search_index_after_migrate, sender=self)

@@ -182,6 +182,8 @@ class ErrorRecord(models.Model):
         indexes = [
             models.Index(fields=["status", "disabled_reason"], name="kb_record_active"),
             models.Index(fields=["repo", "severity"], name="kb_record_repo_sev"),
+            # "Raised in the same file" on the record page.
+            models.Index(fields=["repo", "file_path", "line_number"], name="kb_record_file"),
         ]
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@ cache shared across tests and runs so the full dataset compiles once."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,17 @@ def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -
     settings.KB_MATCHER_CACHE_DIR = ROOT / ".cache" / "matcher-test"  # type: ignore[attr-defined]
     settings.KB_MATCHER_REFRESH_SECONDS = 0  # type: ignore[attr-defined]
     holder.reset()
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Cached counts are keyed by revision, and live-server tests reuse revision numbers
+    after each flush: start every test with an empty cache."""
+    from django.core.cache import cache
+
+    # Tests without database access (pure matcher tests) have nothing cached.
+    with contextlib.suppress(Exception):
+        cache.clear()
 
 
 @pytest.fixture

@@ -71,6 +71,11 @@ def test_unknown_record_is_a_friendly_404(client: Client) -> None:
     assert 'href="/"' in html
 
 
+@pytest.mark.parametrize("bad_id", ["a%00b", "x" * 65])
+def test_impossible_record_ids_are_a_404_on_every_database(client: Client, bad_id: str) -> None:
+    assert client.get(f"/records/{bad_id}/").status_code == 404
+
+
 def test_draft_is_hidden_from_the_public_but_shown_to_staff(
     client: Client, admin_client: Client, seed: ErrorRecord
 ) -> None:

@@ -154,6 +154,8 @@ def code_examples(record: ErrorRecord) -> list[dict[str, Any]]:
 
 @require_safe
 def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
+    if "\x00" in record_id or len(record_id) > 64:  # PostgreSQL text cannot hold NUL
+        raise Http404("No such record")
     try:
         record = visible_records(request.user).get(pk=record_id)
     except ErrorRecord.DoesNotExist:
