@@ -109,7 +109,7 @@ class Structurer:
         self._prefix_cache: dict[int, tuple[int, str | None]] = {}
         # no typographic character anywhere: per-line checks can be skipped (decoded
         # escapes may still produce one, so variants with replaced pieces are checked)
-        self.typo_free = src.isascii() or TYPO_RE.search(src) is None
+        self.typo_free = _typo_free(src)
 
     # -- low-level helpers ------------------------------------------------------------
     def line_end(self, ls: int) -> int:
@@ -196,7 +196,9 @@ class Structurer:
                     b.copy(src, s, e)
                 else:
                     b.emit(t, s, e)
-            may_have_typo = not self.typo_free or any(t is not None for t, _, _ in pieces)
+            may_have_typo = not self.typo_free or any(
+                t is not None and not t.isascii() for t, _, _ in pieces
+            )
             if may_have_typo and TYPO_RE.search(text):
                 b.emit("\n", after, after)
                 self.marks[b.pos] = Mark(**{**line_mark, "derived": "folded"})
@@ -259,7 +261,7 @@ class Structurer:
         for needle in ('{"', '\\"'):
             if needle[0] in src and needle in src:
                 streams.append(self._needle_lines(needle))
-        if not src.isascii():
+        if not self.typo_free:
             streams.append(self._regex_lines(TYPO_RE))
         last = -1
         n = len(src)
@@ -534,11 +536,7 @@ class Structurer:
         pretty = False
         for i, (s, e) in enumerate(spans):
             start = s + head_pl if i == 0 else s
-            hard = (
-                i > 0
-                and hard_width is not None
-                and (spans[i - 1][1] - spans[i - 1][0]) >= hard_width
-            )
+            hard = i > 0 and hard_width is not None and _cut(spans[i - 1], (s, e), hard_width)
             if i > 0 and not hard:
                 prev_text = src[spans[i - 1][0] : spans[i - 1][1]]
                 cur = src[s:e]
@@ -550,7 +548,8 @@ class Structurer:
                 if not (prev_text[-1:] in " \t" or prev_end in "([" or stripped[:1] in ")]"):
                     pieces.append((" ", s - 1, s))  # the newline becomes a space (1:1)
             end = e
-            next_hard = hard_width is not None and e - s >= hard_width
+            more = i + 1 < len(spans)
+            next_hard = hard_width is not None and more and _cut((s, e), spans[i + 1], hard_width)
             if i + 1 < len(spans) and not next_hard:
                 nxt = src[spans[i + 1][0] : spans[i + 1][1]].strip()[:1]
                 body = src[start:e].rstrip()
@@ -670,6 +669,28 @@ class Structurer:
             last = cur
             cur = self.next_line(cur)
         return self.line_end(last) + 1
+
+
+def _typo_free(src: str) -> bool:
+    """No typographic quote, dash or ellipsis in ``src`` (all of them are above U+2000, so
+    a Latin-1 text -- checked by an encode at C speed -- has none)."""
+    if src.isascii():
+        return True
+    try:
+        src.encode("latin-1")
+    except UnicodeEncodeError:
+        return TYPO_RE.search(src) is None
+    return True
+
+
+def _cut(line: tuple[int, int], nxt: tuple[int, int], hard_width: int) -> bool:
+    """Was ``line`` cut by a terminal at about ``hard_width`` columns, ``nxt`` going on?
+
+    Only if it reaches that width and the next line is no longer than it: a terminal
+    never writes a continuation wider than its own width.
+    """
+    width = line[1] - line[0]
+    return width >= hard_width and nxt[1] - nxt[0] <= width + WRAP_SLACK
 
 
 _TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200, 240, 250, 256})
