@@ -34,7 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kb.matcher import Matcher, PatternSpec  # noqa: E402
+from kb.matcher import Matcher, PatternSpec, cache  # noqa: E402
+from kb.matcher.engine import SHARD_SIZE  # noqa: E402
 from kb.matcher.patterns import parse_template  # noqa: E402
 
 DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -244,8 +245,15 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     res["load_s"] = round(time.perf_counter() - t0, 3)  # a worker start: hash specs + load
     res["load_cpu_s"] = round(time.process_time() - c0, 3)
     res["load_from"] = "matcher cache" if m.stats.get("matcher_from_cache") else "shards"
+    # the start-up before the matcher cache: shards from their cache, everything else
+    # rebuilt (plus, now, writing the matcher file); the reversed order is another key,
+    # whose matcher file from an earlier run is removed first
+    rev = specs[::-1]
+    cache.matcher_path(CACHE, cache.specs_digest(rev, f"{SHARD_SIZE}\x00False")).unlink(
+        missing_ok=True
+    )
     t0, c0 = time.perf_counter(), time.process_time()
-    Matcher.build(specs[::-1], cache_dir=CACHE, with_similarity=False)  # new order: new key
+    Matcher.build(rev, cache_dir=CACHE, with_similarity=False)
     res["build_from_shard_cache_s"] = round(time.perf_counter() - t0, 3)  # the old start-up
     res["build_from_shard_cache_cpu_s"] = round(time.process_time() - c0, 3)
     res["rss_mb_after_load"] = round(rss_mb(), 1)
