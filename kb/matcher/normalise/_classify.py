@@ -57,16 +57,20 @@ def exception_class(rest: str) -> tuple[int, str | None]:
     return m.end(), m.group("cls")
 
 
-def classify(line: str) -> tuple[str, str | None, int, str | None]:
+def classify(
+    line: str, prefix: tuple[int, str | None] | None = None
+) -> tuple[str, str | None, int, str | None]:
     """(kind, level, offset of the message body in ``line``, exception class or None)."""
     try:
-        return _classify(line)
+        return _classify(line, prefix)
     except Exception:  # pragma: no cover - defensive
         return TEXT, None, 0, None
 
 
-def _classify(line: str) -> tuple[str, str | None, int, str | None]:
-    pl, level = prefix_info(line)
+def _classify(
+    line: str, prefix: tuple[int, str | None] | None = None
+) -> tuple[str, str | None, int, str | None]:
+    pl, level = prefix_info(line) if prefix is None else prefix
     if level is None and line.lstrip().startswith("{"):
         m = _JSON_LEVEL_RE.search(line, 0, 400)
         if m:

@@ -130,7 +130,8 @@ class Structurer:
         if k is None:
             if len(self._kind_cache) > 4096:
                 self._kind_cache.clear()
-            k = self._kind_cache[ls] = classify(self.src[ls : self.line_end(ls)])[0]
+            line = self.src[ls : self.line_end(ls)]
+            k = self._kind_cache[ls] = classify(line, self.prefix(ls))[0]
         return k
 
     def prefix(self, ls: int) -> tuple[int, str | None]:
