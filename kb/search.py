@@ -21,6 +21,12 @@ Queries shorter than 3 characters cannot use trigrams: they fall back to the por
 ``ErrorRecord.objects.search`` (substring scan). Terms of 1-2 characters inside a longer
 query are applied as substring filters beside the index.
 
+Bulk writers (the importer) switch the triggers off for their own transaction and index
+the batch with four set-based statements instead (``search_index_deferred``): a row in
+``kb_record_fts_defer`` is the switch the triggers' ``WHEN`` clauses test. It is written and
+removed inside the writer's transaction, so no other connection ever sees it (SQLite has
+one writer at a time; readers see committed state only), and a rollback removes it too.
+
 Django's SQLite schema editor rebuilds a table for some ``AlterField`` migrations, which
 drops its triggers; ``ensure_search_index`` (idempotent, cheap) puts them back and refills
 the index. Call it after migrations (``post_migrate``).
@@ -28,10 +34,12 @@ the index. Call it after migrations (``post_migrate``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any
 
+from django.db import DatabaseError, connections
 from django.db import connection as default_connection
-from django.db import connections
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 from django.db.models.functions import Length
 
@@ -42,6 +50,8 @@ MAX_QUERY_CHARS = 500
 FTS_TABLE = "kb_record_fts"
 MAP_TABLE = "kb_record_search_map"
 RECORD_TABLE = "kb_errorrecord"
+DEFER_TABLE = "kb_record_fts_defer"
+REINDEX_CHUNK = 900  # ids per statement (below SQLite's oldest bound-parameter limit)
 
 # (FTS column, record column, bm25 weight). ``record_id`` is stored, not indexed.
 FTS_COLUMNS: list[tuple[str, str, float]] = [
@@ -182,13 +192,15 @@ def _sqlite_trigger_sql() -> list[str]:
         f"INSERT INTO {FTS_TABLE}(rowid, record_id, {fts_cols}) VALUES ("
         f"(SELECT fts_rowid FROM {MAP_TABLE} WHERE record_id = new.id), new.id, {new_vals});"
     )
-    return [
-        f"CREATE TRIGGER IF NOT EXISTS kb_record_fts_ai AFTER INSERT ON {RECORD_TABLE} "
+    live = f"NOT EXISTS (SELECT 1 FROM {DEFER_TABLE})"
+    # Dropped first: an older database has the same triggers without the ``WHEN`` switch.
+    return [f"DROP TRIGGER IF EXISTS {name}" for name in _TRIGGERS] + [
+        f"CREATE TRIGGER kb_record_fts_ai AFTER INSERT ON {RECORD_TABLE} WHEN {live} "
         f"BEGIN {drop.format(who='new')} {add} END",
-        f"CREATE TRIGGER IF NOT EXISTS kb_record_fts_ad AFTER DELETE ON {RECORD_TABLE} "
+        f"CREATE TRIGGER kb_record_fts_ad AFTER DELETE ON {RECORD_TABLE} WHEN {live} "
         f"BEGIN {drop.format(who='old')} END",
-        f"CREATE TRIGGER IF NOT EXISTS kb_record_fts_au AFTER UPDATE OF {update_of} "
-        f"ON {RECORD_TABLE} WHEN {changed} "
+        f"CREATE TRIGGER kb_record_fts_au AFTER UPDATE OF {update_of} "
+        f"ON {RECORD_TABLE} WHEN ({changed}) AND {live} "
         f"BEGIN {drop.format(who='old')} {add} END",
     ]
 
@@ -200,8 +212,59 @@ def _sqlite_create_sql() -> list[str]:
         "fts_rowid INTEGER PRIMARY KEY, record_id varchar(64) NOT NULL UNIQUE)",
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
         f"record_id UNINDEXED, {fts_cols}, tokenize='trigram')",
+        f"CREATE TABLE IF NOT EXISTS {DEFER_TABLE} (deferred INTEGER NOT NULL)",
+        f"DELETE FROM {DEFER_TABLE}",
         *_sqlite_trigger_sql(),
     ]
+
+
+def _sqlite_reindex_sql(count: int) -> list[str]:
+    """Drop and re-add the index rows of ``count`` records (ids bound in each statement)."""
+    fts_cols = ", ".join(fts for fts, _c, _w in FTS_COLUMNS)
+    vals = ", ".join(f"coalesce(r.{col}, '')" for _f, col, _w in FTS_COLUMNS)
+    ids = ", ".join(["%s"] * count)
+    return [
+        f"DELETE FROM {FTS_TABLE} WHERE rowid IN "
+        f"(SELECT fts_rowid FROM {MAP_TABLE} WHERE record_id IN ({ids}))",
+        f"DELETE FROM {MAP_TABLE} WHERE record_id IN ({ids})",
+        f"INSERT INTO {MAP_TABLE}(record_id) SELECT id FROM {RECORD_TABLE} WHERE id IN ({ids})",
+        f"INSERT INTO {FTS_TABLE}(rowid, record_id, {fts_cols}) "
+        f"SELECT m.fts_rowid, r.id, {vals} FROM {RECORD_TABLE} r "
+        f"JOIN {MAP_TABLE} m ON m.record_id = r.id WHERE r.id IN ({ids})",
+    ]
+
+
+def _reindex(cursor: Any, ids: Sequence[str]) -> None:
+    for start in range(0, len(ids), REINDEX_CHUNK):
+        chunk = list(ids[start : start + REINDEX_CHUNK])
+        for sql in _sqlite_reindex_sql(len(chunk)):
+            cursor.execute(sql, chunk)
+
+
+@contextmanager
+def search_index_deferred(connection: Any = None) -> Iterator[Callable[[Sequence[str]], None]]:
+    """For bulk writes inside a transaction: yields ``reindex(ids)``.
+
+    On SQLite the triggers stand down for this transaction's writes to ``kb_errorrecord``;
+    the caller must call ``reindex`` with the id of every record it inserted, updated or
+    deleted before the block ends (set-based, much cheaper than a trigger per row). On
+    other backends (and outside a transaction) nothing is deferred: ``reindex`` does nothing.
+    """
+    connection = connection or default_connection
+    if connection.vendor != "sqlite" or not connection.in_atomic_block:
+        yield lambda ids: None
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {DEFER_TABLE}(deferred) VALUES (1)")
+        try:
+            yield lambda ids: _reindex(cursor, ids)
+        except BaseException:
+            # The transaction's rollback removes the row anyway; removed here too, so a
+            # caller that swallows the error cannot leave the triggers off.
+            with suppress(DatabaseError):
+                cursor.execute(f"DELETE FROM {DEFER_TABLE}")
+            raise
+        cursor.execute(f"DELETE FROM {DEFER_TABLE}")
 
 
 def _sqlite_rebuild_sql() -> list[str]:
@@ -288,6 +351,7 @@ def drop_search_index(schema_editor: Any) -> None:
             schema_editor.execute(f"DROP TRIGGER IF EXISTS {trigger}", params=None)
         schema_editor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}", params=None)
         schema_editor.execute(f"DROP TABLE IF EXISTS {MAP_TABLE}", params=None)
+        schema_editor.execute(f"DROP TABLE IF EXISTS {DEFER_TABLE}", params=None)
     elif vendor == "postgresql":
         for name, _col in PG_INDEXES:
             schema_editor.execute(f"DROP INDEX IF EXISTS {name}", params=None)
@@ -302,7 +366,13 @@ def search_index_missing(connection: Any = None) -> list[str]:
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger', 'index')"
             )
             present = {row[0] for row in cursor.fetchall()}
-            wanted = [FTS_TABLE, MAP_TABLE, *_TRIGGERS, *(n for n, _c in BROWSE_INDEXES)]
+            wanted = [
+                FTS_TABLE,
+                MAP_TABLE,
+                DEFER_TABLE,
+                *_TRIGGERS,
+                *(n for n, _c in BROWSE_INDEXES),
+            ]
         elif connection.vendor == "postgresql":
             cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [RECORD_TABLE])
             present = {row[0] for row in cursor.fetchall()}
@@ -310,6 +380,13 @@ def search_index_missing(connection: Any = None) -> list[str]:
         else:
             return []
     return [name for name in wanted if name not in present]
+
+
+def install_search_triggers(schema_editor: Any) -> None:
+    """(Re)create the SQLite triggers and their switch table, without refilling (migration)."""
+    if schema_editor.connection.vendor == "sqlite":
+        for sql in _sqlite_create_sql():
+            schema_editor.execute(sql, params=None)
 
 
 def ensure_search_index_after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:

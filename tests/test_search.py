@@ -179,3 +179,39 @@ def test_search_through_the_page_and_the_api_agree(client: Any) -> None:
     assert "3 records matching" in html
     data = client.get("/api/records", {"q": "turbine stalled"}).json()
     assert sorted(item["id"] for item in data["items"]) == sorted(ids)
+
+
+def _index_rows() -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT f.record_id, f.message, f.class, f.code, f.slug, f.documentation "
+            "FROM kb_record_fts f JOIN kb_record_search_map m ON m.fts_rowid = f.rowid "
+            "AND m.record_id = f.record_id ORDER BY f.record_id"
+        )
+        return cursor.fetchall()
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite FTS5 index")
+def test_batch_indexed_imports_leave_the_index_equal_to_a_full_rebuild() -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+    lines = [make_line(errorMessage=f"Batch indexed {word}") for word in words]
+    import_lines(*lines, batch_size=3)
+    changed = {**lines[2], "record": {**lines[2]["record"], "errorMessage": "Rewritten text"}}
+    changed["record"]["contentChangedAt"] = "2099-01-01T00:00:00Z"
+    import_lines(changed, lines[3], make_line(errorMessage="One more"), batch_size=2)
+    edited = ErrorRecord.objects.get(pk=lines[4]["record"]["id"])
+    edited.error_message = "Curator wording"
+    save_curated(edited, changed_attrs=["error_message"])
+    delete_records(ErrorRecord.objects.filter(pk=lines[5]["record"]["id"]))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM kb_record_fts_defer")
+        assert cursor.fetchone() == (0,)  # the triggers are live again
+    incremental = _index_rows()
+    assert len(incremental) == ErrorRecord.objects.count()
+    assert found("Rewritten text") == [lines[2]["record"]["id"]]
+    assert found("Curator wording") == [lines[4]["record"]["id"]]
+    assert found("indexed foxtrot") == []
+    assert found("indexed golf") == [lines[6]["record"]["id"]]
+    ensure_search_index(rebuild=True)
+    assert _index_rows() == incremental

@@ -5,7 +5,9 @@ here each column's converter is chosen once (JSON via ``connection.ops.adapt_jso
 datetimes via ``adapt_datetimefield_value``, everything else as is), which works the same
 on SQLite and PostgreSQL. What is written is exactly what the ORM would write: the record
 row, one history row per created or changed record (``+``/``~``, reason
-``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows.
+``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows. On SQLite
+the search index is kept for the batch with set-based statements, not a trigger per row
+(``kb.search.search_index_deferred``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from django.db import connection, models
 
 from kb.models import ErrorRecord, RecordTag, Tag
+from kb.search import search_index_deferred
 
 Converter = Callable[[Any], Any]
 HISTORY_REASON_MAX = 100
@@ -123,7 +126,7 @@ class RowWriter:
     ) -> None:
         """Insert ``created``, update ``updated``, history for both, tags for created and
         ``retag`` (updated records whose tag list changed). Call inside a transaction."""
-        with connection.cursor() as cursor:
+        with connection.cursor() as cursor, search_index_deferred(connection) as reindex:
             created_rows = [self.records.row(r) for r in created]
             updated_rows = [self.records.row(r) for r in updated]
             if created_rows:
@@ -141,6 +144,7 @@ class RowWriter:
             ]
             if history:
                 cursor.executemany(self.history.insert_sql(), history)
+            reindex([r["id"] for r in (*created, *updated)])
             self._write_tags(cursor, created, retag)
 
     def _write_tags(
