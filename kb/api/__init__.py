@@ -24,14 +24,21 @@ from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
-from ninja import NinjaAPI, Query, Schema
+from ninja import NinjaAPI, Query
 from ninja import Status as Reply
 from ninja.openapi.docs import DocsBase
-from pydantic import Field
 
+from kb.api.schemas import (
+    ErrorOut,
+    MatchIn,
+    MatchOut,
+    RecordFilters,
+    RecordPage,
+    TagDetail,
+    TagPage,
+    ValidationOut,
+)
 from kb.browsing import (
-    MAX_PAGE_SIZE,
-    PAGE_SIZE,
     TAG_PAGE_SIZE,
     get_tag,
     paginate,
@@ -76,131 +83,6 @@ api = NinjaAPI(
     description="Match pasted logs against known errors; browse records and tags as JSON.",
     docs=HtmlDocs(),
 )
-
-
-# --- schemas ---------------------------------------------------------------------------------
-
-
-class ErrorOut(Schema):
-    detail: str
-
-
-class ValidationOut(Schema):
-    """django-ninja's answer to a bad parameter (which one, why)."""
-
-    detail: list[dict[str, Any]]
-
-
-class MatchIn(Schema):
-    text: str = Field(description="The pasted text: one line or a whole log.")
-
-
-class MatchHit(Schema):
-    record_id: str
-    slug: str
-    repo: str
-    line: int = Field(description="1-based line in the input")
-    span: list[int] = Field(description="[start, end] character offsets in the input")
-    text: str
-    captures: list[str]
-    score: float
-
-
-class MatchSuggestion(Schema):
-    record_id: str
-    similarity: float
-    reason: str
-
-
-class MatchOut(Schema):
-    """The CONTRACT.md shape (more keys may follow: groups, normalisation, reasons)."""
-
-    matches: list[MatchHit]
-    suggestions: list[MatchSuggestion]
-    elapsed_ms: float
-
-
-class RecordRow(Schema):
-    id: str
-    slug: str
-    repo: str
-    error_message: str
-    error_class: str | None
-    error_code: str | None
-    error_type: str
-    severity: str
-    handling_strategy: str | None
-    tags: list[str]
-    url: str
-    api_url: str
-
-
-class FacetValueOut(Schema):
-    value: str
-    count: int
-    selected: bool
-
-
-class FacetOut(Schema):
-    param: str
-    label: str
-    selected: str
-    values: list[FacetValueOut]
-
-
-class RecordPage(Schema):
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
-    params: dict[str, str]
-    items: list[RecordRow]
-    facets: list[FacetOut]
-
-
-class TagOut(Schema):
-    name: str
-    count: int
-    url: str
-    api_url: str
-
-
-class TagPage(Schema):
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
-    items: list[TagOut]
-
-
-class TagDetail(Schema):
-    tag: str
-    url: str
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
-    items: list[RecordRow]
-
-
-class RecordFilters(Schema):
-    q: str = Field("", description="Full-text search (message, class, code, slug, docs)")
-    repo: str = ""
-    severity: str = ""
-    error_type: str = ""
-    error_class: str = ""
-    handling_strategy: str = ""
-    tag: str = ""
-    page: int = Field(1, ge=1)
-    page_size: int = Field(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
-    facets: bool = Field(True, description="Include facet counts")
-
 
 # --- helpers ---------------------------------------------------------------------------------
 
