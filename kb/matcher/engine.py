@@ -6,8 +6,8 @@ keys behind each pattern (records with an identical pattern share one compiled e
 
 `match` normalises the paste, scans the whole normalised text once per shard (ids only),
 confirms each hit with the `regex` package on a bounded window around the hit's line and
-with a timeout (Python's backtracking `re` never touches user text), then hands the
-confirmed candidates to `rank.py`. Nothing here imports Django.
+with a timeout (Python's backtracking `re` never touches user text; `candidates.py`), then
+hands the confirmed candidates to `rank.py`. Nothing here imports Django.
 """
 
 from __future__ import annotations
@@ -19,50 +19,44 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-import regex
-
 from . import cache
-from .confirm import Loose, fuzzy_literal, loose_find, strict_find
+from .candidates import (
+    CONFIRM_BUDGET_S,
+    CONFIRM_LINES_PER_PATTERN,
+    CONFIRM_TIMEOUT_S,
+    WINDOW_EXTRA_LINES,
+    WINDOW_MAX_CHARS,
+    confirm_hits,
+    fallback,
+)
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
-from .suggest import error_line_spans, similar_hits, similarity_index
-from .textmap import HitLine, get_normaliser, locate_lines, window_start
+from .suggest import similarity_index
+from .textmap import HitLine, get_normaliser, locate_lines
 from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
+
+__all__ = [  # the confirm tunables live in `candidates.py`; still importable from here
+    "BIG_TEXT_CHARS",
+    "CONFIRM_BUDGET_S",
+    "CONFIRM_LINES_PER_PATTERN",
+    "CONFIRM_TIMEOUT_S",
+    "SHARD_SIZE",
+    "WINDOW_EXTRA_LINES",
+    "WINDOW_MAX_CHARS",
+    "Matcher",
+]
 
 SHARD_SIZE = 50_000  # patterns per shard: every shard is scanned separately, so fewer, larger
 # shards scan faster; compile time (superlinear) caps the size. Edits never recompile a
 # shard: they go to the delta (`with_changes`).
-CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
-CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on it
-CONFIRM_BUDGET_S = 0.5  # confirm time per paste (from the end of the scan); the rest is
-# reported as unconfirmed scan hits in `groups`
-WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
-WINDOW_MAX_CHARS = 16_384
-_TRAILING_JUNK = " \t\r\"'`…)]}>"
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
 
 
 def _shard_of(pattern: str, n_shards: int) -> int:
     """Stable shard of a pattern (crc32: the same in every process and release)."""
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
-
-
-def _literal_spans(a: Analysis, start: int, captures: list[str]) -> tuple[tuple[int, int], ...]:
-    """Where an exact template match read its literal pieces (from the captures' lengths)."""
-    if not a.pieces or len(captures) != sum(p.text is None for p in a.pieces):
-        return ()
-    out = []
-    pos = start
-    caps = iter(captures)
-    for p in a.pieces:
-        if p.text is None:
-            pos += len(next(caps))
-        else:
-            out.append((pos, pos + len(p.text)))
-            pos += len(p.text)
-    return tuple(out)
 
 
 class Matcher:
@@ -336,164 +330,8 @@ class Matcher:
             line = lines[end]
             (heads if is_head else full).setdefault(pid, {}).setdefault(line.number, line)
         notes: list[str] = []
-        cands = self._confirm(ntext, full, heads, t0, notes)
+        cands = confirm_hits(ntext, full, heads, self._analysis, notes)
         return self._report(norm, ntext, cands, full, notes, t0)
-
-    def _confirm(
-        self,
-        ntext: str,
-        full: dict[int, dict[int, HitLine]],
-        heads: dict[int, dict[int, HitLine]],
-        t0: float,
-        notes: list[str],
-    ) -> list[Candidate]:
-        deadline = time.perf_counter() + CONFIRM_BUDGET_S
-        out: list[Candidate] = []
-        order = sorted(full, key=lambda pid: -self._analysis(pid).literal_chars)
-        for pid in order:
-            if time.perf_counter() > deadline:
-                notes.append("confirm budget exhausted; some scan hits were not confirmed")
-                break
-            a = self._analysis(pid)
-            for line in list(full[pid].values())[:CONFIRM_LINES_PER_PATTERN]:
-                c = self._confirm_one(ntext, pid, a, line)
-                if c is not None:
-                    out.append(c)
-                    break
-        done = {c.pid for c in out}
-        for pid, by_line in heads.items():
-            if pid in done or time.perf_counter() > deadline:
-                continue
-            a = self._analysis(pid)
-            best: Candidate | None = None
-            for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]:
-                if line.number in full.get(pid, {}):
-                    continue
-                c = self._confirm_truncated(ntext, pid, a, line.cstart, line.cend)
-                if c is not None and (best is None or c.score > best.score):
-                    best = c
-            if best is not None:
-                out.append(best)
-        return out
-
-    def _candidate(
-        self, pid: int, a: Analysis, m: regex.Match[str], offset: int, ntext: str
-    ) -> Candidate:
-        """A confirmed match of an opaque (non-template) regex."""
-        captures = [g for g in m.groups() if g is not None]
-        return self._make(
-            pid, a, "exact", offset + m.start(), offset + m.end(), ntext, captures, a.literal_chars
-        )
-
-    def _make(
-        self,
-        pid: int,
-        a: Analysis,
-        kind: str,
-        start: int,
-        end: int,
-        ntext: str,
-        captures: list[str],
-        exact: int,
-        tail: int = -1,
-    ) -> Candidate:
-        ls = ntext.rfind("\n", 0, start) + 1
-        le = ntext.find("\n", start)
-        le = len(ntext) if le < 0 else le
-        line_no = ls  # a position, not a number: only its order is used (no O(n) count)
-        return Candidate(
-            pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
-            a.literal_chars, a.generic, tail, lead=bool(a.pieces) and a.pieces[0].text is None,
-            literals=_literal_spans(a, start, captures) if kind == "exact" else (),
-        )  # fmt: skip
-
-    def _confirm_one(self, ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:
-        extra = a.newlines + (WINDOW_EXTRA_LINES if a.template else 0)
-        ws = window_start(ntext, line.cstart, extra, WINDOW_MAX_CHARS)
-        we = line.cend
-        for _ in range(a.newlines):  # a trailing placeholder may sit on the next line
-            if we >= len(ntext):
-                break
-            nxt = ntext.find("\n", we + 1)
-            we = len(ntext) if nxt < 0 else nxt
-        window = ntext[ws:we]
-        if a.pieces is not None:
-            found = strict_find(a.pieces, window)
-            if found is not None:
-                s, e, caps, tail = found
-                return self._make(
-                    pid, a, "exact", ws + s, ws + e, ntext, caps, a.literal_chars,
-                    ws + tail if tail >= 0 else -1,
-                )  # fmt: skip
-        try:
-            if a.pieces is None:
-                m = a.strict_rx.search(window, timeout=CONFIRM_TIMEOUT_S)
-                if m is not None:
-                    return self._candidate(pid, a, m, ws, ntext)
-        except TimeoutError:
-            return None
-        if a.pieces is not None:
-            lo = loose_find(a.fine_pieces, window)
-            if lo is not None and lo.complete:
-                return self._from_loose(pid, a, "relaxed", lo, ws, ntext)
-        return None
-
-    def _from_loose(
-        self, pid: int, a: Analysis, kind: str, lo: Loose, offset: int, ntext: str
-    ) -> Candidate:
-        tail = offset + lo.tail if lo.tail >= 0 else -1
-        return self._make(
-            pid, a, kind, offset + lo.start, offset + lo.end, ntext, lo.captures, lo.exact, tail
-        )
-
-    def _confirm_truncated(
-        self, ntext: str, pid: int, a: Analysis, start: int, end: int
-    ) -> Candidate | None:
-        """Longest prefix of the pattern in [start, end): truncated or diverging pastes."""
-        if a.pieces is None:
-            return None
-        window = ntext[start:end].rstrip(_TRAILING_JUNK)
-        while window.endswith(("...", "…")):
-            window = window.rstrip(".…").rstrip(_TRAILING_JUNK)
-        lo = loose_find(a.fine_pieces, window)
-        if lo is None:
-            return None
-        kind = "relaxed" if lo.complete else "truncated" if lo.reaches_end else "diverged"
-        return self._from_loose(pid, a, kind, lo, start, ntext)
-
-    def _fallback(self, ntext: str, notes: list[str]) -> tuple[list[Candidate], list]:
-        """No confident match: ask the similarity index which records the error-looking
-        lines resemble, and confirm those loosely (prefix, case, spacing, small edits)."""
-        if self._similar is None:
-            return [], []
-        spans = error_line_spans(ntext)
-        hits = similar_hits(self._similar, ntext, spans, self._key_pid, self._keys)
-        out: list[Candidate] = []
-        for key, _score, _why, (ls, le) in hits:
-            pid = self._key_pid[key]
-            a = self._analysis(pid)
-            if not a.template:
-                continue
-            ws = window_start(ntext, ls, WINDOW_EXTRA_LINES * 2, WINDOW_MAX_CHARS // 4)
-            we = le
-            for _ in range(WINDOW_EXTRA_LINES * 4):  # a message may continue below
-                nxt = ntext.find("\n", we + 1)
-                if we >= len(ntext) or we - ls > WINDOW_MAX_CHARS // 4:
-                    break
-                we = len(ntext) if nxt < 0 else nxt
-            best = self._confirm_truncated(ntext, pid, a, ws, we)
-            if best is not None and best.kind != "relaxed":
-                near = self._confirm_truncated(ntext, pid, a, ls, le)  # ends at this line?
-                if near is not None and near.literal_exact >= best.literal_exact:
-                    best = near
-            got, fs, fe = fuzzy_literal(a, ntext[ls:le])
-            if got > (best.literal_exact if best else 0):
-                best = self._make(pid, a, "fuzzy", ls + fs, ls + fe, ntext, [], got)
-            if best is not None:
-                out.append(best)
-        if hits:
-            notes.append(f"no exact match; checked {len(hits)} similar records loosely")
-        return out, hits
 
     def _report(
         self,
@@ -507,7 +345,9 @@ class Matcher:
         sure, unsure = rank(cands)
         sim_hits: list = []
         if not sure:
-            extra, sim_hits = self._fallback(ntext, notes)
+            extra, sim_hits = fallback(
+                ntext, notes, self._similar, self._key_pid, self._keys, self._analysis
+            )
             merged = {c.pid: c for c in cands}
             for c in extra:  # keep the better reading of each pattern
                 if c.pid not in merged or c.literal_exact > merged[c.pid].literal_exact:
