@@ -27,6 +27,9 @@ How it works (pure Python + rapidfuzz, no Django):
    ``specificity = min(1, weight / (2.6 * ln N)) ** 0.5`` damps templates with
    little rare wording (``database``, ``invalid engine``).
 
+Placeholder stripping, tokens, path blanking and the reason text are in ``similar_text.py``
+(re-exported here: ``literal_text``, ``tokens``).
+
 Why this scorer (benchmarks/results/similar.json, 600 synthetic rewordings of
 real templates vs 370 INFO lines, recall@3 at the threshold giving 5% false
 suggestions): coverage+partial_ratio 0.91, coverage+token_set_ratio 0.93 (the
@@ -48,13 +51,14 @@ from __future__ import annotations
 
 import math
 import pickle
-import re
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
+
+from .similar_text import _MAX_QUERY_CHARS, _clean_line, explain, literal_text, tokens
 
 __all__ = [
     "DEFAULT_MIN_SCORE",
@@ -68,28 +72,7 @@ __all__ = [
 #: synthetic drift set vs INFO-line negatives, see benchmarks/bench_similar.py.
 DEFAULT_MIN_SCORE = 0.58
 
-# Placeholders in the source's own syntax: Python %(name)s, printf %s %d %5.2f
-# %v %q %w, Rust/Python/SLF4J {} {:?} {0} {name} {:#?}. Literal braces written
-# as {{ }} in Rust expect() texts are kept as text.
-_PLACEHOLDER = re.compile(
-    r"%\([^)]{0,40}\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
-    r"|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
-    r"|(?<!\{)\{[^{}\n]{0,60}\}(?!\})"
-)
-_TOKEN = re.compile(r"[a-z0-9_]+")
-# In a pasted line, paths and URLs (anything with a slash) are values or stack
-# frames, not message wording: "at ./src/stream/executor/error.rs:40" must not
-# look like the template "Executor error: {}".
-# A token (a run of characters other than whitespace and '"()[]{}<>,;) is path-like when
-# it holds two or more slashes, or a slash not preceded by a word character ("./x", "/x",
-# "http://"); one slash inside a word ("i/o", "Topic/Partition") is wording. Tokens are
-# found by one split on a single greedy separator class (linear time: no backtracking on
-# long unbroken tokens such as "x=x=x=..."), and judged with str methods.
-_SEPARATORS = re.compile(r"([\s'\"()\[\]{}<>,;]+)")
-_HAS_ALPHA = re.compile(r"[a-z]")
-
 # Work bounds per query (they keep the cost per line flat as the corpus grows).
-_MAX_QUERY_CHARS = 2000  # longer lines are cut before scoring
 _MAX_QUERY_TOKENS = 12  # rarest known words of the line used to find candidates
 _ADMIT = 1500  # distinct entries admitted as candidates before only re-scoring
 _ADMIT_SCALE_FROM = 100_000  # above this many entries, admit grows with sqrt(N)
@@ -100,17 +83,6 @@ _FUZZY_CANDIDATES = 30  # entries scored with rapidfuzz
 # the largest possible IDF (log(N+1)): about 2.6 unique words' worth, i.e. 25 at
 # the real 16.7k records. Below it the score is scaled by sqrt(weight / this).
 _SPECIFIC_WORDS = 2.6
-
-
-def literal_text(template: str) -> str:
-    """The template with its placeholders removed (runs of spaces collapsed)."""
-    text = _PLACEHOLDER.sub(" ", template).replace("{{", "{").replace("}}", "}")
-    return " ".join(text.split())
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens that contain a letter (pure numbers are values)."""
-    return [t for t in _TOKEN.findall(text.lower()) if _HAS_ALPHA.search(t)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,74 +383,16 @@ class SimilarityIndex:
                 SimilarHit(
                     key=self._entry_keys[e][0],
                     score=round(score, 4),
-                    reason=self._reason(line[:_MAX_QUERY_CHARS], qtoks, e, score),
+                    reason=explain(
+                        self._entry_lit[e],
+                        line[:_MAX_QUERY_CHARS],
+                        qtoks,
+                        self._vocab,
+                        self._idf,
+                        score,
+                    ),
                     same_message=self._entry_keys[e],
                     template=self._templates[e],
                 )
             )
         return hits
-
-    def _reason(self, line: str, qtoks: set[str], e: int, score: float) -> str:
-        line = _clean_line(line)
-        lit = self._entry_lit[e]
-        etoks = list(dict.fromkeys(tokens(lit)))
-        vocab, idf = self._vocab, self._idf
-        shared = sorted((t for t in etoks if t in qtoks), key=lambda t: -idf[vocab[t]])
-        missing = sorted((t for t in etoks if t not in qtoks), key=lambda t: -idf[vocab[t]])
-        parts = []
-        al = fuzz.partial_ratio_alignment(lit, line, processor=None)
-        if al is not None and al.score >= 60:
-            snippet_t = _clip(_widen(lit, al.src_start, al.src_end))
-            snippet_l = _clip(_widen(line, al.dest_start, al.dest_end))
-            parts.append(f"{round(score * 100)}% similar wording: '{snippet_t}' ≈ '{snippet_l}'")
-        else:
-            parts.append(f"{round(score * 100)}% similar")
-        shared = [t for t in shared if len(t) > 2] or shared
-        missing = [t for t in missing if len(t) > 2]
-        rare = [t for t in shared if idf[vocab[t]] >= 3.0][:4] or shared[:3]
-        if rare:
-            parts.append("shares rare words: " + ", ".join(rare))
-        if missing:
-            parts.append("line lacks: " + ", ".join(missing[:3]))
-        return "; ".join(parts)
-
-
-def _clean_line(line: str) -> str:
-    """The part of a pasted line that is compared: bounded, paths and URLs blanked.
-
-    Linear in the line's length whatever its shape (see `_SEPARATORS`).
-    """
-    line = line[:_MAX_QUERY_CHARS]
-    if "/" not in line and "\\" not in line:
-        return line
-    parts = _SEPARATORS.split(line)
-    for i in range(0, len(parts), 2):  # even indices: tokens; odd: separator runs
-        tok = parts[i]
-        if ("/" in tok or "\\" in tok) and _pathlike(tok):
-            parts[i] = " "
-    return "".join(parts)
-
-
-def _pathlike(tok: str) -> bool:
-    slashes = tok.count("/") + tok.count("\\")
-    if slashes >= 2:
-        return True
-    i = max(tok.find("/"), tok.find("\\"))
-    if i == 0:
-        return True
-    prev = tok[i - 1]
-    return not (prev.isalnum() or prev == "_")
-
-
-def _widen(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` extended to whole words at both ends."""
-    while start > 0 and text[start - 1].isalnum():
-        start -= 1
-    while end < len(text) and text[end].isalnum():
-        end += 1
-    return text[start:end]
-
-
-def _clip(s: str, n: int = 60) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= n else s[: n - 1] + "…"
