@@ -11,6 +11,11 @@ lines whose kind depends on context, such as the last exception of a chained tra
 Only *hot* lines are visited in Python: lines that do not start like a prefixed log line, or
 that contain ``{"``, ``\\"`` or typographic characters. A plain timestamped log has none, so
 its text is returned as is.
+
+Parts: this module holds the core (line helpers, marks, inserting variants, finding the
+hot lines, dispatch, per-line unescaped/folded copies); `_joins.py` (wrapped lines and
+pretty-printed values), `_json_lines.py` (JSON log lines) and `_stacks.py` (tracebacks,
+panics, cause lists) hold the rest of `Structurer` as mixins.
 """
 
 from __future__ import annotations
@@ -20,34 +25,29 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ._classify import (
-    CAUSED_BY,
-    EXCEPTION,
-    FRAME,
-    classify,
-    numbered_body,
-)
+from ._classify import FRAME, classify
 from ._clean import FOLD, TYPO_RE
-from ._escapes import (
-    JSON_LEVEL_RE,
-    JSON_MESSAGE_PAIR_RE,
-    JSON_PAIR_RE,
-    MESSAGE_KEYS,
-    QUIET_LEVELS,
-    SKIP_KEYS,
-    Piece,
-    decode_escapes,
-)
+from ._escapes import Piece, decode_escapes
+from ._joins import MAX_RUN_CHARS, MAX_RUN_LINES, WRAP_SLACK, JoinsMixin, is_fixed_width
+from ._json_lines import JsonLinesMixin
 from ._mapping import Builder, Layer
-from ._prefix import canonical_level, prefix_info
-from ._traceback import (
-    PY_CHAIN_RE,
-    PY_FRAME_RE,
-    PY_TB_RE,
-    py_exception_class,
-    traceback_marks,
-    wrapped_frame_tail,
-)
+from ._prefix import prefix_info
+from ._stacks import MAX_EXC_LINES, StacksMixin
+from ._traceback import PY_TB_RE
+
+__all__ = [  # the run limits and `is_fixed_width` live in `_joins.py`/`_stacks.py` now
+    "BIG_TEXT",
+    "HOT_LINE_BIG_ALTERNATIVES",
+    "MAX_EXC_LINES",
+    "MAX_LINE_WORK",
+    "MAX_RUN_CHARS",
+    "MAX_RUN_LINES",
+    "WRAP_SLACK",
+    "Mark",
+    "Structurer",
+    "is_fixed_width",
+]
+
 
 # A line start that does not look like a prefixed log line (or a blank line).
 _HOT_LINE_RE = re.compile(
@@ -65,15 +65,9 @@ HOT_LINE_BIG_ALTERNATIVES = (
 _HOT_LINE_BIG_RE = re.compile(r"\n(?=" + HOT_LINE_BIG_ALTERNATIVES + ")")
 _RUST_PANIC_HEAD_RE = re.compile(r".*\bthread '[^'\n]*' panicked at \S+:\d+:\d+:\s*$")
 _ANYHOW_CAUSES_RE = re.compile(r"(?:Caused by:|Caused by these errors \([^)\n]*\):)\s*$")
-_OPENERS = "([{"
-_CLOSERS = ")]}"
 
-MAX_RUN_LINES = 60
-MAX_EXC_LINES = 24  # an exception message longer than this is taken to have ended
-WRAP_SLACK = 3  # a line this close to the run's widest is taken as cut by a terminal
 MAX_LINE_WORK = 1 << 18  # lines longer than this get no variants (linear-time guard)
 BIG_TEXT = 4_000_000  # above this (a whole log, not a paste) INFO JSON lines are not decoded
-MAX_RUN_CHARS = 16_384
 
 
 @dataclass(slots=True)
@@ -87,7 +81,9 @@ class Mark:
     exc_type: str | None = None
 
 
-class Structurer:
+class Structurer(StacksMixin, JsonLinesMixin, JoinsMixin):
+    """The structure pass over one text (or one region of a whole log); see module doc."""
+
     def __init__(self, src: str, *, big: bool | None = None, visit_first: bool = True) -> None:
         self.src = src
         self.b = Builder()
@@ -328,35 +324,6 @@ class Structurer:
                 self._json_block(run, level)
         return self.line_end(run[-1]) + 1
 
-    def _json_block(self, run: list[int], level: str | None) -> None:
-        """A pretty-printed JSON object over several lines: decode its message values too."""
-        src = self.src
-        spans: list[tuple[int, int]] = []
-        for ls in run:
-            le = self.line_end(ls)
-            m = JSON_LEVEL_RE.search(src, ls, le)
-            if m:
-                level = canonical_level(m.group("lvl")) or level
-            spans += [
-                m.span(2)
-                for m in JSON_MESSAGE_PAIR_RE.finditer(src, ls, le)
-                if m.end(2) - m.start(2) >= 4
-            ]
-        if not spans:
-            return
-        lines: list[list[Piece]] = []
-        for vs, ve in spans:
-            lines.extend(decode_escapes(src, vs, ve))
-        texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
-        self.counts["json"] += 1
-        self.add_variant(
-            self.line_end(run[-1]),
-            lines,
-            per_line=traceback_marks(texts),
-            derived="json",
-            level=level,
-        )
-
     # -- per-line variants ------------------------------------------------------------
     def _line_variants(self, ls: int, **mark) -> list[int]:
         """Unescaped / ASCII-quote copies of one pasted line; returns their `marks` keys."""
@@ -396,281 +363,6 @@ class Structurer:
         level = self.prefix(ls)[1]
         return self.add_variant(le, [pieces], derived="folded", **{"level": level, **mark})
 
-    # -- JSON -------------------------------------------------------------------------
-    def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:
-        src = self.src
-        js = ls + pl
-        while js < le and src[js] in " \t":
-            js += 1
-        m = JSON_LEVEL_RE.search(src, js, min(le, js + 400))
-        jlevel = (canonical_level(m.group("lvl")) if m else None) or level
-        has_esc = src.find("\\", js, le) >= 0
-        if jlevel in QUIET_LEVELS and (not has_esc or self.big):
-            # not an error, and nothing to decode (or a whole log, where decoding every
-            # INFO line would cost more than it helps): the raw line is scanned as it is
-            if has_esc:
-                self.counts["quiet_json"] += 1
-            return
-        spans = self._json_value_spans(js, le)
-        self.mark(ls, level=jlevel)
-        if not spans:
-            return
-        lines: list[list[Piece]] = []
-        for vs, ve in spans:
-            lines.extend(decode_escapes(src, vs, ve))
-        texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
-        self.add_variant(le, lines, per_line=traceback_marks(texts), derived="json", level=jlevel)
-        self.counts["json"] += 1
-
-    def _json_value_spans(self, js: int, le: int) -> list[tuple[int, int]]:
-        """Raw spans (inside the quotes) of the message-like string values of a JSON line."""
-        spans = [
-            m.span(2)
-            for m in JSON_MESSAGE_PAIR_RE.finditer(self.src, js, le)
-            if m.end(2) - m.start(2) >= 4
-        ]
-        return spans or self._json_value_spans_loose(js, le)
-
-    def _json_value_spans_loose(self, js: int, le: int) -> list[tuple[int, int]]:
-        """For JSON that does not parse (cut off, pasted partly): find "key": "value" pairs."""
-        src = self.src
-        spans = []
-        for m in JSON_PAIR_RE.finditer(src, js, le):
-            key = m.group(1).lower()
-            if key in SKIP_KEYS:
-                continue
-            vs, ve = m.span(2)
-            if ve - vs >= 4 and (
-                key in MESSAGE_KEYS
-                or key.endswith(("error", "message", "msg"))
-                or (src.find("\\", vs, ve) >= 0 and ve - vs >= 8)
-            ):
-                spans.append((vs, ve))
-        return spans
-
-    # -- wrapped lines and pretty-printed values ------------------------------------------
-    def _continues(self, p: int, ls: int) -> bool:
-        """Does line ``ls`` continue line ``p`` (a wrap or a multi-line value)?"""
-        src = self.src
-        pe = self.line_end(p)
-        le = self.line_end(ls)
-        prev = src[p:pe]
-        line = src[ls:le]
-        if not prev.strip() or not line.strip():
-            return False
-        if line.startswith(("{", "```")) or self.prefix(ls)[0]:
-            return False
-        if self.kind_of(ls) in (FRAME, EXCEPTION, CAUSED_BY) or self.kind_of(p) == FRAME:
-            return False
-        ps = prev.rstrip()
-        if ps.endswith(tuple(_OPENERS)):
-            return True  # pretty-printed value
-        if line[0] in " \t" or line.lstrip()[:1] in _CLOSERS:
-            return True  # indented continuation / closing bracket
-        if len(prev) >= 60:
-            return True  # a long line cut by a terminal or by hand
-        # a sentence broken by hand: the line stops on a comma or a trailing space, or the
-        # next one goes on in lower case after a line without closing punctuation
-        if ps.endswith(",") or (prev[-1:] in " \t" and len(ps) >= 20):
-            return True
-        return (
-            line[:1].islower()
-            and len(ps) >= 30
-            and ps[-1:] not in ".:;!?"
-            and not self.prefix(p)[0]
-        )
-
-    def _run_from(self, head: int) -> list[int]:
-        run = [head]
-        total = self.line_end(head) - head
-        cur = head
-        while len(run) < MAX_RUN_LINES and total < MAX_RUN_CHARS:
-            nxt = self.next_line(cur)
-            if nxt < 0 or not self._continues(cur, nxt):
-                break
-            run.append(nxt)
-            total += self.line_end(nxt) - nxt
-            cur = nxt
-        return run
-
-    def _join_run(self, run: list[int], *, level: str | None, kind: str | None = None) -> list[int]:
-        """Insert the joined form(s) of a run of lines after its last line.
-
-        Always the *soft* join (a space where the line break was, indentation dropped:
-        right for hand-wrapped text and pretty-printed values). When lines stop at (nearly)
-        the run's widest column -- a terminal's hard wrap, possibly cut inside a word -- also
-        the *hard* join, which glues those lines with nothing.
-        """
-        spans = [(s, self.line_end(s)) for s in run]
-        widths = [e - s for s, e in spans]
-        soft, pretty = self._join_pieces(spans, hard_width=None)
-        variants = [(soft, pretty)]
-        wrap_width = max(widths[:-1])
-        if not pretty and wrap_width >= 40:
-            hard, _ = self._join_pieces(spans, hard_width=wrap_width - WRAP_SLACK)
-            if hard != soft:
-                # strong evidence of a terminal wrap: the hard join first
-                if is_fixed_width(widths):
-                    variants.insert(0, (hard, False))
-                else:
-                    variants.append((hard, False))
-        keys = []
-        for pieces, is_pretty in variants:
-            derived = "collapsed" if is_pretty else "joined"
-            self.counts[derived] += 1
-            keys += self.add_variant(
-                spans[-1][1], [pieces], derived=derived, level=level, kind=kind
-            )
-        return keys
-
-    def _join_pieces(
-        self, spans: list[tuple[int, int]], *, hard_width: int | None
-    ) -> tuple[list[Piece], bool]:
-        """Pieces of a joined line, and whether it is a pretty-printed value.
-
-        A line at least ``hard_width`` long (a terminal wrap) is glued to the next as is;
-        elsewhere the break becomes one space and the next line's indentation is dropped.
-        """
-        src = self.src
-        pieces: list[Piece] = []
-        head_pl = self.prefix(spans[0][0])[0]
-        pretty = False
-        for i, (s, e) in enumerate(spans):
-            start = s + head_pl if i == 0 else s
-            hard = i > 0 and hard_width is not None and _cut(spans[i - 1], (s, e), hard_width)
-            if i > 0 and not hard:
-                prev_text = src[spans[i - 1][0] : spans[i - 1][1]]
-                cur = src[s:e]
-                stripped = cur.lstrip(" \t")
-                start = s + (len(cur) - len(stripped))
-                prev_end = prev_text.rstrip()[-1:]
-                if prev_end in _OPENERS or stripped[:1] in _CLOSERS:
-                    pretty = True
-                if not (prev_text[-1:] in " \t" or prev_end in "([" or stripped[:1] in ")]"):
-                    pieces.append((" ", s - 1, s))  # the newline becomes a space (1:1)
-            end = e
-            more = i + 1 < len(spans)
-            next_hard = hard_width is not None and more and _cut((s, e), spans[i + 1], hard_width)
-            if i + 1 < len(spans) and not next_hard:
-                nxt = src[spans[i + 1][0] : spans[i + 1][1]].strip()[:1]
-                body = src[start:e].rstrip()
-                if nxt and nxt in _CLOSERS and body.endswith(","):
-                    end = start + len(body) - 1  # drop a trailing comma before a closer
-            if end > start:
-                pieces.append((None, start, end))
-        return pieces, pretty
-
-    # -- tracebacks ---------------------------------------------------------------------
-    def _python_traceback(self, ls: int) -> int:
-        """Mark a Python traceback: frames, the final exception, earlier chained causes."""
-        src = self.src
-        head_pl = self.prefix(ls)[0]
-        self.mark(ls, kind=FRAME)
-        cur = self.next_line(ls)
-        state = "frames"
-        exc_lines: list[int] = []  # lines of the current exception message
-        exc_keys: list[int | None] = []  # their `marks` keys (and their variants')
-        causes: list[int | None] = []  # keys of finished exceptions, until a chain marker
-        last = ls
-        prev_len = self.line_end(ls) - ls
-        while cur >= 0:
-            le = self.line_end(cur)
-            line = src[cur:le]
-            pl = prefix_info(line)[0]
-            if pl and not head_pl:
-                break  # a new log entry after an unprefixed traceback
-            rest = line[pl:]
-            if not rest.strip():
-                if state == "exc":
-                    state = "after"
-            elif PY_TB_RE.match(rest) or PY_CHAIN_RE.match(rest):
-                causes += exc_keys + self._finish_exc(exc_lines)
-                exc_lines, exc_keys = [], []
-                if PY_CHAIN_RE.match(rest):
-                    for key in causes:
-                        if key is not None:
-                            self.marks[key].kind = CAUSED_BY
-                    causes = []
-                self.mark(cur, kind=FRAME)
-                state = "frames" if PY_TB_RE.match(rest) else "chain"
-            elif state == "frames":
-                if rest[:1] in " \t" or wrapped_frame_tail(prev_len, rest):
-                    self.mark(cur, kind=FRAME)
-                else:
-                    n, cls = py_exception_class(rest)
-                    exc_keys.append(self.mark(cur, kind=EXCEPTION, body=pl + n, exc_type=cls))
-                    exc_keys += self._line_variants(cur, kind=EXCEPTION)
-                    exc_lines = [cur]
-                    state = "exc"
-            elif state == "exc" and PY_FRAME_RE.match(rest):
-                # what looked like the exception was the tail of a wrapped frame line
-                for key in exc_keys:
-                    if key is not None:
-                        self.marks[key].kind = FRAME
-                exc_lines, exc_keys = [], []
-                self.mark(cur, kind=FRAME)
-                state = "frames"
-            elif state == "exc" and len(exc_lines) >= (8 if self.big else MAX_EXC_LINES):
-                break  # an unprefixed log goes on after the traceback without a blank line
-            elif state == "exc":
-                exc_keys.append(self.mark(cur, kind=EXCEPTION, body=pl))
-                exc_keys += self._line_variants(cur, kind=EXCEPTION)
-                exc_lines.append(cur)
-            else:
-                break  # "after"/"chain" followed by something that is not a traceback
-            last = cur
-            prev_len = le - cur
-            cur = self.next_line(cur)
-        self._finish_exc(exc_lines)
-        return self.line_end(last) + 1
-
-    def _finish_exc(self, exc_lines: list[int]) -> list[int]:
-        if len(exc_lines) >= 2:
-            return self._join_run(exc_lines, level=None, kind=EXCEPTION)
-        return []
-
-    def _rust_panic(self, ls: int, level: str | None) -> int:
-        self.mark(ls, kind=FRAME, level=level)
-        cur = self.next_line(ls)
-        lines = []
-        while cur >= 0 and len(lines) < MAX_RUN_LINES:
-            line = self.src[cur : self.line_end(cur)]
-            if not line.strip() or line.startswith(("note: ", "stack backtrace:")):
-                break
-            self.mark(cur, kind=EXCEPTION, level=level, body=0)
-            lines.append(cur)
-            cur = self.next_line(cur)
-        if len(lines) >= 2:
-            self._join_run(lines, level=level, kind=EXCEPTION)
-        return self.line_end(lines[-1] if lines else ls) + 1
-
-    def _anyhow_causes(self, ls: int) -> int:
-        self.mark(ls, kind=FRAME)
-        cur = self.next_line(ls)
-        last = ls
-        while cur >= 0:
-            line = self.src[cur : self.line_end(cur)]
-            if not line.strip() or line[:1] not in " \t":
-                break
-            self.mark(
-                cur, kind=CAUSED_BY, body=numbered_body(line) or len(line) - len(line.lstrip())
-            )
-            last = cur
-            cur = self.next_line(cur)
-        return self.line_end(last) + 1
-
-    def _goroutine(self, ls: int) -> int:
-        cur = ls
-        last = ls
-        while cur >= 0:
-            line = self.src[cur : self.line_end(cur)]
-            if not line.strip():
-                break
-            self.mark(cur, kind=FRAME)
-            last = cur
-            cur = self.next_line(cur)
-        return self.line_end(last) + 1
-
 
 def _typo_free(src: str) -> bool:
     """No typographic quote, dash or ellipsis in ``src`` (all of them are above U+2000, so
@@ -682,26 +374,3 @@ def _typo_free(src: str) -> bool:
     except UnicodeEncodeError:
         return TYPO_RE.search(src) is None
     return True
-
-
-def _cut(line: tuple[int, int], nxt: tuple[int, int], hard_width: int) -> bool:
-    """Was ``line`` cut by a terminal at about ``hard_width`` columns, ``nxt`` going on?
-
-    Only if it reaches that width and the next line is no longer than it: a terminal
-    never writes a continuation wider than its own width.
-    """
-    width = line[1] - line[0]
-    return width >= hard_width and nxt[1] - nxt[0] <= width + WRAP_SLACK
-
-
-_TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200, 240, 250, 256})
-
-
-def is_fixed_width(widths: list[int]) -> bool:
-    """Do these line lengths look like a terminal's hard wrap at a fixed column?"""
-    if len(widths) < 2:
-        return False
-    w = widths[0]
-    if w < 40 or widths[-1] > w or any(x != w for x in widths[:-1]):
-        return False
-    return len(widths) >= 3 or w in _TERMINAL_WIDTHS
