@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from django.db import connection, models
@@ -64,12 +65,18 @@ class _Table:
         self.table = model._meta.db_table
         self.columns = [by_attname[a].column for a in self.attnames]
         self.convert = [_converter(by_attname[a]) for a in self.attnames]
+        # Values fetched in one C call; only the converted columns are visited in Python.
+        get = itemgetter(*self.attnames)
+        self._values = get if len(self.attnames) > 1 else lambda values: (get(values),)
+        self._converted = [(i, c) for i, c in enumerate(self.convert) if c is not None]
 
     def row(self, values: dict[str, Any]) -> list[Any]:
-        return [
-            values[a] if conv is None or values[a] is None else conv(values[a])
-            for a, conv in zip(self.attnames, self.convert, strict=True)
-        ]
+        out = list(self._values(values))
+        for i, conv in self._converted:
+            value = out[i]
+            if value is not None:
+                out[i] = conv(value)
+        return out
 
     def insert_sql(self) -> str:
         q = connection.ops.quote_name
@@ -134,11 +141,12 @@ class RowWriter:
             if updated_rows:
                 cursor.executemany(
                     self.update_sql,
-                    [[row[i] for i in self.update_from_record] for row in updated_rows],
+                    list(map(itemgetter(*self.update_from_record), updated_rows)),
                 )
             now_value = self.history.convert[self.history.attnames.index("history_date")](now)
+            copy = itemgetter(*self.history_from_record)
             history = [
-                [*(row[i] for i in self.history_from_record), now_value, self.reason, kind, None]
+                (*copy(row), now_value, self.reason, kind, None)
                 for kind, rows in (("+", created_rows), ("~", updated_rows))
                 for row in rows
             ]
