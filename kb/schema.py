@@ -111,7 +111,11 @@ def _check_text(key: str, value: str) -> None:
 Checker = Callable[[Any], Any]
 
 
-def _str_checker(field: Field) -> Checker:
+def _no_text_check(key: str, value: str) -> None:
+    return None
+
+
+def _str_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
     key, nullable, max_length = field.key, field.nullable, field.max_length
     not_blank = key in {"id", "errorMessage", "messagePattern"}
 
@@ -122,7 +126,7 @@ def _str_checker(field: Field) -> Checker:
             raise FieldError(key, "must not be null")
         if not isinstance(value, str):
             raise FieldError(key, f"must be a string, not {type(value).__name__}")
-        _check_text(key, value)
+        check_text(key, value)
         if max_length and len(value) > max_length:
             raise FieldError(key, f"is longer than {max_length} characters")
         if not_blank and not value.strip():
@@ -132,7 +136,7 @@ def _str_checker(field: Field) -> Checker:
     return check
 
 
-def _int_checker(field: Field) -> Checker:
+def _int_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
     key, nullable = field.key, field.nullable
     limit = INT_LIMITS.get(key, MAX_INT_COLUMN)
 
@@ -150,7 +154,7 @@ def _int_checker(field: Field) -> Checker:
     return check
 
 
-def _list_checker(field: Field) -> Checker:
+def _list_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
     key, nullable = field.key, field.nullable
     item_limit = MAX_TAG_LENGTH if key == "tags" else None
 
@@ -164,7 +168,7 @@ def _list_checker(field: Field) -> Checker:
         for item in value:
             if not isinstance(item, str):
                 raise FieldError(key, "must be a list of strings")
-            _check_text(key, item)
+            check_text(key, item)
             if item_limit and len(item) > item_limit:
                 raise FieldError(key, f"has an item longer than {item_limit} characters")
         return value
@@ -172,7 +176,9 @@ def _list_checker(field: Field) -> Checker:
     return check
 
 
-def _datetime_checker(field: Field) -> Checker:
+def _datetime_checker(
+    field: Field, check_text: Callable[[str, str], None] = _check_text
+) -> Checker:
     key, nullable = field.key, field.nullable
 
     def check(value: Any) -> Any:
@@ -200,6 +206,11 @@ CHECKERS: dict[str, Checker] = {f.key: _MAKERS[f.kind](f) for f in FIELDS}
 _PLAN: tuple[tuple[str, str, bool, Checker], ...] = tuple(
     (f.key, f.attr, f.required, CHECKERS[f.key]) for f in FIELDS
 )
+# The same checks without the NUL/surrogate scan of every string, for values whose source
+# text cannot produce either (see ``parse_record``'s ``text_safe``).
+_PLAN_TEXT_SAFE: tuple[tuple[str, str, bool, Checker], ...] = tuple(
+    (f.key, f.attr, f.required, _MAKERS[f.kind](f, _no_text_check)) for f in FIELDS
+)
 
 
 def clean_value(field: Field, value: Any) -> Any:
@@ -207,10 +218,13 @@ def clean_value(field: Field, value: Any) -> Any:
     return CHECKERS[field.key](value)
 
 
-def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
+def parse_record(obj: Any, *, text_safe: bool = False) -> tuple[dict[str, Any], str]:
     """Validate one decoded JSONL line; return (model attrs incl. ``extra``, datasetVersion).
 
-    Raises ``FieldError`` naming the first bad field.
+    Raises ``FieldError`` naming the first bad field. ``text_safe``: the caller knows no
+    string in ``obj`` (key or value) can hold a NUL or a lone surrogate, so those scans are
+    skipped (the importer's case for a line without any ``\\u`` escape: strict UTF-8 and
+    strict JSON admit neither otherwise). Every other check still runs.
     """
     if type(obj) is not dict:
         raise FieldError("-", f"line is a JSON {type(obj).__name__}, not an object")
@@ -220,35 +234,38 @@ def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
     version = obj.get("datasetVersion", "")
     if type(version) is not str or len(version) > 40:
         raise FieldError("datasetVersion", "must be a string of at most 40 characters")
-    _check_text("datasetVersion", version)
+    check_text = _no_text_check if text_safe else _check_text
+    check_text("datasetVersion", version)
     attrs: dict[str, Any] = {}
-    for key, attr, required, check in _PLAN:
+    for key, attr, required, check in _PLAN_TEXT_SAFE if text_safe else _PLAN:
         if key in record:
             attrs[attr] = check(record[key])
         elif required:
             raise FieldError(key, "is missing")
     extra = {k: v for k, v in record.items() if k not in BY_KEY} if len(record) > len(attrs) else {}
     for key, value in extra.items():
-        _check_text(key, key)
-        _check_json_value(key, value)
+        check_text(key, key)
+        _check_json_value(key, value, check_text)
     attrs["extra"] = extra
     return attrs, version
 
 
-def _check_json_value(key: str, value: Any) -> None:
+def _check_json_value(
+    key: str, value: Any, check_text: Callable[[str, str], None] = _check_text
+) -> None:
     """JSON both backends store alike: finite numbers, text without NUL or surrogates
     (in keys too: PostgreSQL's jsonb refuses ``\\u0000`` anywhere)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(key, "NaN or Infinity is not valid JSON")
     if isinstance(value, str):
-        _check_text(key, value)
+        check_text(key, value)
     elif isinstance(value, list):
         for item in value:
-            _check_json_value(key, item)
+            _check_json_value(key, item, check_text)
     elif isinstance(value, dict):
         for name, item in value.items():
-            _check_text(key, name)
-            _check_json_value(key, item)
+            check_text(key, name)
+            _check_json_value(key, item, check_text)
 
 
 def to_dataset_value(field: Field, value: Any) -> Any:

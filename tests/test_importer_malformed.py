@@ -87,6 +87,16 @@ MALFORMED = {
         "bad\x00key",
         "NUL",
     ),
+    "upper-case escaped surrogate in an unknown key's list": (
+        _with_record(lambda t: t.replace('"slug": ', '"futureKey": ["\\uD83D"], "slug": ', 1)),
+        "futureKey",
+        "surrogate",
+    ),
+    "overflowing float (no escape on the line) in an unknown key": (
+        _with_record(lambda t: t.replace('"slug": ', '"futureKey": {"k": 1e999}, "slug": ', 1)),
+        "futureKey",
+        "Infinity",
+    ),
     "integer out of the column's range": (
         _with_record(lambda t: t.replace('"httpStatus": null', '"httpStatus": 40000', 1)),
         "httpStatus",

@@ -73,7 +73,9 @@ class _Importer:
             report.reject(number, "-", "blank line")
             return None
         try:
-            attrs, version = parse_record(decode_line(raw, number))
+            # A NUL or lone surrogate can only enter a string through a ``\u`` escape
+            # (strict UTF-8 refuses encoded surrogates, strict JSON raw control characters).
+            attrs, version = parse_record(decode_line(raw, number), text_safe=b"\\u" not in raw)
         except FieldError as exc:
             report.reject(number, exc.field, exc.message)
             return None
