@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 from kb.matcher import Matcher, PatternSpec, cache  # noqa: E402
 from kb.matcher.engine import SHARD_SIZE  # noqa: E402
 from kb.matcher.patterns import parse_template  # noqa: E402
+from tests.matcher.test_redos import paste_256k  # noqa: E402  (the row-11 text)
 
 DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
 CACHE = REPO / ".cache" / "matcher-bench"
@@ -202,21 +203,6 @@ def scaling(m: Matcher, log: str) -> dict:
         ms.append(round(cpu_ms(m, log[:cut], 7), 2))
     ratios = [round(b / a, 2) for a, b in itertools.pairwise(ms)]
     return {"kib": sizes, "cpu_ms": ms, "ratios": ratios}
-
-
-def paste_256k() -> str:
-    """The 256 KiB paste of tests/matcher/test_redos.py (RELIABILITY #11)."""
-    block = (
-        "2024-01-26T05:40:23.291957186Z  INFO risingwave_ctl::common: using meta addr 1:5690\n"
-        "2024-01-26T05:40:23.292539856Z  WARN risingwave_rpc_client::meta_client: Failed to "
-        "connect to meta server 127.0.0.1:5690, trying again error=transport error\n"
-        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but "
-        "settings are not configured. You must either define the environment variable "
-        "DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.\n"
-        + "connection refused by peer - données ünïcode " * 20
-        + "\n"
-    )
-    return (block * (256 * 1024 // len(block) + 1))[: 256 * 1024]
 
 
 def naive_per_line_us(specs: list[PatternSpec], lines: list[str], subset: int) -> float:
