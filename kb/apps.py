@@ -13,7 +13,7 @@ class KbConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from kb.search import ensure_search_index_after_migrate
+        from kb.search_index import ensure_search_index_after_migrate
 
         # A migration that rebuilds kb_errorrecord on SQLite drops the search triggers;
         # put them back after every migrate so search never goes stale.

@@ -6,7 +6,7 @@ page and its JSON twin always agree on what is listed, in which order, on which 
 Speed with the full dataset (16.7k records, 60k tag rows) comes from three choices:
 - pages are paginated on ids, then only the page's rows are loaded with the columns a list
   shows (``LIST_FIELDS``): a record's source and analysis text can be kilobytes, and the
-  covering indexes of ``kb.search.BROWSE_INDEXES`` answer counts and order without them;
+  covering indexes of ``kb.search_index.BROWSE_INDEXES`` answer counts and order without them;
 - a tag page drives its query from the tag's index rows (``CROSS JOIN`` fixes that join
   order on SQLite, which has no statistics unless ``ANALYZE`` ran; PostgreSQL ignores it);
 - aggregates over everything (tag counts, facet combinations) are cached per record

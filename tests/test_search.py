@@ -12,13 +12,11 @@ import pytest
 from django.db import connection
 
 from kb.models import ErrorRecord
-from kb.search import (
+from kb.search import fts5_expression, search_records, split_terms
+from kb.search_index import (
     ensure_search_index,
     ensure_search_index_after_migrate,
-    fts5_expression,
     search_index_missing,
-    search_records,
-    split_terms,
 )
 from kb.services import delete_records, save_curated
 from tests.factories import import_lines, make_line

@@ -7,7 +7,7 @@ on SQLite and PostgreSQL. What is written is exactly what the ORM would write: t
 row, one history row per created or changed record (``+``/``~``, reason
 ``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows. On SQLite
 the search index is kept for the batch with set-based statements, not a trigger per row
-(``kb.search.search_index_deferred``).
+(``kb.search_index.search_index_deferred``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection, models
 
 from kb.models import ErrorRecord, RecordTag, Tag
-from kb.search import search_index_deferred
+from kb.search_index import search_index_deferred
 
 Converter = Callable[[Any], Any]
 HISTORY_REASON_MAX = 100

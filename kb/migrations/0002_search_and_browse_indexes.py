@@ -9,13 +9,13 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from kb.search import create_search_index
+    from kb.search_index import create_search_index
 
     create_search_index(schema_editor)
 
 
 def backwards(apps, schema_editor):
-    from kb.search import drop_search_index
+    from kb.search_index import drop_search_index
 
     drop_search_index(schema_editor)
 

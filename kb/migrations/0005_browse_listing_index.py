@@ -9,7 +9,7 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from kb.search import ensure_search_index
+    from kb.search_index import ensure_search_index
 
     ensure_search_index(schema_editor.connection)
 

@@ -6,7 +6,7 @@ from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from kb.search import install_search_triggers
+    from kb.search_index import install_search_triggers
 
     install_search_triggers(schema_editor)
 
