@@ -198,6 +198,25 @@ def get_matcher() -> Matcher:
     return holder.get()
 
 
+# Columns no match result shows (the record page loads them): left out of the query each
+# paste makes, which would otherwise carry every matched record's source snippet and
+# analysis text from the database for nothing.
+NOT_SHOWN = (
+    "source_code",
+    "documentation",
+    "trigger_scenarios",
+    "common_situations",
+    "example_fix",
+    "validation_code",
+    "type_guard",
+    "try_catch_pattern",
+    "prevention_tips",
+    "extra",
+    "curated_fields",
+    "conflicts",
+)
+
+
 def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     """Match ``text`` against every active record; records loaded for display.
 
@@ -212,7 +231,7 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
         keys.update(m.same_message)
     keys.update(s.key for s in report.suggestions)
     keys.update(g.key for g in report.groups)
-    records = ErrorRecord.objects.in_bulk(list(keys))
+    records = ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(list(keys))
     matches = [
         MatchView(
             record=records[m.key],

@@ -330,6 +330,42 @@ def test_real_matcher_finds_the_seed_in_a_timestamped_line(
     assert "Verify the progress table contains one row per vnode" in html
 
 
+def test_a_paste_costs_the_same_queries_however_many_records_it_matches(
+    client: Client, seed: ErrorRecord
+) -> None:
+    """Matched records are loaded in one query, without the columns no card shows; a
+    card that touched a deferred column would cost one more query per matched record."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    others = [
+        make_line(
+            errorMessage=f"Shard {n} lost its lease while compacting segment 9",
+            messagePattern=f"Shard {n} lost its lease while compacting segment (.+?)",
+            solutions=[f"Restart shard {n}"],
+        )
+        for n in ("alpha", "bravo", "charlie")
+    ]
+    assert import_lines(*others).rejected == 0
+    many = "\n".join(
+        [LINE]
+        + [
+            f"ERROR Shard {n} lost its lease while compacting segment 9"
+            for n in ("alpha", "bravo", "charlie")
+        ]
+    )
+    counts = []
+    for text in (LINE, many, LINE, many):  # twice each: the first may build the matcher
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post("/match/", {"text": text}, headers=HX)
+        assert response.status_code == 200
+        counts.append(len(queries.captured_queries))
+    html = response.content.decode()
+    assert html.count('class="card match-card"') == 4
+    assert "Restart shard charlie" in html
+    assert counts[2] == counts[3], counts
+
+
 def test_body_just_under_the_limit_is_matched_and_just_over_is_a_quick_413(
     client: Client, settings: Any, fake_matcher: Any
 ) -> None:
