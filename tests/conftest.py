@@ -31,6 +31,9 @@ def _empty_cache() -> None:
     after each flush: start every test with an empty cache."""
     from django.core.cache import cache
 
+    from kb.views.records import _neighbour_ids
+
+    _neighbour_ids.cache_clear()  # keyed by revision too, in this process's memory
     # Tests without database access (pure matcher tests) have nothing cached.
     with contextlib.suppress(Exception):
         cache.clear()

@@ -163,3 +163,32 @@ def test_record_with_a_refused_pattern_says_it_is_not_matched(
     html = client.get(seed.get_absolute_url()).content.decode()
     assert "Not matched automatically." in html
     assert "pattern &lt;too&gt; generic" in html
+
+
+def test_neighbours_are_worked_out_once_and_follow_every_change(
+    client: Client, seed: ErrorRecord, django_assert_max_num_queries
+) -> None:
+    """Neighbour ids are remembered per record and data revision: a second view skips
+    their queries, and a change anywhere (here: retiring the neighbour) shows at once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.services import set_status
+    from tests.factories import make_record
+
+    other = make_record(
+        errorMessage="Vnode bitmap for actor {} is empty",
+        messagePattern="Vnode bitmap for actor (.+?) is empty",
+    )
+    url = other.get_absolute_url()
+    counts = []
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            html = client.get(url).content.decode()
+        counts.append(len(queries.captured_queries))
+        assert 'href="/records/c36bebe8cdedec02/"' in html  # the seed: same file
+    assert counts[1] < counts[0], counts
+    set_status([ErrorRecord.objects.get(pk=seed.pk)], "retired")
+    html = client.get(url).content.decode()
+    assert "Raised in the same file" not in html
+    assert 'href="/records/c36bebe8cdedec02/"' not in html
