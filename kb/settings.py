@@ -153,7 +153,15 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "kb_cache",
-    }
+    },
+    # Rendered browse fragments, per process: each key carries the data revision, so an
+    # entry can only be reused while nothing has changed (``kb.views.browse``).
+    "fragments": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "kb-fragments",
+        "TIMEOUT": 600,
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    },
 }
 
 # --- Static files ---------------------------------------------------------------------

@@ -29,14 +29,15 @@ def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -
 def _empty_cache() -> None:
     """Cached counts are keyed by revision, and live-server tests reuse revision numbers
     after each flush: start every test with an empty cache."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from kb.views.records import _neighbour_ids
 
     _neighbour_ids.cache_clear()  # keyed by revision too, in this process's memory
+    caches["fragments"].clear()  # rendered browse fragments, idem
     # Tests without database access (pure matcher tests) have nothing cached.
     with contextlib.suppress(Exception):
-        cache.clear()
+        caches["default"].clear()
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ from kb.browsing import (
     tag_page,
 )
 from kb.filters import FACETS
-from kb.models import ErrorRecord
+from kb.models import ErrorRecord, current_revision
 
 LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
 
@@ -74,6 +74,16 @@ def _url(path: str, params: dict[str, str], page: int | None = None) -> str:
     if page and page > 1:
         query["page"] = str(page)
     return f"{path}?{urlencode(query)}" if query else path
+
+
+def fragment_key(params: dict[str, str], page: int) -> str:
+    """What a browse fragment is a function of: the data revision and the (cleaned) query.
+
+    The fragments hold no per-user content (only published records are listed, and the
+    forms are GETs without a CSRF token), so one rendering serves everyone until the next
+    change takes a new revision.
+    """
+    return f"{current_revision()}|{urlencode(sorted(params.items()))}|{page}"
 
 
 def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
@@ -159,6 +169,7 @@ def tag_list(request: HtmxHttpRequest) -> HttpResponse:
         "by_count_url": _url(path, {k: v for k, v in params.items() if k != "sort"}),
         "by_name_url": _url(path, {**params, "sort": "name"}),
         "target": "tag-results",
+        "fragment_key": fragment_key(params, page.number),
     }
     response = render(request, _template(request, "kb/browse/tag_list.html", "results"), context)
     return _push_clean_url(request, response, path, params, page.number)
@@ -202,6 +213,7 @@ def record_list(request: HtmxHttpRequest) -> HttpResponse:
             for key, value in params.items()
         ],
         "target": "browse",
+        "fragment_key": fragment_key(params, listing.page.number),
     }
     response = render(request, _template(request, "kb/browse/record_list.html", "browse"), context)
     return _push_clean_url(request, response, path, params, listing.page.number)
