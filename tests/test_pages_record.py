@@ -192,3 +192,18 @@ def test_neighbours_are_worked_out_once_and_follow_every_change(
     html = client.get(url).content.decode()
     assert "Raised in the same file" not in html
     assert 'href="/records/c36bebe8cdedec02/"' not in html
+
+
+def test_a_curators_edit_shows_on_the_next_view_of_the_cached_page(
+    client: Client, seed: ErrorRecord
+) -> None:
+    from kb.services import save_curated
+
+    url = seed.get_absolute_url()
+    assert "Verify the progress table" in client.get(url).content.decode()
+    assert "Verify the progress table" in client.get(url).content.decode()  # cached
+    seed.solutions = ["Rebuild the backfill state from the checkpoint"]
+    save_curated(seed, changed_attrs=["solutions"])
+    html = client.get(url).content.decode()
+    assert "Rebuild the backfill state from the checkpoint" in html
+    assert "Verify the progress table" not in html

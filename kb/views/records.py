@@ -20,6 +20,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_safe
 from django_htmx.middleware import HtmxDetails
 
@@ -183,19 +184,23 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
         record = visible_records(request.user).get(pk=record_id)
     except ErrorRecord.DoesNotExist:
         raise Http404("No such record") from None
-    snippet = highlight_snippet(
-        record.source_code,
-        record.file_path,
-        start=record.source_code_start,
-        error_line=record.line_number,
-    )
+    # The page body is a fragment cached per record and data revision; the costly parts
+    # are lazy, so a cached view computes none of them.
     context = {
         "record": record,
-        "snippet": snippet,
+        "fragment_key": f"{record.pk}|{current_revision()}",
+        "snippet": SimpleLazyObject(
+            lambda: highlight_snippet(
+                record.source_code,
+                record.file_path,
+                start=record.source_code_start,
+                error_line=record.line_number,
+            )
+        ),
         "github_url": safe_external_url(record.github_url),
-        "examples": code_examples(record),
+        "examples": SimpleLazyObject(lambda: code_examples(record)),
         "language": LANGUAGE_NAMES.get(language_for(record.file_path), ""),
-        "neighbours": neighbours(record),
+        "neighbours": SimpleLazyObject(lambda: neighbours(record)),
         "tags": [(tag, tag_url(tag)) for tag in (str(t) for t in (record.tags or []))],
     }
     return render(request, "kb/record_detail.html", context)
