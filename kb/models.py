@@ -112,10 +112,23 @@ class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
         return self.filter(cond | Q(pk=query))
 
 
+# Fields whose ``db_index`` the history table does not copy (see ``ErrorRecord.history``).
+HISTORY_UNINDEXED = [
+    "slug",
+    "error_code",
+    "error_type",
+    "error_class",
+    "severity",
+    "handling_strategy",
+    "background_tag",
+]
+
+
 class ErrorRecord(models.Model):
     # --- identity and provenance (from the dataset, read-only in the admin) -------------
     id = models.CharField(primary_key=True, max_length=64)
-    repo = models.CharField(max_length=200, db_index=True)
+    # Equality lookups on repo use the leading column of kb_record_repo_sev / kb_record_file.
+    repo = models.CharField(max_length=200)
     slug = models.CharField(max_length=200, db_index=True)
     file_path = models.CharField(max_length=500)
     line_number = models.PositiveIntegerField()
@@ -155,9 +168,9 @@ class ErrorRecord(models.Model):
     extra = models.JSONField(default=dict, blank=True)
 
     # --- curation and matching state ---------------------------------------------------
-    status = models.CharField(
-        max_length=20, choices=Status, default=Status.PUBLISHED, db_index=True
-    )
+    # Equality lookups on status use the leading column of kb_record_active (and, for
+    # lists, of kb.search_index's kb_record_listing).
+    status = models.CharField(max_length=20, choices=Status, default=Status.PUBLISHED)
     disabled_reason = models.TextField(
         blank=True, help_text="Why the matcher refuses this record's pattern (empty: matched)."
     )
@@ -174,7 +187,12 @@ class ErrorRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords(excluded_fields=["revision", "updated_at"])
+    # History rows are read per record (``id``, kept indexed) in ``history_date`` order
+    # (indexed by simple_history itself); the model's filter indexes are not copied: no
+    # history query filters on them, and each cost every import a B-tree insert per row.
+    history = HistoricalRecords(
+        excluded_fields=["revision", "updated_at"], no_db_index=HISTORY_UNINDEXED
+    )
     objects = ErrorRecordQuerySet.as_manager()
 
     class Meta:
@@ -225,7 +243,8 @@ class RecordTag(models.Model):
     write so browsing by tag is an indexed join.
     """
 
-    record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE)
+    # No index of its own: the unique (record, tag) constraint's index leads with record.
+    record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, db_index=False)
     tag = models.ForeignKey(Tag, on_delete=models.CASCADE)
     position = models.PositiveSmallIntegerField(default=0)
 
