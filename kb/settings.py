@@ -154,13 +154,14 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "kb_cache",
     },
-    # Rendered browse fragments, per process: each key carries the data revision, so an
-    # entry can only be reused while nothing has changed (``kb.views.browse``).
+    # Rendered page bodies (record page, record and tag lists), per process: each key
+    # carries the data revision, so an entry is only reused while nothing has changed
+    # (``kb.views.browse.fragment_key``, ``kb.views.records.record_detail``).
     "fragments": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "kb-fragments",
         "TIMEOUT": 600,
-        "OPTIONS": {"MAX_ENTRIES": 2000},
+        "OPTIONS": {"MAX_ENTRIES": 500},  # bodies: median 15 KB, max 33 KB (demo)
     },
 }
 
