@@ -50,49 +50,53 @@ class Piece:
     text: str | None
 
 
+# Template tokens. ``lit``: a run of plain characters and escaped non-word characters
+# (``\.``, ``\(``: ``[^\w]`` is exactly "neither ``isalnum()`` nor ``_``"), consumed at
+# C speed; ``ph``: a placeholder; ``nl``/``tab``: ``\n``/``\t``; ``u``/``x``: ``\u00e9``,
+# ``\x41``. Anything else (another metacharacter, ``\d``, a backreference, a trailing
+# backslash) starts no token: the pattern is then an opaque regex.
+_TEMPLATE_TOKEN = re.compile(
+    r"(?P<lit>(?:[^\\.^$*+?{}\[\]|()]|\\[^\w])+)"
+    r"|(?P<ph>\(\.\+\?\))"
+    r"|(?P<nl>\\n)"
+    r"|(?P<tab>\\t)"
+    r"|\\u(?P<u>[0-9a-fA-F]{4})|\\x(?P<x>[0-9a-fA-F]{2})"
+)
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
 def parse_template(pattern: str) -> list[Piece] | None:
     """Split a template-style pattern into literal runs and `(.+?)` placeholders.
 
     Returns None when the pattern uses any other regex syntax (it is then treated as an
-    opaque regex: no relaxation, confirm exactly as written).
+    opaque regex: no relaxation, confirm exactly as written). Adjacent placeholders count
+    as one; escapes (``\\.``, ``\\n``, ``\\u00e9``) become the characters they stand for.
     """
     pieces: list[Piece] = []
     buf: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern.startswith(PLACEHOLDER, i):
+    match = _TEMPLATE_TOKEN.match
+    pos, n = 0, len(pattern)
+    while pos < n:
+        token = match(pattern, pos)
+        if token is None:
+            return None
+        pos = token.end()
+        kind = token.lastgroup
+        if kind == "lit":
+            text = token.group()
+            buf.append(_UNESCAPE.sub(r"\1", text) if "\\" in text else text)
+        elif kind == "ph":
             if buf:
                 pieces.append(Piece("".join(buf)))
                 buf = []
             if not pieces or pieces[-1].text is not None:
                 pieces.append(Piece(None))
-            i += len(PLACEHOLDER)
-            continue
-        c = pattern[i]
-        if c == "\\":
-            if i + 1 >= n:
-                return None
-            d = pattern[i + 1]
-            if d == "n":
-                buf.append("\n")
-            elif d == "t":
-                buf.append("\t")
-            elif d in "ux" and _HEX_ESCAPE.match(pattern, i):  # \u00e9, \x41: a literal
-                esc = _HEX_ESCAPE.match(pattern, i)
-                assert esc is not None
-                buf.append(chr(int(esc.group(1) or esc.group(2), 16)))
-                i = esc.end()
-                continue
-            elif d.isalnum() or d == "_":
-                return None  # \d, \w, \b, \u..., backrefs: real regex syntax
-            else:
-                buf.append(d)
-            i += 2
-            continue
-        if c in _META:
-            return None
-        buf.append(c)
-        i += 1
+        elif kind == "nl":
+            buf.append("\n")
+        elif kind == "tab":
+            buf.append("\t")
+        else:  # "u" or "x"
+            buf.append(chr(int(token.group(kind), 16)))
     if buf:
         pieces.append(Piece("".join(buf)))
     return pieces
