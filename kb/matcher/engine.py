@@ -33,7 +33,7 @@ from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
-from .suggest import similarity_index
+from .suggest import EditedSimilarity, similarity_index
 from .textmap import HitLine, get_normaliser, locate_lines
 from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 
@@ -234,11 +234,14 @@ class Matcher:
                 keys.append(delta_keys[p])
                 for k in delta_keys[p]:
                     key_pid[k] = n_base + i
+        similar = EditedSimilarity.apply(
+            self._similar, {s.key: s.message for s in changed}, set(removed)
+        )
         stats = dict(self.stats)
         stats["delta_patterns"] = len(delta_keys)
         stats["with_changes_s"] = round(time.perf_counter() - t0, 4)
         new = Matcher(
-            self._shards, keys, messages, delta, self._similar, stats, self._cache_dir,
+            self._shards, keys, messages, delta, similar, stats, self._cache_dir,
             _key_pid=key_pid, _base_patterns=self._patterns[:n_base], _base_pid=base_pid,
         )  # fmt: skip
         return new

@@ -9,6 +9,7 @@ If `similar.py` is missing the matcher simply makes no similarity suggestions.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from .lineclass import is_errorish, is_frame, is_infoish
@@ -86,3 +87,53 @@ def similar_hits(
                 best[key] = (score, why, (s, e))
     ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[: MAX_SUGGESTIONS * 2]
     return [(k, sc, why, span) for k, (sc, why, span) in ranked]
+
+
+class EditedSimilarity:
+    """The similarity index of a full build plus the messages edited since (`with_changes`).
+
+    The big index is shared, never rebuilt for an edit: its hits for edited or removed
+    records are dropped (their message there is the old one), and a small index of the
+    edited messages answers for them, so a curator's new wording is suggested at once.
+    """
+
+    __slots__ = ("base", "edited", "gone", "index")
+
+    def __init__(self, base: Any, edited: dict[str, str], gone: frozenset[str]) -> None:
+        self.base = base
+        self.edited = edited
+        self.gone = gone
+        self.index = similarity_index(edited) if edited else None
+
+    @classmethod
+    def apply(cls, current: Any, changed: dict[str, str], removed: set[str]) -> Any:
+        """``current`` (an index, an `EditedSimilarity` or None) with these edits on top."""
+        if current is None:
+            return None
+        if isinstance(current, cls):
+            base, edited, gone = current.base, dict(current.edited), set(current.gone)
+        else:
+            base, edited, gone = current, {}, set()
+        for key in removed:
+            edited.pop(key, None)
+        edited.update(changed)
+        gone |= removed | changed.keys()
+        return cls(base, edited, frozenset(gone))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"base": self.base, "edited": self.edited, "gone": self.gone}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["base"], state["edited"], state["gone"])  # type: ignore[misc]
+
+    def query_explained(self, line: str, *, limit: int = 5) -> list[Any]:
+        hits = []
+        room = limit + min(len(self.gone), 3 * limit)  # some top hits may be dropped
+        for hit in self.base.query_explained(line, limit=room):
+            live = [k for k in hit.same_message if k not in self.gone]
+            if live:
+                hits.append(replace(hit, key=live[0], same_message=tuple(live)))
+        if self.index is not None:
+            hits += self.index.query_explained(line, limit=limit)
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]

@@ -235,3 +235,49 @@ def test_a_build_cleans_up_old_unused_cache_files(tmp_path: Path) -> None:
     Matcher.build(SPECS, cache_dir=tmp_path)
     assert sum(p.exists() for p in stale) == cache.KEEP_UNUSED
     assert any(p.name.startswith("matcher-") for p in tmp_path.iterdir())
+
+
+def test_an_edited_message_is_found_at_once_and_the_old_wording_no_longer(
+    tmp_path: Path,
+) -> None:
+    """`with_changes` keeps near-miss suggestions right without rebuilding the big
+    similarity index: the new wording is suggested, the old one no longer points at it."""
+    specs = [
+        PatternSpec(
+            "k-lease",
+            r"Worker (.+?) lost its lease on partition (.+?) while compacting segments",
+            "Worker {} lost its lease on partition {} while compacting segments",
+        ),
+        PatternSpec(
+            "k-disk",
+            r"Volume (.+?) ran out of inodes during snapshot restore",
+            "Volume {} ran out of inodes during snapshot restore",
+        ),
+    ]
+    base = Matcher.build(specs, cache_dir=tmp_path)
+
+    def found(m: Matcher, text: str) -> set[str]:  # near misses: loose matches or suggestions
+        report = m.match(text)
+        return {x.key for x in report.matches} | {x.key for x in report.suggestions}
+
+    old_wording = "ERROR worker 7 lost the lease on partition 3 during segment compaction"
+    new_wording = "ERROR replica 7 dropped its leadership of shard 3 during rebalancing"
+    assert "k-lease" in found(base, old_wording)
+    assert "k-lease" not in found(base, new_wording)
+    edited = base.with_changes(
+        [
+            PatternSpec(
+                "k-lease",
+                r"Replica (.+?) dropped its leadership of shard (.+?) while rebalancing",
+                "Replica {} dropped its leadership of shard {} while rebalancing",
+            )
+        ],
+        removed=[],
+    )
+    assert "k-lease" in found(edited, new_wording)
+    assert "k-lease" not in found(edited, old_wording)
+    gone = edited.with_changes([], removed=["k-lease"])
+    assert "k-lease" not in found(gone, new_wording)
+    clone = Matcher.loads(edited.dumps())
+    assert "k-lease" in found(clone, new_wording)
+    assert "k-disk" in found(edited, "Volume data-2 ran out of inodes in snapshot restore")
