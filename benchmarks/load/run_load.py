@@ -14,84 +14,60 @@ Then, each phase for ``--duration`` seconds (60 by default):
 5. ``writers``: 8 curator-edit streams (separate processes, ``save_curated``) for 30 s
    while phase 1's client runs; every write must be present afterwards.
 
+The match requests are ``multipart/form-data`` as the browser posts the paste form.
 Results go to ``benchmarks/results/load.json``; everything started is stopped at the end.
 Needs ``wrk`` (``apt-get install -y wrk``). Loopback only; bounded in time.
+
+Helpers, beside this file: ``pastes.py`` (pastes and request bodies), ``wrk.py`` (the
+client), ``server.py`` (scratch app, gunicorn, CPU accounting).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-PY = sys.executable
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:  # the helpers beside this file, however it is started
+    sys.path.insert(0, HERE)
+
+from pastes import (  # noqa: E402
+    CONTENT_TYPE,
+    PASTE_BYTES,
+    adversarial_pastes,
+    benign_pastes,
+    records,
+    write_bodies,
+)
+from server import (  # noqa: E402
+    PY,
+    ROOT,
+    cpu_seconds,
+    csrf_token,
+    free_port,
+    get_status,
+    log,
+    post_body,
+    prepare,
+    scratch_env,
+    start_server,
+    stop_server,
+)
+from wrk import wrk, wrk_result  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "load.json"
 DEMO = ROOT / "fixtures" / "demo-records.jsonl"
 FULL = ROOT.parent / "shared" / "data" / "records-all.jsonl"
-PASTE_BYTES = 8 * 1024
-
-WRK_LUA = r"""
-local bodies, paths, method = {}, {}, "GET"
-local i = 0
-local headers = {}
-function init(args)
-  method = args[1]
-  local f = io.open(args[2], "r")
-  for line in f:lines() do table.insert(paths, line) end
-  f:close()
-  if method == "POST" then
-    local n = 0
-    while true do
-      local bf = io.open(args[3] .. "/" .. n .. ".body", "rb")
-      if not bf then break end
-      table.insert(bodies, bf:read("*a"))
-      bf:close()
-      n = n + 1
-    end
-    headers["Content-Type"] = "application/x-www-form-urlencoded"
-    headers["X-CSRFToken"] = args[4]
-    headers["Cookie"] = "csrftoken=" .. args[4]
-    headers["HX-Request"] = "true"
-  end
-end
-function request()
-  i = i + 1
-  local path = paths[(i % #paths) + 1]
-  if method == "POST" then
-    return wrk.format("POST", path, headers, bodies[(i % #bodies) + 1])
-  end
-  return wrk.format("GET", path, headers)
-end
-function done(summary, latency, requests)
-  local out = io.open(os.getenv("WRK_OUT"), "w")
-  out:write(string.format(
-    '{"requests": %d, "duration_us": %d, "bytes": %d, "connect_errors": %d, ' ..
-    '"read_errors": %d, "write_errors": %d, "non_2xx_3xx": %d, "timeouts": %d, ' ..
-    '"latency_ms": {"mean": %.3f, "p50": %.3f, "p90": %.3f, "p99": %.3f, "max": %.3f}}',
-    summary.requests, summary.duration, summary.bytes, summary.errors.connect,
-    summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout,
-    latency.mean / 1000, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-    latency:percentile(99) / 1000, latency.max / 1000))
-  out:close()
-end
-"""
 
 WRITER = """
 import json, sys, time, django
@@ -120,157 +96,6 @@ print(json.dumps({"last": last, "writes": writes, "errors": errors[:5],
 """
 
 
-def log(msg: str) -> None:
-    print(f"[load {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def manage(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
-    done = subprocess.run(
-        [PY, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    out = []
-    with path.open() as fh:
-        for line in fh:
-            obj = json.loads(line)
-            out.append(obj.get("record", obj))
-    return out
-
-
-def benign_pastes(recs: list[dict[str, Any]], n: int = 16) -> list[str]:
-    """8 KiB of ordinary log lines with one or two known error messages inside."""
-    noise = [
-        "2026-11-30T03:12:{s:02d}Z INFO  http  GET /api/v1/items/{i} 200 {ms}ms",
-        "2026-11-30T03:12:{s:02d}Z DEBUG db    pool checkout conn={i} wait={ms}ms",
-        "2026-11-30T03:12:{s:02d}Z WARN  cache miss key=user:{i}:profile ttl=300",
-    ]
-    messages = [r["errorMessage"] for r in recs if r.get("errorMessage")]
-    pastes = []
-    for k in range(n):
-        lines, i = [], 0
-        while sum(len(x) + 1 for x in lines) < PASTE_BYTES - 600:
-            lines.append(noise[i % 3].format(s=i % 60, i=i * 7 + k, ms=(i * 13) % 250))
-            i += 1
-        lines.insert(len(lines) // 2, f"2026-11-30T03:12:44Z ERROR {messages[k % len(messages)]}")
-        lines.append(f"2026-11-30T03:12:59Z ERROR {messages[(k * 31 + 7) % len(messages)]}")
-        text = "\n".join(lines)
-        pastes.append(text[:PASTE_BYTES])
-    return pastes
-
-
-def adversarial_pastes(max_bytes: int) -> list[str]:
-    return [
-        ("x" * 79 + "\n") * ((max_bytes - 1024) // 80),  # just under the paste limit
-        "a" + " " * 20000 + "b\n" + "Error:" + " " * 20000 + "!",  # SO-2016 whitespace
-        "x=" * 2500 + "\n" + ("=" * 5000),  # CF-2019 .*(?:.*=.*) bait
-        "a" * 30 + "!" + "\n" + "a" * 5000 + "!",  # (a+)+$ bait
-        "(" * 5000 + "[" * 5000 + "{" * 5000,  # nesting
-        "\x1b[31m" * 3000 + "\r" * 3000 + "\u202e" * 1000,  # control and bidi soup
-        ("ERROR " * 2000 + "\n") * 16,  # every line looks like an error
-    ]
-
-
-def write_bodies(folder: Path, pastes: list[str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for n, text in enumerate(pastes):
-        (folder / f"{n}.body").write_text(urllib.parse.urlencode({"text": text}))
-    return folder
-
-
-def csrf_token(base: str) -> str:
-    jar = CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    opener.open(base + "/", timeout=30).read()
-    for cookie in jar:
-        if cookie.name == "csrftoken" and cookie.value:
-            return cookie.value
-    raise SystemExit("no csrftoken cookie from GET /")
-
-
-def wrk(
-    base: str,
-    work: Path,
-    name: str,
-    method: str,
-    paths: list[str],
-    bodies: Path | None,
-    token: str,
-    seconds: int,
-    connections: int,
-) -> subprocess.Popen[str]:
-    script = work / "load.lua"
-    if not script.exists():  # written once: two clients may start at the same moment
-        script.write_text(WRK_LUA)
-    paths_file = work / f"{name}.paths"
-    paths_file.write_text("\n".join(paths) + "\n")
-    env = {**os.environ, "WRK_OUT": str(work / f"{name}.json")}
-    cmd = [
-        "wrk",
-        "-t1",
-        f"-c{connections}",
-        f"-d{seconds}s",
-        "--timeout",
-        "10s",
-        "-s",
-        str(script),
-        base,
-        "--",
-        method,
-        str(paths_file),
-        str(bodies or ""),
-        token,
-    ]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
-
-
-def wrk_result(work: Path, name: str, proc: subprocess.Popen[str]) -> dict[str, Any]:
-    proc.communicate(timeout=600)
-    data = json.loads((work / f"{name}.json").read_text())
-    seconds = data["duration_us"] / 1e6
-    data["rps"] = round(data["requests"] / seconds, 1) if seconds else 0.0
-    data["errors"] = (
-        sum(data[k] for k in ("connect_errors", "read_errors", "write_errors", "non_2xx_3xx"))
-        + data["timeouts"]
-    )
-    return data
-
-
-def _proc_times(pid: int) -> list[int]:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return [int(x) for x in fields[11:15]]  # utime, stime, cutime, cstime
-
-
-def cpu_seconds(master: int) -> float:
-    """CPU used by the server so far: the arbiter, its live workers, and (through the
-    arbiter's cutime/cstime) every worker already recycled by ``max_requests``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    try:
-        total = sum(_proc_times(master))
-    except (OSError, ValueError):
-        return 0.0
-    out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout
-    for pid in out.split():
-        with contextlib.suppress(OSError, ValueError):  # a worker that just exited
-            total += sum(_proc_times(int(pid))[:2])
-    return total / tick
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=60, help="seconds per phase")
@@ -288,123 +113,23 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="kb-load-"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    env.update(
-        DJANGO_SETTINGS_MODULE="kb.settings",
-        DATABASE_URL=args.database_url or f"sqlite:///{work / 'load.sqlite3'}",
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1",
-        SECURE_SSL_REDIRECT="0",
-        STATIC_ROOT=str(work / "static"),
-        KB_MATCHER_CACHE_DIR=str(ROOT / ".cache" / "matcher"),
-        KB_RATE_LIMIT_PER_MINUTE="100000000",  # on (its cost is measured), never refusing
-        HOST="127.0.0.1",
-        PORT=str(port),
-        WEB_CONCURRENCY=str(args.workers),
-        GUNICORN_ACCESS_LOG=str(work / "access.log"),
-        PYTHONUNBUFFERED="1",
-    )
+    env = scratch_env(work, port, args.workers, args.database_url)
     dataset = FULL if args.full else DEMO
     log(f"scratch {work}; dataset {dataset.name}")
-    manage(env, "migrate", "--noinput", "-v0")
-    manage(env, "createcachetable")
-    started = time.monotonic()
-    manage(env, "import_records", str(dataset))
-    import_seconds = time.monotonic() - started
-    manage(env, "collectstatic", "--noinput", "-v0")
-    log(manage(env, "warm_matcher").strip())
-
-    recs = records(dataset)
-    ids = [r["id"] for r in recs]
-    tags = sorted({t for r in recs for t in (r.get("tags") or [])})[:50]
-    error_log = (work / "error.log").open("w")
-    server = subprocess.Popen(
-        [str(Path(PY).with_name("gunicorn")), "-c", "python:kb.gunicorn_conf", "kb.wsgi"],
-        cwd=ROOT,
-        env=env,
-        stdout=error_log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    results: dict[str, Any] = {}
     try:
-        deadline = time.monotonic() + 120
-        while True:
+        import_seconds = prepare(env, dataset)
+        recs = records(dataset)
+        ids = [r["id"] for r in recs]
+        with (work / "error.log").open("w") as error_log:
+            server = start_server(env, work, base, error_log)
             try:
-                with urllib.request.urlopen(base + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit(
-                    f"server did not start: {(work / 'error.log').read_text()[-3000:]}"
-                )
-            time.sleep(0.2)
-        token = csrf_token(base)
-        max_paste = int(env.get("KB_MAX_PASTE_BYTES", 256 * 1024))
-        benign = write_bodies(work / "benign", benign_pastes(recs))
-        hostile = write_bodies(work / "hostile", adversarial_pastes(max_paste))
-        record_paths = [f"/records/{urllib.parse.quote(i)}/" for i in ids[:400]]
-        list_paths = ["/records/", "/records/?page=2", "/tags/"] + [
-            f"/tags/{urllib.parse.quote(t)}/" for t in tags[:20]
-        ]
-        warm_up = {}
-        for p in ["/", "/records/", "/tags/", record_paths[0]]:
-            try:
-                with urllib.request.urlopen(base + p, timeout=30) as r:
-                    warm_up[p] = r.status
-            except urllib.error.HTTPError as exc:
-                warm_up[p] = exc.code
-        log(f"warm-up statuses: {warm_up}")
-
-        phases = args.phases.split(",")
-        for phase in phases:
-            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
-            if phase == "match":
-                p = wrk(base, work, phase, "POST", ["/match/"], benign, token, args.duration, 4)
-                results[phase] = wrk_result(work, phase, p)
-            elif phase == "record":
-                p = wrk(base, work, phase, "GET", record_paths, None, token, args.duration, 4)
-                results[phase] = wrk_result(work, phase, p)
-            elif phase == "list":
-                p = wrk(base, work, phase, "GET", list_paths, None, token, args.duration, 4)
-                results[phase] = wrk_result(work, phase, p)
-            elif phase == "match+adversarial":
-                p1 = wrk(base, work, "benign", "POST", ["/match/"], benign, token, args.duration, 4)
-                p2 = wrk(
-                    base, work, "hostile", "POST", ["/match/"], hostile, token, args.duration, 1
-                )
-                results[phase] = {
-                    "benign": wrk_result(work, "benign", p1),
-                    "adversarial": wrk_result(work, "hostile", p2),
-                }
-            elif phase == "writers":
-                results[phase] = run_writers(base, work, env, ids, benign, token, args)
-            wall = time.monotonic() - t0
-            cpu = cpu_seconds(server.pid) - cpu0
-            entry = results.setdefault(phase, {})
-            entry["server_cpu_percent"] = round(100 * cpu / wall, 1)
-            served = phase_requests(entry)
-            if served:
-                # CPU the server spent per request: independent of what else runs on the
-                # machine, so it tells the capacity of 2 idle cores even on a busy one.
-                entry["server_cpu_ms_per_request"] = round(1000 * cpu / served, 2)
-                entry["projected_rps_on_idle_cores"] = round(
-                    min(args.workers, os.cpu_count() or 1) * served / cpu, 1
-                )
-            log(f"{phase}: {summary(results[phase])}")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        error_log.close()
+                results = run_phases(args, base, work, env, recs, server.pid)
+            finally:
+                stop_server(server)
         server_log = (work / "error.log").read_text()
         access_log = work / "access.log"
         access = access_log.read_text().splitlines() if access_log.exists() else []
+    finally:
         shutil.rmtree(work, ignore_errors=True)
     report = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -440,6 +165,82 @@ def main() -> int:
     for name, ok in report["goals"].items():
         log(f"{'PASS' if ok else 'FAIL'} {name}")
     return 0 if all(report["goals"].values()) else 1
+
+
+def run_phases(
+    args: Any,
+    base: str,
+    work: Path,
+    env: dict[str, str],
+    recs: list[dict[str, Any]],
+    server_pid: int,
+) -> dict[str, Any]:
+    """Warm up, check the request bodies, then each phase in ``args.phases`` in turn."""
+    ids = [r["id"] for r in recs]
+    tags = sorted({t for r in recs for t in (r.get("tags") or [])})[:50]
+    token = csrf_token(base)
+    max_paste = int(env.get("KB_MAX_PASTE_BYTES", 256 * 1024))
+    benign = write_bodies(work / "benign", benign_pastes(recs), token)
+    hostile = write_bodies(work / "hostile", adversarial_pastes(max_paste), token)
+    record_paths = [f"/records/{urllib.parse.quote(i)}/" for i in ids[:400]]
+    list_paths = ["/records/", "/records/?page=2", "/tags/"] + [
+        f"/tags/{urllib.parse.quote(t)}/" for t in tags[:20]
+    ]
+    warm_up = {p: get_status(base + p) for p in ["/", "/records/", "/tags/", record_paths[0]]}
+    log(f"warm-up statuses: {warm_up}")
+    check_bodies(base, benign, hostile, token)
+
+    results: dict[str, Any] = {}
+    for phase in args.phases.split(","):
+        cpu0, t0 = cpu_seconds(server_pid), time.monotonic()
+        if phase == "match":
+            p = wrk(base, work, phase, "POST", ["/match/"], benign, token, args.duration, 4)
+            results[phase] = wrk_result(work, phase, p)
+        elif phase == "record":
+            p = wrk(base, work, phase, "GET", record_paths, None, token, args.duration, 4)
+            results[phase] = wrk_result(work, phase, p)
+        elif phase == "list":
+            p = wrk(base, work, phase, "GET", list_paths, None, token, args.duration, 4)
+            results[phase] = wrk_result(work, phase, p)
+        elif phase == "match+adversarial":
+            p1 = wrk(base, work, "benign", "POST", ["/match/"], benign, token, args.duration, 4)
+            p2 = wrk(base, work, "hostile", "POST", ["/match/"], hostile, token, args.duration, 1)
+            results[phase] = {
+                "benign": wrk_result(work, "benign", p1),
+                "adversarial": wrk_result(work, "hostile", p2),
+            }
+        elif phase == "writers":
+            results[phase] = run_writers(base, work, env, ids, benign, token, args)
+        wall = time.monotonic() - t0
+        cpu = cpu_seconds(server_pid) - cpu0
+        entry = results.setdefault(phase, {})
+        entry["server_cpu_percent"] = round(100 * cpu / wall, 1)
+        served = phase_requests(entry)
+        if served:
+            # CPU the server spent per request: independent of what else runs on the
+            # machine, so it tells the capacity of 2 idle cores even on a busy one.
+            entry["server_cpu_ms_per_request"] = round(1000 * cpu / served, 2)
+            entry["projected_rps_on_idle_cores"] = round(
+                min(args.workers, os.cpu_count() or 1) * served / cpu, 1
+            )
+        log(f"{phase}: {summary(results[phase])}")
+    return results
+
+
+def check_bodies(base: str, benign: Path, hostile: Path, token: str) -> None:
+    """Each body once, as wrk will send it: benign pastes must find known errors (a 200
+    that parsed no ``text`` would show only the empty-paste hint), hostile ones get 200."""
+    found, statuses = 0, []
+    bodies = sorted(benign.glob("*.body")) + sorted(hostile.glob("*.body"))
+    for path in bodies:
+        status, page = post_body(base + "/match/", path.read_bytes(), CONTENT_TYPE, token)
+        statuses.append(status)
+        if path.parent == benign and status == 200 and "match-card" in page:
+            found += 1
+    n_benign = len(list(benign.glob("*.body")))
+    log(f"body check: statuses {sorted(set(statuses))}, {found}/{n_benign} benign with results")
+    if any(s != 200 for s in statuses) or found < n_benign:
+        raise SystemExit("the match request bodies do not work against this server")
 
 
 def run_writers(

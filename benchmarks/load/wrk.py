@@ -1,0 +1,117 @@
+"""The wrk client: its Lua script, starting a run, and reading the result it writes.
+
+Each run gets a paths file (one URL path a line, used in turn) and, for ``POST``, a folder
+of ``<n>.body`` files (see ``pastes.write_bodies``) sent in turn with the paste form's
+``multipart/form-data`` content type, the CSRF header and cookie, and ``HX-Request: true``.
+The Lua ``done`` hook writes the summary as JSON to ``$WRK_OUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:  # run as a script or imported from elsewhere
+    sys.path.insert(0, HERE)
+
+from pastes import CONTENT_TYPE  # noqa: E402
+
+WRK_LUA = r"""
+local bodies, paths, method = {}, {}, "GET"
+local i = 0
+local headers = {}
+function init(args)
+  method = args[1]
+  local f = io.open(args[2], "r")
+  for line in f:lines() do table.insert(paths, line) end
+  f:close()
+  if method == "POST" then
+    local n = 0
+    while true do
+      local bf = io.open(args[3] .. "/" .. n .. ".body", "rb")
+      if not bf then break end
+      table.insert(bodies, bf:read("*a"))
+      bf:close()
+      n = n + 1
+    end
+    headers["Content-Type"] = args[5]
+    headers["X-CSRFToken"] = args[4]
+    headers["Cookie"] = "csrftoken=" .. args[4]
+    headers["HX-Request"] = "true"
+  end
+end
+function request()
+  i = i + 1
+  local path = paths[(i % #paths) + 1]
+  if method == "POST" then
+    return wrk.format("POST", path, headers, bodies[(i % #bodies) + 1])
+  end
+  return wrk.format("GET", path, headers)
+end
+function done(summary, latency, requests)
+  local out = io.open(os.getenv("WRK_OUT"), "w")
+  out:write(string.format(
+    '{"requests": %d, "duration_us": %d, "bytes": %d, "connect_errors": %d, ' ..
+    '"read_errors": %d, "write_errors": %d, "non_2xx_3xx": %d, "timeouts": %d, ' ..
+    '"latency_ms": {"mean": %.3f, "p50": %.3f, "p90": %.3f, "p99": %.3f, "max": %.3f}}',
+    summary.requests, summary.duration, summary.bytes, summary.errors.connect,
+    summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout,
+    latency.mean / 1000, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000))
+  out:close()
+end
+"""
+
+
+def wrk(
+    base: str,
+    work: Path,
+    name: str,
+    method: str,
+    paths: list[str],
+    bodies: Path | None,
+    token: str,
+    seconds: int,
+    connections: int,
+) -> subprocess.Popen[str]:
+    script = work / "load.lua"
+    if not script.exists():  # written once: two clients may start at the same moment
+        script.write_text(WRK_LUA)
+    paths_file = work / f"{name}.paths"
+    paths_file.write_text("\n".join(paths) + "\n")
+    env = {**os.environ, "WRK_OUT": str(work / f"{name}.json")}
+    cmd = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(script),
+        base,
+        "--",
+        method,
+        str(paths_file),
+        str(bodies or ""),
+        token,
+        CONTENT_TYPE,
+    ]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+
+
+def wrk_result(work: Path, name: str, proc: subprocess.Popen[str]) -> dict[str, Any]:
+    proc.communicate(timeout=600)
+    data = json.loads((work / f"{name}.json").read_text())
+    seconds = data["duration_us"] / 1e6
+    data["rps"] = round(data["requests"] / seconds, 1) if seconds else 0.0
+    data["errors"] = (
+        sum(data[k] for k in ("connect_errors", "read_errors", "write_errors", "non_2xx_3xx"))
+        + data["timeouts"]
+    )
+    return data
