@@ -25,6 +25,7 @@ CONFIRM_TIMEOUT_S = 0.02  # per regex confirm
 CONFIRM_LINES_PER_PATTERN = 3  # hit lines tried per pattern before giving up on it
 CONFIRM_BUDGET_S = 0.5  # confirm time per paste (from the end of the scan); the rest is
 # reported as unconfirmed scan hits in `groups`
+MAX_HEADS_PER_LINE = 24  # prefix-only hits confirmed per line (see _heads_worth_trying)
 WINDOW_EXTRA_LINES = 3  # lines above the hit line a relaxed match may start on
 WINDOW_MAX_CHARS = 16_384
 _TRAILING_JUNK = " \t\r\"'`…)]}>"
@@ -54,8 +55,13 @@ def confirm_hits(
     heads: dict[int, dict[int, HitLine]],
     analysis: AnalysisOf,
     notes: list[str],
+    weight: Callable[[int], int] | None = None,
 ) -> list[Candidate]:
-    """Confirm whole-pattern hits (`full`), then prefix-only hits (`heads`), in budget."""
+    """Confirm whole-pattern hits (`full`), then prefix-only hits (`heads`), in budget.
+
+    ``weight`` (pattern id -> a cheap size, e.g. its length) orders crowded lines'
+    prefix-only hits without analysing every pattern (default: literal characters).
+    """
     deadline = time.perf_counter() + CONFIRM_BUDGET_S
     out: list[Candidate] = []
     order = sorted(full, key=lambda pid: -analysis(pid).literal_chars)
@@ -70,13 +76,15 @@ def confirm_hits(
                 out.append(c)
                 break
     done = {c.pid for c in out}
+    size = weight or (lambda pid: analysis(pid).literal_chars)
+    tried = _heads_worth_trying(heads, full, done, size)
     for pid, by_line in heads.items():
         if pid in done or time.perf_counter() > deadline:
             continue
         a = analysis(pid)
         best: Candidate | None = None
         for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]:
-            if line.number in full.get(pid, {}):
+            if (pid, line.number) not in tried:
                 continue
             c = confirm_truncated(ntext, pid, a, line.cstart, line.cend)
             if c is not None and (best is None or c.score > best.score):
@@ -84,6 +92,36 @@ def confirm_hits(
         if best is not None:
             out.append(best)
     return out
+
+
+def _heads_worth_trying(
+    heads: dict[int, dict[int, HitLine]],
+    full: dict[int, dict[int, HitLine]],
+    done: set[int],
+    size: Callable[[int], int],
+) -> set[tuple[int, int]]:
+    """(pattern, line) pairs of prefix-only hits to confirm: per line, the
+    `MAX_HEADS_PER_LINE` largest patterns (by ``size``).
+
+    A line shares its first words with every record worded alike (in a large dataset,
+    dozens of versions of one message); walking each of them loosely made the work per
+    line grow with the number of look-alikes. The longest ones can match the most text,
+    so they are tried first and the work per line stays bounded.
+    """
+    by_line: dict[int, list[int]] = {}
+    for pid, lines in heads.items():
+        if pid in done:
+            continue
+        for number in lines:
+            if number not in full.get(pid, ()):
+                by_line.setdefault(number, []).append(pid)
+    tried: set[tuple[int, int]] = set()
+    for number, pids in by_line.items():
+        if len(pids) > MAX_HEADS_PER_LINE:
+            pids = sorted(pids, key=lambda pid: -size(pid))
+            pids = pids[:MAX_HEADS_PER_LINE]
+        tried.update((pid, number) for pid in pids)
+    return tried
 
 
 def _from_match(pid: int, a: Analysis, m: regex.Match[str], offset: int, ntext: str) -> Candidate:

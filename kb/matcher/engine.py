@@ -333,7 +333,9 @@ class Matcher:
             line = lines[end]
             (heads if is_head else full).setdefault(pid, {}).setdefault(line.number, line)
         notes: list[str] = []
-        cands = confirm_hits(ntext, full, heads, self._analysis, notes)
+        cands = confirm_hits(
+            ntext, full, heads, self._analysis, notes, lambda pid: len(self._patterns[pid])
+        )
         return self._report(norm, ntext, cands, full, notes, t0)
 
     def _report(

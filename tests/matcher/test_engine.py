@@ -281,3 +281,31 @@ def test_an_edited_message_is_found_at_once_and_the_old_wording_no_longer(
     clone = Matcher.loads(edited.dumps())
     assert "k-lease" in found(clone, new_wording)
     assert "k-disk" in found(edited, "Volume data-2 ran out of inodes in snapshot restore")
+
+
+def test_a_line_shared_by_many_look_alike_records_costs_bounded_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dozens of versions of one message (a large dataset) all share the line's first
+    words; only the `MAX_HEADS_PER_LINE` largest are walked, and the longest still wins."""
+    from kb.matcher import candidates
+
+    head = "Compaction task for table catalog failed while uploading"
+    specs = [
+        PatternSpec(f"k-{i:02d}", f"{head} (.+?) {'x' * i} part {i} of the manifest", "m")
+        for i in range(1, 61)
+    ]
+    m = Matcher.build(specs, cache_dir=tmp_path)
+    walked: list[int] = []
+    real = candidates.confirm_truncated
+
+    def counting(ntext: str, pid: int, *args: object) -> object:
+        walked.append(pid)
+        return real(ntext, pid, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(candidates, "confirm_truncated", counting)
+    line = f"ERROR {head} sst-17 {'x' * 60} part 60 of the manifes"  # cut short
+    report = m.match(line)
+    assert 0 < len(walked) <= candidates.MAX_HEADS_PER_LINE
+    found = [x.key for x in report.matches] + [x.key for x in report.suggestions]
+    assert found[:1] == ["k-60"], found[:3]
