@@ -22,6 +22,8 @@ from kb.models import ErrorRecord, current_revision
 
 # Past this many records changed since the last full build, rebuild (from the cache).
 DELTA_LIMIT = 5000
+# Records kept loaded for showing results (per process); past it, start afresh.
+SHOWN_LIMIT = 4096
 
 
 @dataclass(slots=True)
@@ -128,12 +130,34 @@ class MatcherHolder:
         self._active_count = -1
         self._checked_at = 0.0
         self._delta_size = 0
+        # Matched records as results show them, for the revision the matcher reflects.
+        self._shown: dict[str, ErrorRecord] = {}
+        self._shown_revision = -1
 
     def reset(self) -> None:
         with self._lock:
             self._matcher = None
             self._revision = self._base_revision = -1
             self._checked_at = 0.0
+            self._shown = {}
+
+    def records(self, keys: list[str]) -> dict[str, ErrorRecord]:
+        """The records ``keys`` name, loaded once per revision of the matcher.
+
+        Results then show records as of the revision that matched them (what a record
+        looks like catches up with its pattern, within ``KB_MATCHER_REFRESH_SECONDS``);
+        a paste naming records already shown costs no query.
+        """
+        shown, revision = self._shown, self._revision
+        if revision != self._shown_revision:
+            shown = self._shown = {}
+            self._shown_revision = revision
+        missing = [k for k in keys if k not in shown]
+        if missing:
+            if len(shown) + len(missing) > SHOWN_LIMIT:
+                shown = self._shown = {}
+            shown.update(ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(missing))
+        return {k: shown[k] for k in keys if k in shown}
 
     def get(self) -> Matcher:
         now = time.monotonic()
@@ -231,7 +255,7 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
         keys.update(m.same_message)
     keys.update(s.key for s in report.suggestions)
     keys.update(g.key for g in report.groups)
-    records = ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(list(keys))
+    records = holder.records(list(keys))
     matches = [
         MatchView(
             record=records[m.key],

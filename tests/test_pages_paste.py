@@ -16,7 +16,7 @@ from django.test import Client
 
 from kb.matcher import MatchReport, PasteTooLarge
 from kb.matching import GroupView, MatchResult, MatchView, SuggestionView
-from kb.models import ErrorRecord
+from kb.models import ErrorRecord, next_revision
 from tests.factories import SEED, import_lines, make_line, make_record
 from tests.hostile import assert_inert, hostile_overrides
 
@@ -356,6 +356,7 @@ def test_a_paste_costs_the_same_queries_however_many_records_it_matches(
     )
     counts = []
     for text in (LINE, many, LINE, many):  # twice each: the first may build the matcher
+        next_revision()  # records are loaded afresh for a new revision: count that
         with CaptureQueriesContext(connection) as queries:
             response = client.post("/match/", {"text": text}, headers=HX)
         assert response.status_code == 200
@@ -364,6 +365,33 @@ def test_a_paste_costs_the_same_queries_however_many_records_it_matches(
     assert html.count('class="card match-card"') == 4
     assert "Restart shard charlie" in html
     assert counts[2] == counts[3], counts
+
+
+def test_records_shown_are_loaded_once_per_revision_and_an_edit_shows(
+    client: Client, seed: ErrorRecord
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.services import save_curated
+
+    def record_reads(queries: CaptureQueriesContext) -> int:
+        return sum(
+            'FROM "kb_errorrecord"' in q["sql"] and '"id" IN (' in q["sql"]
+            for q in queries.captured_queries
+        )
+
+    reads = []
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            html = client.post("/match/", {"text": LINE}, headers=HX).content.decode()
+        reads.append(record_reads(queries))
+    assert "Verify the progress table contains one row per vnode" in html
+    assert reads == [1, 0]  # the matched record was read once
+    seed.solutions = ["Recreate the backfill state table"]
+    save_curated(seed, changed_attrs=["solutions"])
+    html = client.post("/match/", {"text": LINE}, headers=HX).content.decode()
+    assert "Recreate the backfill state table" in html
 
 
 def test_body_just_under_the_limit_is_matched_and_just_over_is_a_quick_413(
