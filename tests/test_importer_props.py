@@ -1,39 +1,32 @@
 """Property tests of the importer: whatever bytes come in, the only outcome of a bad line
 is a reported error (never an exception), and a good line is never lost or altered.
 
-Profiles: the suite runs ~100 examples per property; ``HYPOTHESIS_PROFILE=fuzz`` (``make
-fuzz``) runs 100,000.
+Examples: 100 per property in the suite; under ``HYPOTHESIS_PROFILE=fuzz`` (``make fuzz``)
+the importer's share of the 10^5-example budget (``tests/fuzz_budget.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from kb.exporter import export_lines
 from kb.importer import ImportReport, import_jsonl
 from kb.models import ErrorRecord
+from tests import fuzz_budget
 from tests.factories import make_line
 
 pytestmark = pytest.mark.django_db
 
-settings.register_profile(
-    "importer-default",
-    max_examples=100,
-    deadline=None,
+PROPS = fuzz_budget.prop(
+    "importer",
+    default=100,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-settings.register_profile(
-    "importer-fuzz", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck)
-)
-PROPS = settings.get_profile(
-    "importer-fuzz" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else "importer-default"
 )
 
 GOOD = json.dumps(make_line()).encode()

@@ -75,10 +75,12 @@ def _groups(
             (first,) = by_line.values()
             fl = ll = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
         else:
-            first = min(by_line.values(), key=lambda h: h.number)
-            last = max(by_line.values(), key=lambda h: h.number)
-            fl = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
-            ll = norm.line_of(norm.to_original(last.cstart, last.cstart)[0])
+            # extremes of the *original* offsets: a variant line (joined, decoded) comes
+            # after its source lines in the normalised text but maps back to them, so the
+            # first and last normalised lines need not be the first and last original ones
+            offs = [norm.to_original(h.cstart, h.cstart)[0] for h in by_line.values()]
+            fl = norm.line_of(min(offs))
+            ll = norm.line_of(max(offs))
         out.append(Group(keys[pid][0], len(by_line), fl, ll, pid in sure))
     out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
     return out

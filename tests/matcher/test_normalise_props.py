@@ -1,7 +1,8 @@
 """Property tests: the normaliser never raises and its offsets always make sense.
 
-Profiles: the default runs ~200 examples per property; ``HYPOTHESIS_PROFILE=long`` runs
-5,000 and ``HYPOTHESIS_PROFILE=fuzz`` 100,000 (long: for a nightly or pre-release run).
+Examples: 200 per property in the suite; ``HYPOTHESIS_PROFILE=long`` runs 5,000 each (a
+pre-release run); ``HYPOTHESIS_PROFILE=fuzz`` (``make fuzz``) the normaliser's share of
+the 10^5-example budget (``tests/fuzz_budget.py``).
 """
 
 from __future__ import annotations
@@ -10,27 +11,18 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from kb.matcher.normalise import normalise, prefix_info, strip_prefix
+from tests import fuzz_budget
 
-settings.register_profile(
-    "normalise-default",
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
+_LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
+PROPS = fuzz_budget.prop(
+    "normaliser",
+    default=5_000 if _LONG else 200,
+    suppress_health_check=list(HealthCheck) if _LONG else [HealthCheck.too_slow],
 )
-settings.register_profile(
-    "fuzz", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck)
-)
-settings.register_profile(
-    "normalise-long", max_examples=5_000, deadline=None, suppress_health_check=list(HealthCheck)
-)
-_PROFILE = {"fuzz": "fuzz", "long": "normalise-long"}.get(
-    os.environ.get("HYPOTHESIS_PROFILE", ""), "normalise-default"
-)
-PROPS = settings.get_profile(_PROFILE)
 
 # Fragments that exercise every pass, glued together in random orders.
 FRAGMENTS = [
