@@ -9,12 +9,12 @@ row, one history row per created or changed record (``+``/``~``, reason
 the search index is kept for the batch with set-based statements, not a trigger per row
 (``kb.search_index.search_index_deferred``).
 
-On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` statements of up
-to ``MAX_ROWS_PER_INSERT`` rows: ``executemany`` runs one statement per row, and each
-statement on ``kb_errorrecord`` (which has triggers) opens a statement savepoint on every
-virtual table of the transaction (the search index); SQLite's work for the same rows drops
-by a third (callgrind). Same rows, same order, so the same row ids. On PostgreSQL
-``executemany`` (psycopg batches it).
+On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` statements of
+``MAX_ROWS_PER_INSERT`` rows (the remainder row by row): ``executemany`` runs one statement
+per row, and each statement on ``kb_errorrecord`` (which has triggers) opens a statement
+savepoint on every virtual table of the transaction (the search index); SQLite's work for
+the same rows drops by a third (callgrind). Same rows, same order, so the same row ids. On
+PostgreSQL ``executemany`` (psycopg batches it).
 """
 
 from __future__ import annotations
@@ -110,13 +110,19 @@ class _Table:
         # an import's instructions (callgrind), and under DEBUG its ``execute`` re-reads
         # every parameter quoted by SQLite just to log the statement. So these statements
         # are not in ``connection.queries``.
+        # Only two statements per table, so the driver's statement cache never holds a
+        # compiled statement per batch remainder: full chunks of ``per`` rows, then the
+        # remaining rows (fewer than ``per``) one statement each.
+        full = len(rows) - len(rows) % per
         with connection.wrap_database_errors:
             raw = connection.connection.cursor()
             try:
-                for start in range(0, len(rows), per):
-                    chunk = rows[start : start + per]
-                    sql = self.insert_sql(len(chunk), "?")
-                    raw.execute(sql, list(chain.from_iterable(chunk)))
+                if full:
+                    sql = self.insert_sql(per, "?")
+                    for start in range(0, full, per):
+                        raw.execute(sql, list(chain.from_iterable(rows[start : start + per])))
+                if full < len(rows):
+                    raw.executemany(self.insert_sql(1, "?"), rows[full:])
             finally:
                 raw.close()
 
