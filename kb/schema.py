@@ -192,6 +192,8 @@ def _datetime_checker(
             return parse_datetime(value)
         except ValueError:
             raise FieldError(key, f"is not an ISO 8601 timestamp: {value[:40]!r}") from None
+        except OverflowError:  # e.g. year 1 at UTC+1: before the first instant in UTC
+            raise FieldError(key, f"is out of range in UTC: {value[:40]!r}") from None
 
     return check
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,28 @@ MALFORMED = {
         ),
         "analyzedAt",
         "ISO 8601",
+    ),
+    # valid ISO 8601, but year 1 at UTC+1 is before datetime.min once made UTC
+    "timestamp before the first representable instant": (
+        _with_record(
+            lambda t: re.sub(
+                r'"contentChangedAt": "[^"]*"',
+                '"contentChangedAt": "0001-01-01T00:00:00+01:00"',
+                t,
+                count=1,
+            )
+        ),
+        "contentChangedAt",
+        "out of range",
+    ),
+    "timestamp after the last representable instant": (
+        _with_record(
+            lambda t: re.sub(
+                r'"analyzedAt": "[^"]*"', '"analyzedAt": "9999-12-31T23:59:59-01:00"', t, count=1
+            )
+        ),
+        "analyzedAt",
+        "out of range",
     ),
 }
 
