@@ -97,7 +97,13 @@ print(json.dumps(out))
 
 
 def child(db: Path, mode: str, path: Path) -> dict:
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
+    # Production settings: with DEBUG on, Django would also record every query it runs.
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{db}",
+        "DEBUG": "0",
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-import-" + "x" * 40),
+    }
     result = subprocess.run(
         [sys.executable, "-c", CHILD, mode, str(path)],
         cwd=REPO,
