@@ -12,12 +12,15 @@ can tell cheaply whether its compiled matcher is stale and fetch only what chang
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Self
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Count, F, Q
 from django.urls import reverse
+from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 
@@ -296,6 +299,9 @@ class ImportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last sign of life from the task running it."
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -314,3 +320,16 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in {self.State.DONE, self.State.FAILED}
+
+    @property
+    def last_sign_of_life(self) -> datetime | None:
+        return self.heartbeat_at or self.started_at
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but silent for ``KB_IMPORT_STALL_SECONDS``: the process running it has
+        most likely stopped (a restart, a crash). The batches it committed are kept."""
+        last = self.last_sign_of_life
+        if self.state != self.State.RUNNING or last is None:
+            return False
+        return (timezone.now() - last).total_seconds() > settings.KB_IMPORT_STALL_SECONDS

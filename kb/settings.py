@@ -242,6 +242,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # Whole multipart bodies (admin JSONL upload) may be up to this size.
 KB_MAX_UPLOAD_BYTES = env_int("KB_MAX_UPLOAD_BYTES", KB_MAX_LOG_BYTES + 1024 * 1024)
+# An import job that shows no sign of life for this long is shown as stalled (its worker
+# most likely stopped; the batches it committed are kept, re-uploading finishes it).
+KB_IMPORT_STALL_SECONDS = env_int("KB_IMPORT_STALL_SECONDS", 300)
 # Requests per minute per client on the matching endpoints (0 disables). Counted in the
 # default cache (the database), so the limit holds across gunicorn workers and hosts.
 KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)

@@ -24,16 +24,19 @@ logger = logging.getLogger(__name__)
 
 def execute_import(job: ImportJob) -> ImportJob:
     """Run the importer over the job's file, recording progress and the report."""
+    now = timezone.now()
     ImportJob.objects.filter(pk=job.pk).update(
-        state=ImportJob.State.RUNNING, started_at=timezone.now()
+        state=ImportJob.State.RUNNING, started_at=now, heartbeat_at=now
     )
     try:
         with job.file.open("rb") as fh:
             gz = job.source.lower().endswith(".gz")
             stream = gzip.GzipFile(fileobj=fh) if gz else fh
 
-            def progress(lines: int) -> None:
-                ImportJob.objects.filter(pk=job.pk).update(lines_done=lines, bytes_done=fh.tell())
+            def progress(lines: int) -> None:  # after every batch: progress and heartbeat
+                ImportJob.objects.filter(pk=job.pk).update(
+                    lines_done=lines, bytes_done=fh.tell(), heartbeat_at=timezone.now()
+                )
 
             report = import_jsonl(
                 read_lines(stream),

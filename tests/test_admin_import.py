@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -121,6 +122,40 @@ def test_a_running_job_page_polls_its_progress(curator_client: Client) -> None:
     assert "HX-Request" in fragment["Vary"]
     plain = curator_client.get(progress_url)
     assert plain.status_code == 302
+
+
+def test_a_job_whose_worker_went_silent_is_shown_stalled_and_not_polled(
+    curator_client: Client, settings: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    silent = timezone.now() - timedelta(seconds=settings.KB_IMPORT_STALL_SECONDS + 60)
+    job = ImportJob.objects.create(
+        source="big.jsonl", state=ImportJob.State.RUNNING, size=1000, bytes_done=250,
+        started_at=silent, heartbeat_at=silent,
+    )  # fmt: skip
+    text = curator_client.get(reverse("admin:kb_importjob_change", args=[job.pk])).content
+    assert b"Stalled" in text
+    assert b"Upload the same file again to finish" in text
+    assert b"hx-trigger" not in text  # nothing left to poll
+    listing = curator_client.get(reverse("admin:kb_importjob_changelist")).content
+    assert b"Stalled" in listing
+    ImportJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now())  # alive again
+    text = curator_client.get(reverse("admin:kb_importjob_change", args=[job.pk])).content
+    assert b"Stalled" not in text
+    assert b"hx-trigger" in text
+
+
+def test_the_task_beats_while_it_imports() -> None:
+    job = ImportJob.objects.create(source="t.jsonl")
+    job.file.save("t.jsonl", ContentFile(jsonl(make_line(), make_line())), save=True)
+    job = execute_import(job)
+    assert job.state == ImportJob.State.DONE
+    assert job.heartbeat_at is not None
+    assert job.started_at <= job.heartbeat_at <= job.finished_at
+    assert not job.stalled
 
 
 def test_a_failing_import_marks_the_job_failed() -> None:

@@ -28,18 +28,22 @@ from kb.tasks import enqueue_import
 class ImportJobAdmin(admin.ModelAdmin):
     change_form_template = "admin/kb/importjob/change_form.html"
     change_list_template = "admin/kb/importjob/change_list.html"
-    list_display = ["source", "state", "progress", "summary", "created_by", "created_at"]
+    list_display = ["source", "status", "progress", "summary", "created_by", "created_at"]
     list_filter = ["state", "dry_run"]
     list_select_related = ["created_by"]
     search_fields = ["source"]
     fields = [
-        "source", "state", "progress", "summary", "dry_run", "atomic", "size", "error",
-        "created_by", "created_at", "started_at", "finished_at", "task_id",
+        "source", "status", "progress", "summary", "dry_run", "atomic", "size", "error",
+        "created_by", "created_at", "started_at", "heartbeat_at", "finished_at", "task_id",
     ]  # fmt: skip
     readonly_fields = fields
 
     class Media:
         css = {"all": ["kb/admin/curation.css"]}
+
+    @admin.display(description="state", ordering="state")
+    def status(self, obj: ImportJob) -> str:
+        return "Stalled" if obj.stalled else obj.get_state_display()
 
     @admin.display(description="progress")
     def progress(self, obj: ImportJob) -> str:
