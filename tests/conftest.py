@@ -31,10 +31,7 @@ def _empty_cache() -> None:
     after each flush: start every test with an empty cache."""
     from django.core.cache import caches
 
-    from kb.views.records import _neighbour_ids
-
-    _neighbour_ids.cache_clear()  # keyed by revision too, in this process's memory
-    caches["fragments"].clear()  # rendered browse fragments, idem
+    caches["fragments"].clear()  # rendered page bodies: keyed by revision too, per process
     # Tests without database access (pure matcher tests) have nothing cached.
     with contextlib.suppress(Exception):
         caches["default"].clear()

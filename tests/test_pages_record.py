@@ -165,11 +165,11 @@ def test_record_with_a_refused_pattern_says_it_is_not_matched(
     assert "pattern &lt;too&gt; generic" in html
 
 
-def test_neighbours_are_worked_out_once_and_follow_every_change(
-    client: Client, seed: ErrorRecord, django_assert_max_num_queries
+def test_the_page_is_rendered_once_per_revision_and_follows_every_change(
+    client: Client, seed: ErrorRecord
 ) -> None:
-    """Neighbour ids are remembered per record and data revision: a second view skips
-    their queries, and a change anywhere (here: retiring the neighbour) shows at once."""
+    """The page body is cached per record and data revision: a second view skips the
+    neighbour queries, and a change anywhere (here: retiring the neighbour) shows at once."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

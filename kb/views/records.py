@@ -12,7 +12,6 @@ for everyone else so that their existence does not leak.
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,8 +73,8 @@ def visible_records(user: Any) -> QuerySet[ErrorRecord]:
     return qs.exclude(status=Status.DRAFT)
 
 
-def _sharing_tags(pk: str, tags: list[str]) -> list[str]:
-    """Ids of records sharing the most tags with record ``pk``, found through its rarest tags.
+def _sharing_tags(record: ErrorRecord, tags: list[str]) -> list[str]:
+    """Ids of records sharing the most tags with ``record``, found through its rarest tags.
 
     A plain GROUP BY over every record carrying any of the tags costs hundreds of
     milliseconds when one tag is on thousands of records; starting from the rarest tags
@@ -94,7 +93,7 @@ def _sharing_tags(pk: str, tags: list[str]) -> list[str]:
     rare = [tag_id for tag_id, n in sorted(counts, key=lambda row: row[1]) if n > 1][:3]
     candidates = list(
         RecordTag.objects.filter(tag_id__in=rare)
-        .exclude(record_id=pk)
+        .exclude(record_id=record.pk)
         .order_by()
         .values_list("record_id", flat=True)[:CANDIDATES]
     )
@@ -109,59 +108,37 @@ def _sharing_tags(pk: str, tags: list[str]) -> list[str]:
 def neighbours(record: ErrorRecord) -> dict[str, list[ErrorRecord]]:
     """Records a reader may also want: same file, same error class, most shared tags.
 
-    Which records those are is worked out once per record and data revision
-    (`_neighbour_ids`, up to six queries); a page view then costs one query for their rows.
-    """
-    ids = _neighbour_ids(
-        record.pk,
-        current_revision(),
-        record.repo,
-        record.file_path,
-        record.error_class or "",
-        tuple(str(t) for t in (record.tags or [])[:10]),
-    )
-    wanted = [pk for group in ids.values() for pk in group]
-    if not wanted:
-        return {}
-    rows = ErrorRecord.objects.only(*LIST_FIELDS).order_by().in_bulk(wanted)
-    out = {kind: [rows[pk] for pk in group if pk in rows] for kind, group in ids.items()}
-    return {kind: group for kind, group in out.items() if group}
-
-
-# Every change to any record takes a new revision (``kb.models.next_revision``), so an
-# entry is never stale: a change makes the next view miss and the old entries age out.
-@lru_cache(maxsize=4096)
-def _neighbour_ids(
-    pk: str, revision: int, repo: str, file_path: str, error_class: str, tags: tuple[str, ...]
-) -> dict[str, tuple[str, ...]]:
-    """Ids of published neighbours by kind (see ``neighbours``).
-
     Status is checked in Python, not SQL: filtering on it makes SQLite pick the status
     index and scan every published record instead of using the repository index.
     """
-    everyone = ErrorRecord.objects.exclude(pk=pk).only("id", "status")
-    out: dict[str, tuple[str, ...]] = {}
+    everyone = ErrorRecord.objects.exclude(pk=record.pk).only(*LIST_FIELDS)
+    out: dict[str, list[ErrorRecord]] = {}
     seen: set[str] = set()
 
-    def keep(rows: Any) -> tuple[str, ...]:
-        picked = [r.pk for r in rows if r.pk not in seen and r.status == Status.PUBLISHED]
+    def keep(rows: Any) -> list[ErrorRecord]:
+        picked = [r for r in rows if r.pk not in seen and r.status == Status.PUBLISHED]
         picked = picked[:NEIGHBOURS]
-        seen.update(picked)
-        return tuple(picked)
+        seen.update(r.pk for r in picked)
+        return picked
 
     out["same_file"] = keep(
-        everyone.filter(repo=repo, file_path=file_path).order_by("line_number")[: NEIGHBOURS * 3]
+        everyone.filter(repo=record.repo, file_path=record.file_path).order_by("line_number")[
+            : NEIGHBOURS * 3
+        ]
     )
-    if error_class:
+    if record.error_class:
         out["same_class"] = keep(
-            everyone.filter(repo=repo, error_class=error_class).order_by("slug")[: NEIGHBOURS * 3]
+            everyone.filter(repo=record.repo, error_class=record.error_class).order_by("slug")[
+                : NEIGHBOURS * 3
+            ]
         )
+    tags = [str(t) for t in (record.tags or [])][:10]
     if tags:
-        ids = _sharing_tags(pk, list(tags))
-        rank = {tag_pk: i for i, tag_pk in enumerate(ids)}
+        ids = _sharing_tags(record, tags)
+        rank = {pk: i for i, pk in enumerate(ids)}
         rows = sorted(everyone.filter(pk__in=ids).order_by(), key=lambda r: rank[r.pk])
         out["shared_tags"] = keep(rows)
-    return {kind: group for kind, group in out.items() if group}
+    return {k: v for k, v in out.items() if v}
 
 
 def code_examples(record: ErrorRecord) -> list[dict[str, Any]]:
