@@ -283,6 +283,8 @@ def test_rendered_lists_are_reused_until_a_change_takes_a_new_revision(client: C
     """List fragments are cached per data revision and query: a repeat view renders
     nothing new, and retiring a record (a new revision) shows at once on both lists."""
     from django.core.cache import caches
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
     ids = add(3, tags=["gadgets"])
     store = caches["fragments"]._cache  # type: ignore[attr-defined]
@@ -291,9 +293,11 @@ def test_rendered_lists_are_reused_until_a_change_takes_a_new_revision(client: C
     assert "Widget number 000" in first.decode()
     assert "gadgets <span" in client.get("/tags/").content.decode()
     assert len(store) == 2
-    assert client.get("/records/", headers=hx).content == first
-    client.get("/tags/")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/records/", headers=hx).content == first
+        client.get("/tags/")
     assert len(store) == 2  # the same two fragments served again
+    assert len(queries.captured_queries) == 2  # each page: its revision, nothing else
     set_status(list(ErrorRecord.objects.filter(pk__in=ids)), "retired")
     assert "Widget number 000" not in client.get("/records/").content.decode()
     assert "gadgets <span" not in client.get("/tags/").content.decode()

@@ -20,6 +20,7 @@ from django.core.paginator import Page
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, get_script_prefix, reverse
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
@@ -27,6 +28,7 @@ from django_htmx.middleware import HtmxDetails
 
 from kb.browsing import (
     TAG_PAGE_SIZE,
+    RecordListing,
     clean_params,
     get_tag,
     paginate,
@@ -34,9 +36,11 @@ from kb.browsing import (
     tag_counts,
     tag_page,
 )
-from kb.filters import FACETS
+from kb.filters import FACETS, RecordFilter
 from kb.models import ErrorRecord, current_revision
 
+# The parameters a record list is a function of (the filterset's, incl. q and tag).
+RECORD_PARAMS = tuple(RecordFilter.base_filters)
 LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
 
 
@@ -81,9 +85,16 @@ def fragment_key(params: dict[str, str], page: int) -> str:
 
     The fragments hold no per-user content (only published records are listed, and the
     forms are GETs without a CSRF token), so one rendering serves everyone until the next
-    change takes a new revision.
+    change takes a new revision. The views hand the template their costly values lazily
+    (``SimpleLazyObject``): a cached fragment computes none of them.
     """
     return f"{current_revision()}|{urlencode(sorted(params.items()))}|{page}"
+
+
+def asked_page(request: HttpRequest) -> int:
+    """The page number asked for (1 for junk); the paginator clamps it to the last page."""
+    raw = request.GET.get("page", "")
+    return int(raw) if raw.isdigit() and 0 < int(raw) < 10**6 else 1
 
 
 def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
@@ -156,23 +167,30 @@ def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
 def tag_list(request: HtmxHttpRequest) -> HttpResponse:
     params = clean_params(request.GET, ("q", "sort"))
     order = "name" if params.get("sort") == "name" else "count"
-    tags = tag_counts(query=params.get("q", ""), order=order)
-    page = paginate(tags, request.GET.get("page"), TAG_PAGE_SIZE)
+    number = asked_page(request)
     path = reverse("tag_list")
+
+    def results() -> dict[str, Any]:
+        tags = tag_counts(query=params.get("q", ""), order=order)
+        page = paginate(tags, number, TAG_PAGE_SIZE)
+        return {
+            "page": page,
+            "tags": [(t.name, t.count, tag_link(t.name)) for t in page.object_list],
+            "total": len(tags),
+            "pager": pagination(page, path, params),
+        }
+
     context = {
-        "page": page,
-        "tags": [(t.name, t.count, tag_link(t.name)) for t in page.object_list],
+        "results": SimpleLazyObject(results),
         "params": params,
         "order": order,
-        "total": len(tags),
-        "pager": pagination(page, path, params),
         "by_count_url": _url(path, {k: v for k, v in params.items() if k != "sort"}),
         "by_name_url": _url(path, {**params, "sort": "name"}),
         "target": "tag-results",
-        "fragment_key": fragment_key(params, page.number),
+        "fragment_key": fragment_key(params, number),
     }
     response = render(request, _template(request, "kb/browse/tag_list.html", "results"), context)
-    return _push_clean_url(request, response, path, params, page.number)
+    return _push_clean_url(request, response, path, params, number)
 
 
 @require_safe
@@ -197,23 +215,29 @@ def tag_detail(request: HtmxHttpRequest, tag: str) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request", "HX-History-Restore-Request")
 def record_list(request: HtmxHttpRequest) -> HttpResponse:
-    listing = record_listing(request.GET)
-    decorate_rows(listing.page.object_list)
+    params = clean_params(request.GET, RECORD_PARAMS)
+    number = asked_page(request)
     path = reverse("record_list")
-    params = listing.params
+
+    def listing() -> RecordListing:
+        found = record_listing(request.GET)
+        decorate_rows(found.page.object_list)
+        return found
+
+    lazy = SimpleLazyObject(listing)
     context = {
-        "listing": listing,
-        "page": listing.page,
+        "listing": lazy,
+        "page": SimpleLazyObject(lambda: lazy.page),
         "params": params,
-        "facets": listing.facets,
-        "pager": pagination(listing.page, path, params),
+        "facets": SimpleLazyObject(lambda: lazy.facets),
+        "pager": SimpleLazyObject(lambda: pagination(lazy.page, path, params)),
         "clear_url": path,
         "active": [
             (LABELS.get(key, key), value, _url(path, {k: v for k, v in params.items() if k != key}))
             for key, value in params.items()
         ],
         "target": "browse",
-        "fragment_key": fragment_key(params, listing.page.number),
+        "fragment_key": fragment_key(params, number),
     }
     response = render(request, _template(request, "kb/browse/record_list.html", "browse"), context)
-    return _push_clean_url(request, response, path, params, listing.page.number)
+    return _push_clean_url(request, response, path, params, number)
