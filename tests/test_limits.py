@@ -1,4 +1,4 @@
-"""RELIABILITY #10: request size limits answer 413 with a friendly message, fast, never 500.
+"""RELIABILITY #10: request size limits answer 413 with a friendly message, never 500.
 
 Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
 ``Content-Length`` before anything reads it (Django alone would raise
@@ -8,8 +8,8 @@ Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`
 
 from __future__ import annotations
 
+import io
 import json
-import time
 
 import pytest
 from django.conf import settings
@@ -33,10 +33,59 @@ def _paste(size: int) -> str:
     return (line * (size // len(line) + 1))[:size]
 
 
-def _timed_post(client: Client, path: str, data: object, **kwargs: object) -> tuple[object, float]:
-    started = time.perf_counter()
-    response = client.post(path, data, **kwargs)  # type: ignore[arg-type]
-    return response, (time.perf_counter() - started) * 1000
+class _CountingInput(io.BytesIO):
+    """A request body that counts what is read of it."""
+
+    bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        self.bytes_read += len(chunk)
+        return chunk
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        self.bytes_read += len(line)
+        return line
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/match/", "application/x-www-form-urlencoded"),
+        ("/match/", "multipart/form-data; boundary=xyz"),
+        ("/api/match", "application/json"),
+        ("/api/match", "text/plain"),
+    ],
+)
+def test_an_oversized_body_is_refused_before_a_byte_of_it_is_read(
+    path: str, content_type: str
+) -> None:
+    """The 413 comes from ``Content-Length`` alone: however large the body, answering
+    costs nothing (no timing needed: not a byte is read, and no view runs)."""
+    from django.core.handlers.wsgi import WSGIRequest
+
+    from kb.middleware import RequestLimitsMiddleware
+
+    size = (
+        settings.KB_MAX_UPLOAD_BYTES + 1
+        if content_type.startswith("multipart")
+        else (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+    )
+    body = _CountingInput(b"x" * size)
+    request = WSGIRequest({
+        "REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "127.0.0.1",
+        "CONTENT_TYPE": content_type, "CONTENT_LENGTH": str(size), "wsgi.input": body,
+        "HTTP_HX_REQUEST": "true",
+    })  # fmt: skip
+
+    def view(_request: object) -> None:
+        pytest.fail("the view ran")
+
+    response = RequestLimitsMiddleware(view)(request)  # type: ignore[arg-type]
+    assert response.status_code == 413
+    assert body.bytes_read == 0
 
 
 def test_paste_just_under_the_limit_is_matched() -> None:
@@ -64,21 +113,19 @@ FORM = "application/x-www-form-urlencoded"
 
 
 @pytest.mark.parametrize("encoding", ["urlencoded", "multipart"])
-def test_body_over_the_upload_limit_is_413_fragment_in_under_100_ms(encoding: str) -> None:
+def test_body_over_the_upload_limit_is_a_413_fragment(encoding: str) -> None:
     text = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
     client = Client()
     kwargs: dict[str, object] = {"headers": HX}
     data: object = {"text": text}
     if encoding == "urlencoded":
         data, kwargs["content_type"] = _form(text), FORM
-    client.post("/match/", {"text": "warm-up"}, headers=HX)
-    response, elapsed = _timed_post(client, "/match/", data, **kwargs)
+    response = client.post("/match/", data, **kwargs)  # type: ignore[arg-type]
     assert response.status_code == 413
     html = response.content.decode()
     assert 'role="alert"' in html
     assert "<html" not in html
     assert "Traceback" not in html
-    assert elapsed < 100, elapsed
 
 
 def test_body_over_the_upload_limit_without_javascript_is_a_friendly_page() -> None:
@@ -90,17 +137,14 @@ def test_body_over_the_upload_limit_without_javascript_is_a_friendly_page() -> N
     assert 'href="/"' in html
 
 
-def test_api_body_over_the_limit_is_json_413_in_under_100_ms() -> None:
+def test_api_body_over_the_limit_is_json_413() -> None:
     body = {"text": _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)}
-    response, elapsed = _timed_post(
-        Client(), "/api/match", json.dumps(body), content_type="application/json"
-    )
+    response = Client().post("/api/match", json.dumps(body), content_type="application/json")
     assert response.status_code == 413
     assert response["Content-Type"].startswith("application/json")
     payload = response.json()  # type: ignore[attr-defined]
     assert payload["status"] == 413
     assert payload["max_bytes"] == settings.KB_MAX_PASTE_BYTES
-    assert elapsed < 100, elapsed
 
 
 def test_api_text_plain_over_the_limit_is_json_413() -> None:

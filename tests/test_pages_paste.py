@@ -394,23 +394,17 @@ def test_records_shown_are_loaded_once_per_revision_and_an_edit_shows(
     assert "Recreate the backfill state table" in html
 
 
-def test_body_just_under_the_limit_is_matched_and_just_over_is_a_quick_413(
+def test_body_just_under_the_limit_is_matched_and_just_over_is_a_413(
     client: Client, settings: Any, fake_matcher: Any
 ) -> None:
-    import time
-
+    """(That the 413 reads none of the body: ``tests/test_limits.py``.)"""
     fake_matcher.answer = lambda text: result_for(text, [])
     under = "y" * (settings.KB_MAX_PASTE_BYTES - 10)
     assert client.post("/match/", {"text": under}, headers=HX).status_code == 200
     over = "y" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
     for headers in (HX, {}):
-        timings = []
-        for _ in range(3):  # best of three: a busy CI machine is not the server's fault
-            started = time.perf_counter()
-            response = client.post("/match/", {"text": over}, headers=headers)
-            timings.append(time.perf_counter() - started)
+        response = client.post("/match/", {"text": over}, headers=headers)
         assert response.status_code == 413
-        assert min(timings) < 0.1
         body = response.content.decode()
         assert "too large" in body.lower() or "more than we can match" in body
         assert "Traceback" not in body
