@@ -206,23 +206,36 @@ def published_records() -> QuerySet[ErrorRecord]:
     return ErrorRecord.objects.published()
 
 
+# The parameters a record list is a function of (the filterset's, with q and tag).
+RECORD_PARAMS = tuple(RecordFilter.base_filters)
+
+
 def record_listing(
-    data: Mapping[str, Any], *, page_size: int = PAGE_SIZE, with_facets: bool = True
+    data: Mapping[str, Any],
+    *,
+    page_size: int = PAGE_SIZE,
+    with_facets: bool = True,
+    page_number: Any = None,
 ) -> RecordListing:
-    """Filter, search and paginate published records as ``data`` (GET parameters) asks."""
+    """Filter, search and paginate published records as ``data`` (GET parameters) asks.
+
+    ``page_number`` overrides ``data["page"]`` (a caller that keys a cache on the page
+    must render the page it keyed: ``paginate`` turns ``0`` into the last page).
+    """
     base = published_records()
     filterset = RecordFilter(data, queryset=base)
-    params = clean_params(data, tuple(filterset.filters))
+    params = clean_params(data, RECORD_PARAMS)
+    number = data.get("page") if page_number is None else page_number
     if params.get("q"):
         # A ranked search: one pass for the ordered ids (the count is their number)
         # instead of a count pass and a page pass over the full-text index.
         ids = list(filterset.qs.values_list("pk", flat=True)[:SEARCH_LIMIT])
-        page = _load_rows(paginate(ids, data.get("page"), page_size))
+        page = _load_rows(paginate(ids, number, page_size))
     else:
-        page = paginate_records(filterset.qs, data.get("page"), page_size)
+        page = paginate_records(filterset.qs, number, page_size)
     facets: list[Facet] = []
     if with_facets:
-        narrowing = clean_params(narrowing_params(params), tuple(filterset.filters))
+        narrowing = clean_params(narrowing_params(params), RECORD_PARAMS)
         combos = _cached("facets", narrowing, lambda: facet_combos(narrowing, base))
         facets = facets_from_combos(combos, params)
     return RecordListing(page=page, filterset=filterset, params=params, facets=facets)

@@ -301,3 +301,17 @@ def test_rendered_lists_are_reused_until_a_change_takes_a_new_revision(client: C
     set_status(list(ErrorRecord.objects.filter(pk__in=ids)), "retired")
     assert "Widget number 000" not in client.get("/records/").content.decode()
     assert "gadgets <span" not in client.get("/tags/").content.decode()
+
+
+def test_a_junk_page_number_cannot_put_another_page_under_the_first_pages_key(
+    client: Client,
+) -> None:
+    """``?page=0`` is page 1 for the cache key, so it must render page 1 too (Django's
+    ``get_page`` would give the last page for it): never the last page under page 1's key."""
+    add(60)  # three pages of 25; list order is slug, so page 1 starts at widget-000
+    hx = {"HX-Request": "true"}
+    for junk in ("0", "-3", "abc", "99999999"):
+        assert (
+            "Widget number 000" in client.get(f"/records/?page={junk}", headers=hx).content.decode()
+        )
+        assert "Widget number 000" in client.get("/records/", headers=hx).content.decode()

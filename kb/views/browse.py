@@ -27,6 +27,7 @@ from django_htmx.http import push_url
 from django_htmx.middleware import HtmxDetails
 
 from kb.browsing import (
+    RECORD_PARAMS,
     TAG_PAGE_SIZE,
     RecordListing,
     clean_params,
@@ -36,11 +37,9 @@ from kb.browsing import (
     tag_counts,
     tag_page,
 )
-from kb.filters import FACETS, RecordFilter
+from kb.filters import FACETS
 from kb.models import ErrorRecord, current_revision
 
-# The parameters a record list is a function of (the filterset's, incl. q and tag).
-RECORD_PARAMS = tuple(RecordFilter.base_filters)
 LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
 
 
@@ -220,7 +219,7 @@ def record_list(request: HtmxHttpRequest) -> HttpResponse:
     path = reverse("record_list")
 
     def listing() -> RecordListing:
-        found = record_listing(request.GET)
+        found = record_listing(request.GET, page_number=number)
         decorate_rows(found.page.object_list)
         return found
 
