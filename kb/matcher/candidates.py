@@ -81,11 +81,16 @@ def confirm_hits(
     for pid, by_line in heads.items():
         if pid in done or time.perf_counter() > deadline:
             continue
+        lines = [
+            line
+            for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]
+            if (pid, line.number) in tried
+        ]
+        if not lines:
+            continue  # crowded out on every line: not worth its analysis either
         a = analysis(pid)
         best: Candidate | None = None
-        for line in list(by_line.values())[:CONFIRM_LINES_PER_PATTERN]:
-            if (pid, line.number) not in tried:
-                continue
+        for line in lines:
             c = confirm_truncated(ntext, pid, a, line.cstart, line.cend)
             if c is not None and (best is None or c.score > best.score):
                 best = c

@@ -206,11 +206,12 @@ def _walk(fine: list[Piece], first: int, text: str, low: str, i: int, n: int) ->
                     exact += sum(1 for a, b in zip(word, text[j:], strict=False) if a == b)
                     return Loose(start, n, exact, caps, tail, False, True)
                 return Loose(start, cur, exact, caps, tail, False, j >= n)
-        exact += (
-            len(piece)
-            - len(word)
-            + sum(1 for a, b in zip(word, text[j : j + len(word)], strict=False) if a == b)
-        )
+        seen = text[j : j + len(word)]
+        if seen == word:  # the usual case: no per-character count
+            same = len(word)
+        else:
+            same = sum(1 for a, b in zip(word, seen, strict=False) if a == b)
+        exact += len(piece) - len(word) + same
         cur = j + len(word)
     return Loose(start, cur, exact, caps, tail, True, False)
 
