@@ -60,8 +60,9 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
-def _locked_increment(key: str, timeout: int) -> int:
-    """Add one to ``key`` in the cache and return the new count, atomically across processes.
+def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
+    """Add ``by`` to ``key`` in the cache and return the new count, atomically across
+    processes.
 
     A counter need not survive a power cut, so its commit skips the fsync that curated data
     gets (``synchronous=FULL`` stays for every other transaction): on SQLite the connection
@@ -90,7 +91,7 @@ def _locked_increment(key: str, timeout: int) -> int:
                     cursor.execute("SELECT pg_advisory_xact_lock(%s)", [zlib.crc32(key.encode())])
             # On SQLite the transaction began IMMEDIATE: it holds the write lock already.
             # get + set (4 queries) rather than add + incr (up to 7).
-            count = int(cache.get(key, 0)) + 1
+            count = int(cache.get(key, 0)) + by
             cache.set(key, count, timeout)
             return count
     finally:
@@ -98,6 +99,37 @@ def _locked_increment(key: str, timeout: int) -> int:
             with connection.cursor() as cursor:
                 cursor.execute("PRAGMA synchronous=FULL")
                 cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
+
+
+# Clients this process has seen over the limit, per window: key -> the limit then in force.
+# A count only grows within its window, so a client refused once stays refused until the
+# window ends; remembering that here answers its further requests without a database write
+# (a client hammering past its budget would otherwise cost one write per refusal).
+_refused: dict[str, int] = {}
+MAX_REMEMBERED_REFUSALS = 10_000
+
+
+def forget_refusals() -> None:
+    """Drop what this process remembers of refused clients (tests that reset the counters)."""
+    _refused.clear()
+
+
+def _retry_after(window: int, now: float) -> int:
+    return max(1, int((window + 1) * RATE_WINDOW_SECONDS - now + 0.999))
+
+
+def request_weight(request: HttpRequest, limit: int) -> int:
+    """What a match request counts against the limit: one per started
+    ``KB_RATE_LIMIT_UNIT_BYTES`` of body (32 KiB: an ordinary paste counts 1, the largest
+    paste 9), at most the whole limit (so a big log upload is still served in a fresh
+    window). Matching costs CPU in proportion to the text, and so does the budget: a
+    client sending only maximum-size pastes gets about 66 a minute, not 600."""
+    unit = max(1, settings.KB_RATE_LIMIT_UNIT_BYTES)
+    try:
+        length = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        length = 0
+    return min(limit, max(1, -(-length // unit)))
 
 
 def rate_limit_hit(request: HttpRequest) -> int | None:
@@ -108,8 +140,10 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     now = time.time()
     window = int(now // RATE_WINDOW_SECONDS)
     key = f"kb:rl:match:{client_address(request)}:{window}"
+    if _refused.get(key) == limit:
+        return _retry_after(window, now)
     try:
-        count = _locked_increment(key, RATE_WINDOW_SECONDS + 5)
+        count = _locked_increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
     except DatabaseError as exc:
         # No counter (cache table missing, database busy past its timeout): let the request
         # through rather than fail it; an on-call tool must keep answering.
@@ -117,7 +151,10 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
         return None
     if count <= limit:
         return None
-    return max(1, int((window + 1) * RATE_WINDOW_SECONDS - now + 0.999))
+    if len(_refused) >= MAX_REMEMBERED_REFUSALS:
+        _refused.clear()  # bounded; old windows' entries are never consulted again
+    _refused[key] = limit
+    return _retry_after(window, now)
 
 
 def friendly_response(
@@ -203,7 +240,7 @@ class RequestLimitsMiddleware:
                     request,
                     429,
                     "Too many requests",
-                    f"You have matched a lot of pastes in the last minute. "
+                    f"You have matched a lot of text in the last minute. "
                     f"Try again in {wait} seconds.",
                     retry_after=wait,
                 )

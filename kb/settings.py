@@ -248,6 +248,8 @@ KB_IMPORT_STALL_SECONDS = env_int("KB_IMPORT_STALL_SECONDS", 300)
 # Requests per minute per client on the matching endpoints (0 disables). Counted in the
 # default cache (the database), so the limit holds across gunicorn workers and hosts.
 KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)
+# A match request counts once per started unit of body: big pastes use more of the budget.
+KB_RATE_LIMIT_UNIT_BYTES = env_int("KB_RATE_LIMIT_UNIT_BYTES", 32 * 1024)
 # How many reverse proxies in front of the app append to X-Forwarded-For; the client is the
 # address that many hops from the right. 0 (no proxy): REMOTE_ADDR is the client.
 KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)

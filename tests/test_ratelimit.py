@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from kb.middleware import RATE_WINDOW_SECONDS, client_address
 from tests.servers import Gunicorn, json_post
@@ -88,6 +90,58 @@ def test_limit_counts_per_client_and_ignores_other_pages(client: Client) -> None
     assert ok.status_code != 429
 
 
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_a_refused_client_is_refused_again_without_touching_the_database(
+    client: Client,
+) -> None:
+    """A client hammering past its budget costs no write per refusal: the process
+    remembers the refusal until the window ends."""
+    for _ in range(LIMIT + 1):
+        client.post("/api/match", {"text": "x"}, content_type="application/json")
+    with CaptureQueriesContext(connection) as queries:
+        again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert again.status_code == 429
+    assert 1 <= int(again["Retry-After"]) <= RATE_WINDOW_SECONDS
+    assert len(queries) == 0, [q["sql"] for q in queries]
+    other = Client(REMOTE_ADDR="10.0.0.9")  # only that client: others are still counted
+    assert (
+        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code != 429
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_big_pastes_use_more_of_the_budget(client: Client, settings: object) -> None:
+    """A match counts once per started KB_RATE_LIMIT_UNIT_BYTES of body: with a 1 KiB
+    unit and a limit of 5, two 2.5 KiB pastes (3 units each) are all one minute allows,
+    while five small ones pass."""
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 1024  # type: ignore[attr-defined]
+    big = {"text": "E" * 2500}
+    first = client.post("/api/match", big, content_type="application/json")
+    second = client.post("/api/match", big, content_type="application/json")
+    assert first.status_code == 200
+    assert second.status_code == 429
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    small = [
+        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code
+        for _ in range(LIMIT)
+    ]
+    assert 429 not in small
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_a_body_bigger_than_the_whole_budget_is_still_served_in_a_fresh_window(
+    client: Client, settings: object
+) -> None:
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 16  # type: ignore[attr-defined]
+    response = client.post("/api/match", {"text": "E" * 500}, content_type="application/json")
+    assert response.status_code == 200
+    again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert again.status_code == 429
+
+
 def test_client_address_trusts_only_the_configured_proxies(settings: object, rf: object) -> None:
     request = rf.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 1.2.3.4")  # type: ignore[attr-defined]
     settings.KB_TRUSTED_PROXY_COUNT = 0  # type: ignore[attr-defined]
@@ -102,8 +156,10 @@ def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
     with Gunicorn(workers=2, log_dir=tmp_path, KB_RATE_LIMIT_PER_MINUTE=str(limit)) as server:
         # Concurrent requests so that both workers serve some of them; on a busy machine
         # one worker may take them all, so try again (new window) until both did.
-        for _attempt in range(4):
+        for attempt in range(4):
             cache.clear()
+            if attempt:  # the workers remember this window's refusal: start a new one
+                time.sleep(RATE_WINDOW_SECONDS - time.time() % RATE_WINDOW_SECONDS + 0.05)
             wait_for_fresh_window(10)
             logged = len(server.worker_pids())
             with ThreadPoolExecutor(max_workers=8) as pool:
