@@ -3,7 +3,10 @@
 Each run gets a paths file (one URL path a line, used in turn) and, for ``POST``, a folder
 of ``<n>.body`` files (see ``pastes.write_bodies``) sent in turn with the paste form's
 ``multipart/form-data`` content type, the CSRF header and cookie, and ``HX-Request: true``.
-The Lua ``done`` hook writes the summary as JSON to ``$WRK_OUT``.
+A clients file gives the ``X-Forwarded-For`` address of each request in turn, as the
+reverse proxy in front of the app would append it (the server trusts one proxy hop): one
+wrk connection pool can stand for many people, or for one. The Lua ``done`` hook writes
+the summary, with the count of 429 answers, as JSON to ``$WRK_OUT``.
 """
 
 from __future__ import annotations
@@ -22,15 +25,19 @@ if HERE not in sys.path:  # run as a script or imported from elsewhere
 from pastes import CONTENT_TYPE  # noqa: E402
 
 WRK_LUA = r"""
-local bodies, paths, method = {}, {}, "GET"
+local bodies, paths, clients, method = {}, {}, {}, "GET"
 local requests = {}
 local i = 0
 local headers = {}
+local refused = 0
 function init(args)
   method = args[1]
   local f = io.open(args[2], "r")
   for line in f:lines() do table.insert(paths, line) end
   f:close()
+  local cf = io.open(args[6], "r")
+  for line in cf:lines() do table.insert(clients, line) end
+  cf:close()
   if method == "POST" then
     local n = 0
     while true do
@@ -49,8 +56,10 @@ function init(args)
   -- spend the client's CPU, which shares the machine with the server it measures
   local n = #paths
   if method == "POST" and #bodies > n then n = #bodies end
+  if #clients > n then n = #clients end
   for k = 1, n do
     local path = paths[(k % #paths) + 1]
+    headers["X-Forwarded-For"] = clients[(k % #clients) + 1]
     if method == "POST" then
       requests[k] = wrk.format("POST", path, headers, bodies[(k % #bodies) + 1])
     else
@@ -62,14 +71,19 @@ function request()
   i = i + 1
   return requests[(i % #requests) + 1]
 end
+function response(status, headers, body)
+  if status == 429 then refused = refused + 1 end
+end
 function done(summary, latency, requests)
   local out = io.open(os.getenv("WRK_OUT"), "w")
   out:write(string.format(
     '{"requests": %d, "duration_us": %d, "bytes": %d, "connect_errors": %d, ' ..
     '"read_errors": %d, "write_errors": %d, "non_2xx_3xx": %d, "timeouts": %d, ' ..
+    '"refused_429": %d, ' ..
     '"latency_ms": {"mean": %.3f, "p50": %.3f, "p90": %.3f, "p99": %.3f, "max": %.3f}}',
     summary.requests, summary.duration, summary.bytes, summary.errors.connect,
     summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout,
+    refused,
     latency.mean / 1000, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
     latency:percentile(99) / 1000, latency.max / 1000))
   out:close()
@@ -87,12 +101,16 @@ def wrk(
     token: str,
     seconds: int,
     connections: int,
+    clients: list[str],
 ) -> subprocess.Popen[str]:
+    """Start wrk; ``clients``: the X-Forwarded-For address of each request, in turn."""
     script = work / "load.lua"
     if not script.exists():  # written once: two clients may start at the same moment
         script.write_text(WRK_LUA)
     paths_file = work / f"{name}.paths"
     paths_file.write_text("\n".join(paths) + "\n")
+    clients_file = work / f"{name}.clients"
+    clients_file.write_text("\n".join(clients) + "\n")
     env = {**os.environ, "WRK_OUT": str(work / f"{name}.json")}
     cmd = [
         "wrk",
@@ -110,6 +128,7 @@ def wrk(
         str(bodies or ""),
         token,
         CONTENT_TYPE,
+        str(clients_file),
     ]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
 
@@ -119,8 +138,12 @@ def wrk_result(work: Path, name: str, proc: subprocess.Popen[str]) -> dict[str, 
     data = json.loads((work / f"{name}.json").read_text())
     seconds = data["duration_us"] / 1e6
     data["rps"] = round(data["requests"] / seconds, 1) if seconds else 0.0
+    # a 429 is the server defending itself, not an error; every other non-2xx is one
     data["errors"] = (
         sum(data[k] for k in ("connect_errors", "read_errors", "write_errors", "non_2xx_3xx"))
+        - data["refused_429"]
         + data["timeouts"]
     )
+    data["served"] = data["requests"] - data["refused_429"]
+    data["served_rps"] = round(data["served"] / seconds, 1) if seconds else 0.0
     return data
