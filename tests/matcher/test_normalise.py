@@ -287,6 +287,20 @@ def test_terminal_hard_wrap_at_fixed_width_is_joined_without_a_space():
     assert msg[strip_prefix(msg) :] in lines_of(n)
 
 
+def test_a_long_terminal_wrap_gets_the_hard_join_only_and_every_run_fits_the_budget():
+    """Three or more lines cut at one column: no soft copy with a space at each cut (text
+    the log never had), so a paste of many wrapped messages gets every one joined."""
+    msg = "2024-01-01T00:00:00Z  WARN a::b: " + "Failed to connect to meta server, trying " * 5
+    wrapped = "\n".join(msg[i : i + 80] for i in range(0, len(msg), 80))
+    n = normalise(wrapped)
+    joined = [n.text[li.start : li.end] for li in n.lines if li.derived == "joined"]
+    assert joined == [msg[strip_prefix(msg) :]]
+    many = "\n".join([wrapped] * 400)  # 400 wrapped messages, about 100 KiB
+    n = normalise(many)
+    assert sum(li.derived == "joined" for li in n.lines) == 400
+    assert not any("budget" in s for s in n.steps)
+
+
 def test_rust_pretty_debug_value_is_collapsed_onto_one_line():
     text = 'Error: Foo {\n    source: Bar {\n        message: "x",\n    },\n}'
     n = normalise(text)

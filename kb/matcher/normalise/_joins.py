@@ -89,9 +89,13 @@ class JoinsMixin:
         if not pretty and wrap_width >= 40:
             hard, _ = self._join_pieces(spans, hard_width=wrap_width - WRAP_SLACK)
             if hard != soft:
-                # strong evidence of a terminal wrap: the hard join first
-                if is_fixed_width(widths):
-                    variants.insert(0, (hard, False))
+                if len(widths) >= 3 and is_fixed_width(widths):
+                    # three or more lines cut at one column: a terminal's wrap for sure.
+                    # The hard join alone: a space at each cut is text the log never had,
+                    # and the size budget then covers every run of a long wrapped paste.
+                    variants = [(hard, False)]
+                elif is_fixed_width(widths):
+                    variants.insert(0, (hard, False))  # likely a wrap: the hard join first
                 else:
                     variants.append((hard, False))
         keys = []
