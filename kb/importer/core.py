@@ -8,23 +8,31 @@ its new patterns, and written in one transaction by ``RowWriter``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from kb.importer.admission import admit_batch
 from kb.importer.lines import MAX_LINE_BYTES, decode_line
+from kb.importer.readahead import read_ahead
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
 from kb.importer.seen import SeenIds
+from kb.importer.walcheckpoint import batch_commits
 from kb.models import ErrorRecord, Status, next_revision
 from kb.schema import BY_ATTR, CONTENT_ATTRS, FieldError, parse_record, to_dataset_value
+from kb.validation import PatternVerdict
 
 BATCH_SIZE = 2000
 COMPARED_ATTRS = (*CONTENT_ATTRS, "extra", "dataset_version")
+
+
+def _nothing() -> None:
+    return None
 
 
 class AtomicImportFailed(Exception):
@@ -35,6 +43,10 @@ class AtomicImportFailed(Exception):
 class _Incoming:
     line: int
     attrs: dict[str, Any]
+    # Worked out ahead by the parser thread while the batch before is written (see
+    # ``_Importer.prepare``): the row this record would be created as, and its parameters.
+    new_row: dict[str, Any] | None = None
+    params: list[Any] | None = None
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -49,14 +61,22 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return True
 
 
+def _set_verdict(row: dict[str, Any], verdict: PatternVerdict) -> None:
+    row["disabled_reason"] = "" if verdict.ok else verdict.reason or "pattern refused"
+    row["pattern_engine"] = verdict.engine if verdict.ok else ""
+
+
 class _Importer:
     def __init__(self, *, dry_run: bool, source: str) -> None:
         self.report = ImportReport(dry_run=dry_run)
         self.dry_run = dry_run
         self.source = source
-        self.seen = SeenIds()  # ids of earlier batches, on disk
         self.pending: dict[str, int] = {}  # ids of the batch being read -> line
+        # Prepare new rows in the parser thread? Off while batches are mostly stored records
+        # (a re-import), where the work would be thrown away; the writer updates it.
+        self.prepare_rows = True
         self.writer = RowWriter(source)
+        self.unstamped = dict.fromkeys(self.writer.stamped)
         # Immutable defaults only: JSON columns get fresh containers per row (``_fold``).
         self.defaults = {
             f.attname: f.get_default()
@@ -88,11 +108,54 @@ class _Importer:
         attrs["dataset_version"] = version
         return _Incoming(number, attrs)
 
-    def drop_earlier_duplicates(self, batch: list[_Incoming]) -> list[_Incoming]:
+    def batches(
+        self, lines: Iterable[bytes | None], batch_size: int
+    ) -> Iterator[tuple[list[_Incoming], int]]:
+        """Parsed batches of good lines, each with the number of the last line read (the
+        last one possibly empty, carrying the line count). Runs in the parser thread
+        (``readahead``): touches only the report's rejections, never the database."""
+        seen = SeenIds()  # ids of earlier batches, on disk
+        try:
+            batch: list[_Incoming] = []
+            number = 0
+            for number, raw in enumerate(lines, start=1):
+                item = self.parse(number, raw)
+                if item is not None:
+                    batch.append(item)
+                if len(batch) >= batch_size:
+                    yield self.prepare(self.drop_earlier_duplicates(batch, seen)), number
+                    batch = []
+            if batch:
+                batch = self.prepare(self.drop_earlier_duplicates(batch, seen))
+            yield batch, number
+        finally:
+            seen.close()
+
+    def prepare(self, batch: list[_Incoming]) -> list[_Incoming]:
+        """In the parser thread, while the writer is busy with the batch before: admit the
+        batch's patterns and build each record's row as it would be created, so the writer
+        only has to use them for the records that turn out new. Pure: no database."""
+        if not self.prepare_rows or self.dry_run:
+            return batch
+        verdicts = admit_batch(item.attrs["message_pattern"] for item in batch)
+        to_params = self.writer.records.row
+        for item in batch:
+            row = self.new_row(item.attrs)
+            _set_verdict(row, verdicts[row["message_pattern"]])
+            item.new_row, item.params = row, to_params(row)
+        return batch
+
+    def new_row(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
+        row["curated_fields"], row["conflicts"] = [], {}
+        row.update(self.unstamped)  # set by ``apply`` once the batch is written
+        return row
+
+    def drop_earlier_duplicates(self, batch: list[_Incoming], seen: SeenIds) -> list[_Incoming]:
         """Reject lines whose id an earlier batch had; remember this batch's ids."""
         pending, self.pending = self.pending, {}
-        earlier = self.seen.first_lines(list(pending))
-        self.seen.add((i, n) for i, n in pending.items() if i not in earlier)
+        earlier = seen.first_lines(list(pending))
+        seen.add((i, n) for i, n in pending.items() if i not in earlier)
         if not earlier:
             return batch
         kept = []
@@ -107,7 +170,6 @@ class _Importer:
         return kept
 
     def apply(self, batch: list[_Incoming]) -> None:
-        batch = self.drop_earlier_duplicates(batch)
         if not batch:
             return
         if self.dry_run:
@@ -115,7 +177,7 @@ class _Importer:
             return
         try:
             with transaction.atomic():
-                created, updated, retag = self._fold(batch)
+                created, updated, retag, created_params = self._fold(batch)
                 if created or updated:
                     now = timezone.now()
                     revision = next_revision()
@@ -124,33 +186,47 @@ class _Importer:
                         row["updated_at"] = now
                     for row in created:
                         row["created_at"] = now
-                    self.writer.write(created, updated, retag, now)
+                    self.writer.write(created, updated, retag, now, created_params)
         except DatabaseError:
             self.writer.forget_tags()
             raise
 
     def _fold(
         self, batch: list[_Incoming]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-        """Decide each record of the batch; returns (created, updated, retag) rows."""
+    ) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[list[Any] | None]
+    ]:
+        """Decide each record of the batch; returns (created, updated, retag) rows and the
+        prepared parameters of each created row (``None`` where not prepared)."""
         report = self.report
-        ids = [item.attrs["id"] for item in batch]
-        existing = {
-            row["id"]: row
-            for row in ErrorRecord.objects.filter(pk__in=ids).values(*self.writer.record_fields)
-        }
+        stored = self.writer.stored_ids([item.attrs["id"] for item in batch])
+        existing = (
+            {
+                row["id"]: row
+                for row in ErrorRecord.objects.filter(pk__in=stored).values(
+                    *self.writer.record_fields
+                )
+            }
+            if stored
+            else {}
+        )
         created: list[dict[str, Any]] = []
         updated: list[dict[str, Any]] = []
         retag: list[dict[str, Any]] = []
+        created_params: list[list[Any] | None] = []
         to_admit: list[tuple[int, dict[str, Any]]] = []
         for item in batch:
             attrs = item.attrs
             current = existing.get(attrs["id"])
             if current is None:
-                row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
-                row["curated_fields"], row["conflicts"] = [], {}
+                row = item.new_row
+                if row is None:
+                    row = self.new_row(attrs)
+                    to_admit.append((item.line, row))
+                elif row["disabled_reason"]:
+                    report.note_disabled(item.line, row["id"], row["disabled_reason"])
                 created.append(row)
-                to_admit.append((item.line, row))
+                created_params.append(item.params)
                 continue
             if _same(attrs, current):
                 report.unchanged += 1
@@ -171,14 +247,14 @@ class _Importer:
                 report.note_disabled(item.line, current["id"], current["disabled_reason"])
         verdicts = admit_batch(row["message_pattern"] for _line, row in to_admit)
         for line, row in to_admit:
-            verdict = verdicts[row["message_pattern"]]
-            row["disabled_reason"] = "" if verdict.ok else verdict.reason or "pattern refused"
-            row["pattern_engine"] = verdict.engine if verdict.ok else ""
+            _set_verdict(row, verdicts[row["message_pattern"]])
             if row["disabled_reason"]:
                 report.note_disabled(line, row["id"], row["disabled_reason"])
         report.created += len(created)
         report.updated += len(updated)
-        return created, updated, retag
+        # Most of this batch already stored: a re-import; stop preparing rows ahead.
+        self.prepare_rows = 2 * len(created) >= len(batch)
+        return created, updated, retag, created_params
 
     def _merge(self, current: dict[str, Any], attrs: dict[str, Any], line: int) -> None:
         """Fold incoming attrs into ``current``, keeping curated fields as conflicts."""
@@ -225,27 +301,15 @@ def import_jsonl(
     started = time.perf_counter()
 
     def run() -> None:
-        batch: list[_Incoming] = []
-        number = 0
-        for number, raw in enumerate(lines, start=1):
-            item = importer.parse(number, raw)
-            if item is not None:
-                batch.append(item)
-            if len(batch) >= batch_size:
+        with batch_commits(connection) if not dry_run else nullcontext(_nothing) as committed:
+            for batch, number in read_ahead(importer.batches(lines, batch_size)):
                 importer.apply(batch)
-                batch = []
+                committed()
+                importer.report.lines = number
                 if progress:
                     progress(number)
-        if batch:
-            importer.apply(batch)
-        importer.report.lines = number
-        if progress:
-            progress(number)
 
-    try:
-        _run(importer, run, atomic=atomic, dry_run=dry_run)
-    finally:
-        importer.seen.close()
+    _run(importer, run, atomic=atomic, dry_run=dry_run)
     importer.report.errors.sort(key=lambda e: e.line)
     importer.report.seconds = round(time.perf_counter() - started, 3)
     return importer.report

@@ -27,6 +27,7 @@ from typing import Any
 
 from django.db import connection, models
 
+from kb.importer.sqlite_copies import NewRowCopies
 from kb.models import ErrorRecord, RecordTag, Tag
 from kb.search_index import search_index_deferred
 
@@ -35,6 +36,11 @@ HISTORY_REASON_MAX = 100
 # SQLite multi-row inserts: rows per statement at most. Statements of this size are prepared
 # once and cached by the driver; only a batch's last, shorter one is prepared anew.
 MAX_ROWS_PER_INSERT = 100
+ID_CHUNK = 900  # values per ``IN (...)`` lookup (below SQLite's oldest parameter limit)
+
+
+def _id_chunk() -> int:
+    return min(ID_CHUNK, connection.features.max_query_params or ID_CHUNK)
 
 
 def _converter(field: models.Field) -> Converter | None:
@@ -89,6 +95,28 @@ class _Table:
                 out[i] = conv(value)
         return out
 
+    def rows(
+        self,
+        values: Sequence[dict[str, Any]],
+        prepared: Sequence[list[Any] | None],
+        refresh: Sequence[str],
+    ) -> list[list[Any]]:
+        """``row`` of each of ``values``, reusing ``prepared[i]`` (when given) with only the
+        ``refresh`` columns taken again from ``values[i]``."""
+        if not prepared:
+            return [self.row(v) for v in values]
+        fix = [(self.attnames.index(a), a, self.convert[self.attnames.index(a)]) for a in refresh]
+        out = []
+        for value, params in zip(values, prepared, strict=True):
+            if params is None:
+                params = self.row(value)
+            else:
+                for i, attname, conv in fix:
+                    v = value[attname]
+                    params[i] = conv(v) if conv is not None and v is not None else v
+            out.append(params)
+        return out
+
     def insert_sql(self, rows: int = 1, mark: str = "%s") -> str:
         q = connection.ops.quote_name
         cols = ", ".join(q(c) for c in self.columns)
@@ -134,6 +162,8 @@ class RowWriter:
         record_fields = [f.attname for f in ErrorRecord._meta.concrete_fields]
         self.record_fields = record_fields
         self.records = _Table(ErrorRecord, record_fields)
+        # Set on each row as the batch is written (``write``'s ``prepared``).
+        self.stamped = ("revision", "created_at", "updated_at")
         historical = ErrorRecord.history.model  # type: ignore[attr-defined]
         history_fields = [
             f.attname for f in historical._meta.concrete_fields if f.attname != "history_id"
@@ -158,13 +188,18 @@ class RowWriter:
         self.tags = _Table(RecordTag, ["record_id", "tag_id", "position"])
         self.tag_ids: dict[str, int] = {}
         q = connection.ops.quote_name
-        pk = ErrorRecord._meta.pk.column  # type: ignore[union-attr]
+        pk = self.pk = ErrorRecord._meta.pk.column  # type: ignore[union-attr]
         self.update_attnames = [a for a in record_fields if a not in {"id", "created_at"}]
         sets = ", ".join(
             f"{q(self.records.columns[record_fields.index(a)])} = %s" for a in self.update_attnames
         )
         self.update_sql = f"UPDATE {q(self.records.table)} SET {sets} WHERE {q(pk)} = %s"
         self.update_from_record = [record_fields.index(a) for a in [*self.update_attnames, "id"]]
+        self.copies = (
+            NewRowCopies(q, ErrorRecord, historical, copied, tail, Tag, RecordTag)
+            if connection.vendor == "sqlite"
+            else None
+        )
 
     def write(
         self,
@@ -172,12 +207,19 @@ class RowWriter:
         updated: Sequence[dict[str, Any]],
         retag: Sequence[dict[str, Any]],
         now: datetime,
+        prepared: Sequence[list[Any] | None] = (),
     ) -> None:
         """Insert ``created``, update ``updated``, history for both, tags for created and
-        ``retag`` (updated records whose tag list changed). Call inside a transaction."""
+        ``retag`` (updated records whose tag list changed). Call inside a transaction.
+
+        ``prepared``: for each created row, its parameters as built before the batch's
+        revision and times were known (``records.row``), or ``None``; those columns are
+        filled in here."""
         with connection.cursor() as cursor, search_index_deferred(connection) as reindex:
-            created_rows = [self.records.row(r) for r in created]
+            created_rows = self.records.rows(created, prepared, self.stamped)
             updated_rows = [self.records.row(r) for r in updated]
+            # SQLite: history and tag rows of new records are copied in SQL (sqlite_copies).
+            after = self.copies.last_rowid(cursor) if self.copies and created_rows else None
             self.records.insert(cursor, created_rows)
             if updated_rows:
                 cursor.executemany(
@@ -185,15 +227,36 @@ class RowWriter:
                     list(map(itemgetter(*self.update_from_record), updated_rows)),
                 )
             now_value = self.history.convert[self.history.attnames.index("history_date")](now)
+            kinds = [("+", created_rows), ("~", updated_rows)]
+            if self.copies and after is not None:
+                self.copies.history(cursor, after, [now_value, self.reason, "+"], len(created))
+                kinds = kinds[1:]
             copy = itemgetter(*self.history_from_record)
             history = [
                 (*copy(row), now_value, self.reason, kind, None)
-                for kind, rows in (("+", created_rows), ("~", updated_rows))
+                for kind, rows in kinds
                 for row in rows
             ]
             self.history.insert(cursor, history)
             reindex([r["id"] for r in (*created, *updated)])
+            if self.copies and after is not None:
+                self.copies.tags(cursor, after, [r["id"] for r in retag])
+                created = ()
             self._write_tags(cursor, created, retag)
+
+    def stored_ids(self, ids: Sequence[str]) -> list[str]:
+        """Which of ``ids`` are stored (one index-only query per chunk: a new batch then
+        needs no ORM query for rows that are not there)."""
+        q = connection.ops.quote_name
+        sql = f"SELECT {q(self.pk)} FROM {q(self.records.table)} WHERE {q(self.pk)} IN "
+        found: list[str] = []
+        per = _id_chunk()
+        with connection.cursor() as cursor:
+            for start in range(0, len(ids), per):
+                chunk = list(ids[start : start + per])
+                cursor.execute(sql + "(" + ", ".join(["%s"] * len(chunk)) + ")", chunk)
+                found += [row[0] for row in cursor.fetchall()]
+        return found
 
     def _write_tags(
         self, cursor: Any, created: Sequence[dict[str, Any]], retag: Sequence[dict[str, Any]]
@@ -201,7 +264,7 @@ class RowWriter:
         if retag:
             RecordTag.objects.filter(record_id__in=[r["id"] for r in retag]).delete()
         records = [*created, *retag]
-        self._ensure_tags(str(name) for r in records for name in r["tags"])
+        self._ensure_tags(cursor, (str(name) for r in records for name in r["tags"]))
         rows = []
         for record in records:
             seen: set[str] = set()
@@ -213,16 +276,37 @@ class RowWriter:
                 rows.append([record["id"], self.tag_ids[name], position])
         self.tags.insert(cursor, rows)
 
-    def _ensure_tags(self, names: Iterable[str]) -> None:
-        missing = set(names) - self.tag_ids.keys()
+    def _ensure_tags(self, cursor: Any, names: Iterable[str]) -> None:
+        """Tag ids for ``names``, creating missing tags (in name order). Plain statements:
+        through the ORM the ``name IN (...)`` lookups of a batch's thousands of new names
+        cost more than the tag rows themselves."""
+        missing = sorted(set(names) - self.tag_ids.keys())
         if not missing:
             return
-        found = dict(Tag.objects.filter(name__in=missing).values_list("name", "id"))
-        new = sorted(missing - found.keys())
+        q = connection.ops.quote_name
+        table = q(Tag._meta.db_table)
+
+        per = _id_chunk()
+
+        def lookup(names: list[str]) -> None:
+            for start in range(0, len(names), per):
+                chunk = names[start : start + per]
+                marks = ", ".join(["%s"] * len(chunk))
+                cursor.execute(f"SELECT name, id FROM {table} WHERE name IN ({marks})", chunk)
+                self.tag_ids.update(cursor.fetchall())
+
+        lookup(missing)
+        new = [n for n in missing if n not in self.tag_ids]
         if new:
-            Tag.objects.bulk_create([Tag(name=n) for n in new], ignore_conflicts=True)
-            found.update(Tag.objects.filter(name__in=new).values_list("name", "id"))
-        self.tag_ids.update(found)
+            for start in range(0, len(new), per):
+                chunk = new[start : start + per]
+                values = ", ".join(["(%s)"] * len(chunk))
+                # Another writer may add the same name meanwhile: keep its row.
+                cursor.execute(
+                    f"INSERT INTO {table} ({q('name')}) VALUES {values} ON CONFLICT DO NOTHING",
+                    chunk,
+                )
+            lookup(new)
 
     def forget_tags(self) -> None:
         """Drop the cached tag ids (after a rollback they may point at nothing)."""

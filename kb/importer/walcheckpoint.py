@@ -1,0 +1,109 @@
+"""SQLite write settings for the length of a batched import, and WAL checkpoints off the
+writer's thread.
+
+In WAL mode a commit appends the transaction's pages to the ``-wal`` file; a *checkpoint*
+later copies them into the database file. By default the committing connection runs one
+itself whenever the WAL is past 1,000 pages, which for an import is at every batch's commit:
+about half of all commit time, on the writer's thread. During an import the writer's
+automatic checkpoints are off (``wal_autocheckpoint=0``) and a helper thread with its own
+connection runs a ``PASSIVE`` checkpoint after each commit, in parallel with the next batch
+(SQLite lets a checkpoint run beside a writer; it never blocks the writer or readers). The
+WAL is rewound as soon as a checkpoint has caught up, so it stays one or two batches long.
+The import ends with a last checkpoint; then the connection's settings are put back.
+
+The batches also commit with ``synchronous=NORMAL`` instead of ``FULL``: in WAL mode that
+is still safe from corruption (the database stays consistent after a crash or power cut),
+but a power cut may lose the last committed batches. An import can afford that: it is
+re-runnable and idempotent, so running the file again completes it. Everything else on the
+connection (a curator's edit) keeps ``FULL``.
+
+Only for a SQLite file database in WAL mode with the import committing batch by batch; in
+an outer transaction (``--atomic``, tests) or on PostgreSQL nothing changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+IMPORT_SYNCHRONOUS = "NORMAL"
+
+
+class _Checkpointer:
+    """A thread that runs ``PASSIVE`` checkpoints on request, on its own connection."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.wake = threading.Event()
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, name="kb-import-checkpoint", daemon=True)
+        self.thread.start()
+
+    def request(self) -> None:
+        self.wake.set()
+
+    def _run(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error:
+            return
+        try:
+            while True:
+                self.wake.wait()
+                self.wake.clear()
+                with suppress(sqlite3.Error):  # an optimisation only: the writer catches up
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                if self.stopping:
+                    return
+        finally:
+            db.close()
+
+    def close(self) -> None:
+        """A last checkpoint, then stop."""
+        self.stopping = True
+        self.wake.set()
+        self.thread.join()
+
+
+def _wal_file(connection: Any) -> str | None:
+    """The main database file if ``connection`` is SQLite on a file in WAL mode."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        if str(cursor.fetchone()[0]).lower() != "wal":
+            return None
+        cursor.execute("PRAGMA database_list")
+        for _seq, name, path in cursor.fetchall():
+            if name == "main":
+                return path or None
+    return None
+
+
+@contextmanager
+def batch_commits(connection: Any) -> Iterator[Callable[[], None]]:
+    """For an import that commits batch by batch: yields ``committed()``, to be called after
+    each batch's commit (see the module docstring)."""
+    path = _wal_file(connection)
+    if path is None:
+        yield lambda: None
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous")
+        synchronous = int(cursor.fetchone()[0])
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        autocheckpoint = int(cursor.fetchone()[0])
+        cursor.execute(f"PRAGMA synchronous={IMPORT_SYNCHRONOUS}")
+        cursor.execute("PRAGMA wal_autocheckpoint=0")
+    checkpointer = _Checkpointer(path)
+    try:
+        yield checkpointer.request
+    finally:
+        checkpointer.close()
+        if connection.connection is not None:  # not closed meanwhile (a database error)
+            with connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA synchronous={synchronous}")
+                cursor.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")

@@ -1,0 +1,222 @@
+"""The import's moving parts: the parser thread (``readahead``), rows prepared ahead of
+the writer, SQL-side copies of history and tag rows (SQLite), and the import's commit
+settings with checkpoints off the writer's thread (``walcheckpoint``). Each must store
+exactly what the plain path stores and leave nothing behind when it stops early."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+from django.db import DatabaseError, connection
+
+from kb.exporter import content_hash
+from kb.importer import core, import_jsonl
+from kb.importer import rows as rows_module
+from kb.importer.readahead import read_ahead
+from kb.models import ErrorRecord, RecordTag, Tag
+from tests.factories import encode, import_lines, make_line
+
+
+def _helper_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("kb-import-")]
+
+
+# --- readahead ---------------------------------------------------------------------------
+
+
+def test_read_ahead_yields_everything_in_order() -> None:
+    assert list(read_ahead(iter(range(1000)), depth=2)) == list(range(1000))
+    assert _helper_threads() == []
+
+
+def test_an_error_of_the_source_is_raised_in_the_consumer_after_what_came_before() -> None:
+    def source() -> Iterator[int]:
+        yield 1
+        yield 2
+        raise OSError("disk gone")
+
+    got: list[int] = []
+    with pytest.raises(OSError, match="disk gone"):
+        got.extend(read_ahead(source()))
+    assert got == [1, 2]
+    assert _helper_threads() == []
+
+
+def test_a_consumer_that_stops_early_closes_the_source_in_its_thread() -> None:
+    closed_in: list[str] = []
+    interval = sys.getswitchinterval()
+
+    def source() -> Iterator[int]:
+        try:
+            yield from range(10**9)
+        finally:
+            closed_in.append(threading.current_thread().name)
+
+    for item in read_ahead(source()):
+        if item == 5:
+            break
+    assert closed_in == ["kb-import-parser"]
+    assert _helper_threads() == []
+    assert sys.getswitchinterval() == interval
+
+
+@pytest.mark.django_db
+def test_a_read_error_mid_file_reaches_the_caller_as_itself() -> None:
+    def lines() -> Iterator[bytes]:
+        yield from encode(*[make_line() for _ in range(5)])
+        raise OSError("unreadable")
+
+    with pytest.raises(OSError, match="unreadable"):
+        import_jsonl(lines(), batch_size=2)
+    assert _helper_threads() == []
+
+
+# --- prepared rows and SQL copies store what the plain path stores -----------------------
+
+
+def _lines() -> list[dict]:
+    lines = []
+    for n in range(23):
+        tags = [f"t{n % 4}", "shared", f"t{n % 4}", f'ünï "q" \\ {n % 3}', f"u{n}"]
+        lines.append(make_line(tags=tags, documentation=None if n % 3 else f"doc {n}"))
+    lines.append(make_line(tags=[], messagePattern="(a)\\1"))  # refused: stored disabled
+    return lines
+
+
+def _stored() -> tuple:
+    records = list(ErrorRecord.objects.order_by("id").values())
+    for r in records:
+        r.pop("revision")
+        r.pop("created_at")
+        r.pop("updated_at")
+    history = list(
+        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
+            "id", "history_type", "history_change_reason", "history_user_id", "tags", "solutions"
+        )
+    )
+    tags = list(RecordTag.objects.order_by("id").values_list("record_id", "tag__name", "position"))
+    names = list(Tag.objects.order_by("id").values_list("name", flat=True))
+    return records, history, tags, names
+
+
+def _clear() -> None:
+    ErrorRecord.objects.all().delete()
+    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
+    Tag.objects.all().delete()
+
+
+def _import_then_update(lines: list[dict]) -> tuple:
+    first = import_lines(*lines[:10], source="a.jsonl", batch_size=4)
+    changed = json.loads(json.dumps(lines[:3]))
+    for line in changed:  # new content and new tags, in a batch with new records
+        line["record"]["tags"] = ["brand new", "shared"]
+        line["record"]["contentChangedAt"] = "2031-01-01T00:00:00.000Z"
+    second = import_lines(*changed, *lines[10:], source="a.jsonl", batch_size=5)
+    counts = [(r.created, r.updated, r.unchanged, r.disabled) for r in (first, second)]
+    return counts, _stored()
+
+
+@pytest.mark.django_db
+def test_prepared_rows_store_what_rows_built_by_the_writer_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = _lines()
+    prepared = _import_then_update(lines)
+    _clear()
+    monkeypatch.setattr(core._Importer, "prepare", lambda self, batch: batch)
+    assert _import_then_update(lines) == prepared
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQL copies are SQLite's")
+@pytest.mark.django_db
+def test_sql_copies_store_what_rows_sent_from_python_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = _lines()
+    copied = _import_then_update(lines)
+    _clear()
+    original = rows_module.RowWriter.__init__
+
+    def without_copies(self: rows_module.RowWriter, source: str) -> None:
+        original(self, source)
+        self.copies = None
+
+    monkeypatch.setattr(rows_module.RowWriter, "__init__", without_copies)
+    assert _import_then_update(lines) == copied
+
+
+@pytest.mark.django_db
+def test_a_re_import_stops_preparing_rows_and_a_new_tail_starts_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [make_line() for _ in range(40)]
+    import_lines(*lines[:20], batch_size=5)
+    before = content_hash()
+    prepared: list[bool] = []
+    original = core._Importer.prepare
+
+    def spy(self: core._Importer, batch: list) -> list:
+        prepared.append(self.prepare_rows)
+        return original(self, batch)
+
+    monkeypatch.setattr(core._Importer, "prepare", spy)
+    report = import_lines(*lines, batch_size=5)
+    assert (report.created, report.unchanged) == (20, 20)
+    assert prepared[0]
+    assert not all(prepared)
+    assert prepared[-1]
+    assert content_hash() != before
+    assert ErrorRecord.objects.count() == 40
+
+
+# --- commit settings and checkpoints (batches that really commit) ------------------------
+
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite WAL settings")
+
+
+def _pragma(name: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"PRAGMA {name}")
+        return int(cursor.fetchone()[0])
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_batch_commits_restore_the_connection_and_leave_the_wal_checkpointed() -> None:
+    before = (_pragma("synchronous"), _pragma("wal_autocheckpoint"))
+    report = import_lines(*[make_line(tags=["x"]) for _ in range(30)], batch_size=7)
+    assert report.created == 30
+    assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == before == (2, 1000)
+    assert _helper_threads() == []
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        busy, log, done = cursor.fetchone()
+    assert busy == 0
+    assert log == done
+    assert ErrorRecord.history.count() == 30  # type: ignore[attr-defined]
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_a_database_error_mid_import_restores_the_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = []
+    original = rows_module.RowWriter.write
+
+    def fail_second(self: rows_module.RowWriter, *args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise DatabaseError("disk I/O error")
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rows_module.RowWriter, "write", fail_second)
+    with pytest.raises(DatabaseError):
+        import_lines(*[make_line() for _ in range(12)], batch_size=5)
+    assert ErrorRecord.objects.count() == 5  # the first batch committed
+    assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == (2, 1000)
+    assert _helper_threads() == []
