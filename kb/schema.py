@@ -71,6 +71,7 @@ MAX_INT = 2**63 - 1
 INT_LIMITS: dict[str, int] = {"httpStatus": 32767}
 MAX_INT_COLUMN = 2**31 - 1
 MAX_TAG_LENGTH = 100  # Tag.name
+NOT_BLANK = frozenset({"id", "errorMessage", "messagePattern"})  # strings that must not be blank
 
 
 class FieldError(ValueError):
@@ -117,7 +118,7 @@ def _no_text_check(key: str, value: str) -> None:
 
 def _str_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
     key, nullable, max_length = field.key, field.nullable, field.max_length
-    not_blank = key in {"id", "errorMessage", "messagePattern"}
+    not_blank = key in NOT_BLANK
 
     def check(value: Any) -> Any:
         if value is None:
@@ -236,9 +237,13 @@ def parse_record(obj: Any, *, text_safe: bool = False) -> tuple[dict[str, Any], 
     version = obj.get("datasetVersion", "")
     if type(version) is not str or len(version) > 40:
         raise FieldError("datasetVersion", "must be a string of at most 40 characters")
+    if text_safe:
+        plain = parse_plain_record(obj)
+        if plain is not None:
+            return plain
     check_text = _no_text_check if text_safe else _check_text
     check_text("datasetVersion", version)
-    attrs: dict[str, Any] = {}
+    attrs = {}
     for key, attr, required, check in _PLAN_TEXT_SAFE if text_safe else _PLAN:
         if key in record:
             attrs[attr] = check(record[key])
@@ -250,6 +255,74 @@ def parse_record(obj: Any, *, text_safe: bool = False) -> tuple[dict[str, Any], 
         _check_json_value(key, value, check_text)
     attrs["extra"] = extra
     return attrs, version
+
+
+def parse_plain_record(obj: Any) -> tuple[dict[str, Any], str] | None:
+    """``parse_record``'s result for the common line, else ``None``: every field present and
+    valid (ints as ``int``, strings as ``str``), no other key, text already known clean
+    (``text_safe``). ``None`` says nothing about validity: ask ``parse_record``.
+
+    Only exact types pass (an ``int`` field holding a ``float``, as a JSON decoder may
+    give for an integer beyond 64 bits, does not), and nothing outside the known fields
+    is looked at."""
+    if type(obj) is not dict:
+        return None
+    record = obj.get("record")
+    version = obj.get("datasetVersion", "")
+    if type(record) is not dict or len(record) != len(FIELDS):
+        return None
+    if type(version) is not str or len(version) > 40:
+        return None
+    attrs = _all_fields_valid(record)
+    if attrs is None:
+        return None
+    attrs["extra"] = {}
+    return attrs, version
+
+
+def _all_fields_source() -> str:
+    """Source of ``_all_fields_valid``: the checks of ``CHECKERS`` but the NUL/surrogate
+    scan, for every field in turn, unrolled into one function without a call per field."""
+    code = ["def _all_fields_valid(record):", "    try:"]
+    for i, f in enumerate(FIELDS):
+        v = f"v{i}"
+        code.append(f"        {v} = record[{f.key!r}]")
+        if f.kind == "str":
+            bad = f"type({v}) is not str"
+            if f.max_length:
+                bad += f" or len({v}) > {f.max_length}"
+            if f.key in NOT_BLANK:
+                bad += f" or not {v}.strip()"
+        elif f.kind == "int":
+            bad = f"type({v}) is not int or not 0 <= {v} <= {INT_LIMITS.get(f.key, MAX_INT_COLUMN)}"
+        elif f.kind == "list":
+            bad = f"type({v}) is not list or not _only_str(map(type, {v}))"
+            if f.key == "tags":
+                bad += f" or max(map(len, {v}), default=0) > {MAX_TAG_LENGTH}"
+        else:  # datetime
+            bad = f"type({v}) is not str"
+        if f.nullable:
+            bad = f"{v} is not None and ({bad})"
+        code.append(f"        if {bad}:")
+        code.append("            return None")
+        if f.kind == "datetime":
+            parse = f"parse_datetime({v})"
+            code.append(
+                f"        {v} = {f'None if {v} is None else {parse}' if f.nullable else parse}"
+            )
+    code.append("    except (KeyError, ValueError, OverflowError):")
+    code.append("        return None")
+    code.append("    return {" + ", ".join(f"{f.attr!r}: v{i}" for i, f in enumerate(FIELDS)) + "}")
+    return "\n".join(code)
+
+
+_namespace: dict[str, Any] = {"parse_datetime": parse_datetime, "_only_str": {str}.issuperset}
+exec(compile(_all_fields_source(), "<kb.schema._all_fields_valid>", "exec"), _namespace)  # noqa: S102
+# Every field's value in model form if all are present and valid, else ``None`` (then
+# ``parse_record`` runs the per-field checkers, which name the first bad field).
+_all_fields_valid: Callable[[dict[str, Any]], dict[str, Any] | None] = _namespace[
+    "_all_fields_valid"
+]
 
 
 def _check_json_value(

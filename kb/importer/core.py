@@ -17,14 +17,21 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from kb.importer.admission import admit_batch
-from kb.importer.lines import MAX_LINE_BYTES, decode_line
+from kb.importer.lines import MAX_LINE_BYTES, decode_line, fast_decode
 from kb.importer.readahead import read_ahead
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
 from kb.importer.seen import SeenIds
 from kb.importer.walcheckpoint import batch_commits
 from kb.models import ErrorRecord, Status, next_revision
-from kb.schema import BY_ATTR, CONTENT_ATTRS, FieldError, parse_record, to_dataset_value
+from kb.schema import (
+    BY_ATTR,
+    CONTENT_ATTRS,
+    FieldError,
+    parse_plain_record,
+    parse_record,
+    to_dataset_value,
+)
 from kb.validation import PatternVerdict
 
 BATCH_SIZE = 2000
@@ -95,7 +102,11 @@ class _Importer:
         try:
             # A NUL or lone surrogate can only enter a string through a ``\u`` escape
             # (strict UTF-8 refuses encoded surrogates, strict JSON raw control characters).
-            attrs, version = parse_record(decode_line(raw, number), text_safe=b"\\u" not in raw)
+            escapes = b"\\u" in raw
+            plain = None if escapes else fast_decode(raw)
+            if plain is not None:  # see kb.importer.lines: only through parse_plain_record
+                plain = parse_plain_record(plain)
+            attrs, version = plain or parse_record(decode_line(raw, number), text_safe=not escapes)
         except FieldError as exc:
             report.reject(number, exc.field, exc.message)
             return None
