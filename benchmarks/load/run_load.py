@@ -251,8 +251,10 @@ def check_bodies(base: str, benign: Path, hostile: Path, token: str) -> None:
     that parsed no ``text`` would show only the empty-paste hint), hostile ones get 200."""
     found, statuses = 0, []
     bodies = sorted(benign.glob("*.body")) + sorted(hostile.glob("*.body"))
-    for path in bodies:
-        status, page = post_body(base + "/match/", path.read_bytes(), CONTENT_TYPE, token)
+    for n, path in enumerate(bodies):  # each from a client of its own: no one's budget
+        status, page = post_body(
+            base + "/match/", path.read_bytes(), CONTENT_TYPE, token, f"198.18.9.{n + 1}"
+        )
         statuses.append(status)
         if path.parent == benign and status == 200 and "match-card" in page:
             found += 1

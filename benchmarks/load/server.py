@@ -152,8 +152,8 @@ def get_status(url: str) -> int:
         return exc.code
 
 
-def post_body(url: str, body: bytes, content_type: str, token: str) -> tuple[int, str]:
-    """One request as the wrk script sends it: (status, response text)."""
+def post_body(url: str, body: bytes, content_type: str, token: str, client: str) -> tuple[int, str]:
+    """One request as the wrk script sends it, from ``client``: (status, response text)."""
     request = urllib.request.Request(
         url,
         data=body,
@@ -163,6 +163,7 @@ def post_body(url: str, body: bytes, content_type: str, token: str) -> tuple[int
             "X-CSRFToken": token,
             "Cookie": f"csrftoken={token}",
             "HX-Request": "true",
+            "X-Forwarded-For": client,
         },
     )
     try:

@@ -29,7 +29,11 @@ local bodies, paths, clients, method = {}, {}, {}, "GET"
 local requests = {}
 local i = 0
 local headers = {}
-local refused = 0
+local threads = {}
+refused = 0  -- global: read from each thread's Lua state in done()
+function setup(thread)
+  table.insert(threads, thread)
+end
 function init(args)
   method = args[1]
   local f = io.open(args[2], "r")
@@ -75,6 +79,8 @@ function response(status, headers, body)
   if status == 429 then refused = refused + 1 end
 end
 function done(summary, latency, requests)
+  local refused = 0
+  for _, thread in ipairs(threads) do refused = refused + (thread:get("refused") or 0) end
   local out = io.open(os.getenv("WRK_OUT"), "w")
   out:write(string.format(
     '{"requests": %d, "duration_us": %d, "bytes": %d, "connect_errors": %d, ' ..
