@@ -237,7 +237,8 @@ def test_browse_pages_read_a_bounded_number_of_queries(
     client.get("/records/")
     with django_assert_max_num_queries(3):
         assert client.get("/tags/").status_code == 200
-    with django_assert_max_num_queries(5):  # tag, revision, cached count, ids, rows
+    # tag, revision, cached count, ids, rows, + the revision keying the rendered fragment
+    with django_assert_max_num_queries(6):
         assert client.get("/tags/busy/?page=2").status_code == 200
     with django_assert_max_num_queries(6):  # + the revision keying the rendered fragment
         assert client.get("/records/?severity=error&page=2").status_code == 200
@@ -292,15 +293,20 @@ def test_rendered_lists_are_reused_until_a_change_takes_a_new_revision(client: C
     first = client.get("/records/", headers=hx).content  # the fragment alone: no nonce
     assert "Widget number 000" in first.decode()
     assert "gadgets <span" in client.get("/tags/").content.decode()
-    assert len(store) == 2
+    tagged = client.get("/tags/gadgets/", headers=hx).content
+    assert "Widget number 000" in tagged.decode()
+    assert len(store) == 3
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/records/", headers=hx).content == first
         client.get("/tags/")
-    assert len(store) == 2  # the same two fragments served again
-    assert len(queries.captured_queries) == 2  # each page: its revision, nothing else
+        assert client.get("/tags/gadgets/", headers=hx).content == tagged
+    assert len(store) == 3  # the same three fragments served again
+    # each list: its revision, nothing else; the tag page: the tag and the revision
+    assert len(queries.captured_queries) == 4, [q["sql"] for q in queries.captured_queries]
     set_status(list(ErrorRecord.objects.filter(pk__in=ids)), "retired")
     assert "Widget number 000" not in client.get("/records/").content.decode()
     assert "gadgets <span" not in client.get("/tags/").content.decode()
+    assert "Widget number 000" not in client.get("/tags/gadgets/").content.decode()
 
 
 def test_a_junk_page_number_cannot_put_another_page_under_the_first_pages_key(

@@ -198,15 +198,22 @@ def tag_detail(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     tag_obj = get_tag(tag)
     if tag_obj is None:
         raise Http404("No such tag")
-    page = tag_page(tag_obj, request.GET.get("page"))
-    decorate_rows(page.object_list)
+    number = asked_page(request)
     path = reverse("tag_detail", args=[tag_obj.name])
+
+    def records() -> Page:
+        found = tag_page(tag_obj, number)
+        decorate_rows(found.object_list)
+        return found
+
+    page = SimpleLazyObject(records)
     context = {
         "tag": tag_obj,
         "page": page,
-        "pager": pagination(page, path, {}),
+        "pager": SimpleLazyObject(lambda: pagination(page, path, {})),
         "filter_url": _url(reverse("record_list"), {"tag": tag_obj.name}),
         "target": "tag-records",
+        "fragment_key": fragment_key({"tag": tag_obj.name}, number),
     }
     return render(request, _template(request, "kb/browse/tag_detail.html", "results"), context)
 
