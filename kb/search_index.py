@@ -92,7 +92,32 @@ def _sqlite_reindex_sql(count: int) -> list[str]:
     ]
 
 
-def _reindex(cursor: Any, ids: Sequence[str]) -> None:
+def _sqlite_reindex_after_sql() -> list[str]:
+    """``_sqlite_reindex_sql`` for the records with a rowid above a bound (one parameter):
+    a batch's new records, with no list of ids to bind and look up."""
+    fts_cols = ", ".join(fts for fts, _c, _w in FTS_COLUMNS)
+    vals = ", ".join(f"coalesce(r.{col}, '')" for _f, col, _w in FTS_COLUMNS)
+    new_ids = f"SELECT id FROM {RECORD_TABLE} WHERE rowid > %s"
+    return [
+        f"DELETE FROM {FTS_TABLE} WHERE rowid IN "
+        f"(SELECT fts_rowid FROM {MAP_TABLE} WHERE record_id IN ({new_ids}))",
+        f"DELETE FROM {MAP_TABLE} WHERE record_id IN ({new_ids})",
+        # NOT INDEXED: by rowid range, then sorted (not a walk of the whole id index).
+        f"INSERT INTO {MAP_TABLE}(record_id) SELECT id FROM {RECORD_TABLE} NOT INDEXED "
+        "WHERE rowid > %s ORDER BY id",
+        f"INSERT INTO {FTS_TABLE}(rowid, record_id, {fts_cols}) "
+        f"SELECT m.fts_rowid, r.id, {vals} FROM {RECORD_TABLE} r "
+        f"JOIN {MAP_TABLE} m ON m.record_id = r.id WHERE r.rowid > %s "
+        # In rowid order: FTS5 flushes its pending terms whenever a rowid is not above
+        # the last one, which here cost four times the insert itself.
+        "ORDER BY m.fts_rowid",
+    ]
+
+
+def _reindex(cursor: Any, ids: Sequence[str], after_rowid: int | None = None) -> None:
+    if after_rowid is not None:
+        for sql in _sqlite_reindex_after_sql():
+            cursor.execute(sql, [after_rowid])
     for start in range(0, len(ids), REINDEX_CHUNK):
         chunk = list(ids[start : start + REINDEX_CHUNK])
         for sql in _sqlite_reindex_sql(len(chunk)):
@@ -100,22 +125,23 @@ def _reindex(cursor: Any, ids: Sequence[str]) -> None:
 
 
 @contextmanager
-def search_index_deferred(connection: Any = None) -> Iterator[Callable[[Sequence[str]], None]]:
-    """For bulk writes inside a transaction: yields ``reindex(ids)``.
+def search_index_deferred(connection: Any = None) -> Iterator[Callable[..., None]]:
+    """For bulk writes inside a transaction: yields ``reindex(ids, after_rowid=None)``.
 
     On SQLite the triggers stand down for this transaction's writes to ``kb_errorrecord``;
     the caller must call ``reindex`` with the id of every record it inserted, updated or
-    deleted before the block ends (set-based, much cheaper than a trigger per row). On
+    deleted before the block ends (set-based, much cheaper than a trigger per row), or
+    give the records it inserted as ``after_rowid``: every record with a larger rowid. On
     other backends (and outside a transaction) nothing is deferred: ``reindex`` does nothing.
     """
     connection = connection or default_connection
     if connection.vendor != "sqlite" or not connection.in_atomic_block:
-        yield lambda ids: None
+        yield lambda ids, after_rowid=None: None
         return
     with connection.cursor() as cursor:
         cursor.execute(f"INSERT INTO {DEFER_TABLE}(deferred) VALUES (1)")
         try:
-            yield lambda ids: _reindex(cursor, ids)
+            yield lambda ids, after_rowid=None: _reindex(cursor, ids, after_rowid)
         except BaseException:
             # The transaction's rollback removes the row anyway; removed here too, so a
             # caller that swallows the error cannot leave the triggers off.

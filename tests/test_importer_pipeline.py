@@ -220,3 +220,27 @@ def test_a_database_error_mid_import_restores_the_connection(
     assert ErrorRecord.objects.count() == 5  # the first batch committed
     assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == (2, 1000)
     assert _helper_threads() == []
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's search index")
+@pytest.mark.django_db
+def test_new_records_are_indexed_once_each_with_their_text() -> None:
+    lines = [make_line(errorMessage=f"unique marker {n} boom") for n in range(17)]
+    import_lines(*lines[:5], batch_size=3)
+    changed = json.loads(json.dumps(lines[0]))
+    changed["record"]["errorMessage"] = "changed marker boom"
+    changed["record"]["contentChangedAt"] = "2031-01-01T00:00:00.000Z"
+    import_lines(changed, *lines[5:], batch_size=4)  # an update beside new records
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT r.id, f.message, f.slug FROM kb_errorrecord r "
+            "JOIN kb_record_search_map m ON m.record_id = r.id "
+            "JOIN kb_record_fts f ON f.rowid = m.fts_rowid ORDER BY r.id"
+        )
+        indexed = cursor.fetchall()
+        cursor.execute("SELECT count(*) FROM kb_record_fts")
+        fts_rows = cursor.fetchone()[0]
+    stored = list(ErrorRecord.objects.order_by("id").values_list("id", "error_message", "slug"))
+    assert indexed == stored
+    assert fts_rows == len(stored) == 17
+    assert "changed marker boom" in [message for _i, message, _s in indexed]

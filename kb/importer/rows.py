@@ -238,7 +238,10 @@ class RowWriter:
                 for row in rows
             ]
             self.history.insert(cursor, history)
-            reindex([r["id"] for r in (*created, *updated)])
+            if after is not None:  # the new records: every rowid above ``after``
+                reindex([r["id"] for r in updated], after_rowid=after)
+            else:
+                reindex([r["id"] for r in (*created, *updated)])
             if self.copies and after is not None:
                 self.copies.tags(cursor, after, [r["id"] for r in retag])
                 created = ()
