@@ -141,8 +141,8 @@ def test_sql_copies_store_what_rows_sent_from_python_store(
     _clear()
     original = rows_module.RowWriter.__init__
 
-    def without_copies(self: rows_module.RowWriter, source: str) -> None:
-        original(self, source)
+    def without_copies(self: rows_module.RowWriter, *args: object) -> None:
+        original(self, *args)  # type: ignore[arg-type]
         self.copies = None
 
     monkeypatch.setattr(rows_module.RowWriter, "__init__", without_copies)
@@ -244,3 +244,68 @@ def test_new_records_are_indexed_once_each_with_their_text() -> None:
     assert indexed == stored
     assert fts_rows == len(stored) == 17
     assert "changed marker boom" in [message for _i, message, _s in indexed]
+
+
+# --- unchanged records recognised from their stored columns -------------------------------
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="raw comparison is SQLite's")
+@pytest.mark.django_db
+def test_a_stored_record_gives_back_the_key_of_its_line() -> None:
+    from kb.schema import parse_record
+
+    lines = [make_line(tags=["é", "x"], httpStatus=None), make_line(newKey={"a": [1, 2.5]})]
+    import_lines(*lines)
+    writer = rows_module.RowWriter("x", core.COMPARED_ATTRS)
+    importer = core._Importer(dry_run=False, source="x")
+    stored = writer.stored([line["record"]["id"] for line in lines])
+    for line in lines:
+        attrs, version = parse_record(line)
+        attrs["dataset_version"] = version
+        row = importer.new_row(attrs)
+        row.update(disabled_reason="", pattern_engine="hyperscan")
+        params = writer.records.row(row)
+        assert writer.key(attrs) == writer.key(None, params) == stored[line["record"]["id"]]
+
+
+@pytest.mark.django_db
+def test_stored_values_that_differ_only_in_form_are_still_unchanged() -> None:
+    """Raw columns that differ but mean the same (sub-millisecond time, other JSON
+    spacing) take the full comparison, which finds them equal: nothing is written."""
+    from datetime import timedelta
+
+    lines = [make_line(tags=["a", "b"]) for _ in range(3)]
+    import_lines(*lines)
+    first, second = (line["record"]["id"] for line in lines[:2])
+    record = ErrorRecord.objects.get(pk=first)
+    ErrorRecord.objects.filter(pk=first).update(
+        analyzed_at=record.analyzed_at + timedelta(microseconds=300)
+    )
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute('UPDATE kb_errorrecord SET tags = \'["a","b"]\' WHERE id = %s', [second])
+    before = (content_hash(), ErrorRecord.history.count())  # type: ignore[attr-defined]
+    report = import_lines(*lines)
+    assert (report.unchanged, report.updated, report.created) == (3, 0, 0)
+    assert (content_hash(), ErrorRecord.history.count()) == before  # type: ignore[attr-defined]
+
+
+@pytest.mark.django_db
+def test_a_changed_field_is_seen_whatever_its_kind() -> None:
+    from kb.schema import FIELDS
+
+    changes = {
+        "str": "something else",
+        "int": 7,
+        "list": ["other"],
+        "datetime": "2031-02-03T04:05:06.789Z",
+    }
+    for field in FIELDS:
+        if field.key in {"id", "contentChangedAt"}:
+            continue
+        line = make_line(contentChangedAt="2030-01-01T00:00:00.000Z")
+        import_lines(line)
+        changed = json.loads(json.dumps(line))
+        changed["record"][field.key] = changes[field.kind]
+        report = import_lines(changed)
+        assert report.updated == 1, field.key

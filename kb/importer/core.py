@@ -54,6 +54,9 @@ class _Incoming:
     # ``_Importer.prepare``): the row this record would be created as, and its parameters.
     new_row: dict[str, Any] | None = None
     params: list[Any] | None = None
+    # The compared columns as bound parameters (``RowWriter.key``): equal to the stored
+    # ones means unchanged, without fetching and converting the stored record.
+    key: Any = None
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -82,7 +85,7 @@ class _Importer:
         # Prepare new rows in the parser thread? Off while batches are mostly stored records
         # (a re-import), where the work would be thrown away; the writer updates it.
         self.prepare_rows = True
-        self.writer = RowWriter(source)
+        self.writer = RowWriter(source, COMPARED_ATTRS)
         self.unstamped = dict.fromkeys(self.writer.stamped)
         # Immutable defaults only: JSON columns get fresh containers per row (``_fold``).
         self.defaults = {
@@ -146,7 +149,10 @@ class _Importer:
         """In the parser thread, while the writer is busy with the batch before: admit the
         batch's patterns and build each record's row as it would be created, so the writer
         only has to use them for the records that turn out new. Pure: no database."""
+        key = self.writer.key
         if not self.prepare_rows or self.dry_run:
+            for item in batch:
+                item.key = key(item.attrs)
             return batch
         verdicts = admit_batch(item.attrs["message_pattern"] for item in batch)
         to_params = self.writer.records.row
@@ -154,6 +160,7 @@ class _Importer:
             row = self.new_row(item.attrs)
             _set_verdict(row, verdicts[row["message_pattern"]])
             item.new_row, item.params = row, to_params(row)
+            item.key = key(None, item.params)
         return batch
 
     def new_row(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -210,15 +217,22 @@ class _Importer:
         """Decide each record of the batch; returns (created, updated, retag) rows and the
         prepared parameters of each created row (``None`` where not prepared)."""
         report = self.report
-        stored = self.writer.stored_ids([item.attrs["id"] for item in batch])
+        stored = self.writer.stored([item.attrs["id"] for item in batch])
+        # Records stored with other content (or no raw form to compare): fetched whole.
+        differ = [
+            item.attrs["id"]
+            for item in batch
+            if item.attrs["id"] in stored
+            and (stored[item.attrs["id"]] is None or stored[item.attrs["id"]] != item.key)
+        ]
         existing = (
             {
                 row["id"]: row
-                for row in ErrorRecord.objects.filter(pk__in=stored).values(
+                for row in ErrorRecord.objects.filter(pk__in=differ).values(
                     *self.writer.record_fields
                 )
             }
-            if stored
+            if differ
             else {}
         )
         created: list[dict[str, Any]] = []
@@ -229,6 +243,9 @@ class _Importer:
         for item in batch:
             attrs = item.attrs
             current = existing.get(attrs["id"])
+            if current is None and attrs["id"] in stored:  # stored exactly as it comes
+                report.unchanged += 1
+                continue
             if current is None:
                 row = item.new_row
                 if row is None:

@@ -158,7 +158,8 @@ class _Table:
 class RowWriter:
     """Writes batches of records given as ``{attname: python value}`` dicts."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, compared: Sequence[str] = ()) -> None:
+        """``compared``: the record columns ``key`` and ``stored`` give, in this order."""
         record_fields = [f.attname for f in ErrorRecord._meta.concrete_fields]
         self.record_fields = record_fields
         self.records = _Table(ErrorRecord, record_fields)
@@ -195,6 +196,16 @@ class RowWriter:
         )
         self.update_sql = f"UPDATE {q(self.records.table)} SET {sets} WHERE {q(pk)} = %s"
         self.update_from_record = [record_fields.index(a) for a in [*self.update_attnames, "id"]]
+        self.compared = list(compared)
+        at = [record_fields.index(a) for a in self.compared] or [0]
+        self._compared_params = itemgetter(*at) if len(at) > 1 else lambda p: (p[at[0]],)
+        self._compared_values = itemgetter(*self.compared) if len(self.compared) > 1 else None
+        self._compared_convert = [self.records.convert[i] for i in at]
+        by_attname = {f.attname: f for f in ErrorRecord._meta.concrete_fields}
+        self._compared_columns = [
+            (self.records.columns[i], self.records.convert[i], by_attname[a].get_internal_type())
+            for i, a in zip(at, self.compared, strict=False)
+        ]
         self.copies = (
             NewRowCopies(q, ErrorRecord, historical, copied, tail, Tag, RecordTag)
             if connection.vendor == "sqlite"
@@ -247,18 +258,39 @@ class RowWriter:
                 created = ()
             self._write_tags(cursor, created, retag)
 
-    def stored_ids(self, ids: Sequence[str]) -> list[str]:
-        """Which of ``ids`` are stored (one index-only query per chunk: a new batch then
-        needs no ORM query for rows that are not there)."""
+    def key(self, values: dict[str, Any] | None, params: Sequence[Any] | None = None) -> Any:
+        """The ``compared`` columns of a record as bound parameters (from its ``records.row``
+        parameters when given): what ``stored`` gives for a stored record that is equal."""
+        if not self.compared:
+            return None
+        if params is not None:
+            return self._compared_params(params)
+        return tuple(
+            v if conv is None or v is None else conv(v)
+            for v, conv in zip(self._compared_values(values), self._compared_convert, strict=True)
+        )
+
+    def stored(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Which of ``ids`` are stored, each with its ``key`` as stored (SQLite: the columns
+        as the driver returns them, datetimes as the text they are stored as), or ``None``
+        where there is no cheap raw form (other backends). One query per chunk of ids."""
         q = connection.ops.quote_name
-        sql = f"SELECT {q(self.pk)} FROM {q(self.records.table)} WHERE {q(self.pk)} IN "
-        found: list[str] = []
+        raw = connection.vendor == "sqlite" and bool(self.compared)
+        cols = [q(self.pk)]
+        if raw:
+            cols += [
+                f"CAST({q(c)} AS TEXT)" if conv is not None and kind == "DateTimeField" else q(c)
+                for c, conv, kind in self._compared_columns
+            ]
+        sql = f"SELECT {', '.join(cols)} FROM {q(self.records.table)} WHERE {q(self.pk)} IN "
+        found: dict[str, Any] = {}
         per = _id_chunk()
         with connection.cursor() as cursor:
             for start in range(0, len(ids), per):
                 chunk = list(ids[start : start + per])
                 cursor.execute(sql + "(" + ", ".join(["%s"] * len(chunk)) + ")", chunk)
-                found += [row[0] for row in cursor.fetchall()]
+                for row in cursor.fetchall():
+                    found[row[0]] = tuple(row[1:]) if raw else None
         return found
 
     def _write_tags(
