@@ -17,14 +17,9 @@ generator is closed in its own thread (so its ``finally`` blocks run there).
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 from collections.abc import Iterator
 
-# The GIL changes hands when the holder blocks or after this many seconds. Python's default
-# (5 ms) would make the writer wait up to that long for the GIL after each statement while
-# the parser runs; 1 ms keeps the writer's hand-overs short. Set for the import's duration.
-SWITCH_INTERVAL = 0.001
 _POLL = 0.05  # seconds between the producer's checks of the stop flag while the queue is full
 
 
@@ -56,8 +51,6 @@ def read_ahead[T](items: Iterator[T], depth: int = 1) -> Iterator[T]:
                 close()
 
     thread = threading.Thread(target=produce, name="kb-import-parser", daemon=True)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     thread.start()
     try:
         while True:
@@ -71,4 +64,3 @@ def read_ahead[T](items: Iterator[T], depth: int = 1) -> Iterator[T]:
     finally:
         stop.set()
         thread.join()
-        sys.setswitchinterval(interval)

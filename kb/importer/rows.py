@@ -261,8 +261,8 @@ class RowWriter:
     def key(self, values: dict[str, Any] | None, params: Sequence[Any] | None = None) -> Any:
         """The ``compared`` columns of a record as bound parameters (from its ``records.row``
         parameters when given): what ``stored`` gives for a stored record that is equal."""
-        if not self.compared:
-            return None
+        if not self.compared or connection.vendor != "sqlite":
+            return None  # ``stored`` has no raw form to compare it with
         if params is not None:
             return self._compared_params(params)
         return tuple(

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from django.db import DatabaseError
+
 IMPORT_SYNCHRONOUS = "NORMAL"
 
 
@@ -104,6 +106,9 @@ def batch_commits(connection: Any) -> Iterator[Callable[[], None]]:
     finally:
         checkpointer.close()
         if connection.connection is not None:  # not closed meanwhile (a database error)
-            with connection.cursor() as cursor:
-                cursor.execute(f"PRAGMA synchronous={synchronous}")
-                cursor.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"PRAGMA synchronous={synchronous}")
+                    cursor.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+            except DatabaseError:  # a new connection gets the settings' pragmas again
+                connection.close()
