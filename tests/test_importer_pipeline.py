@@ -306,3 +306,26 @@ def test_a_changed_field_is_seen_whatever_its_kind() -> None:
         changed["record"][field.key] = changes[field.kind]
         report = import_lines(changed)
         assert report.updated == 1, field.key
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_the_wal_is_rewound_when_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the limit at 0 the writer waits for each checkpoint, so each batch starts the
+    WAL afresh: after 6 batches of 10 it holds about one batch, less than one of 60."""
+    import os
+
+    from kb.importer import walcheckpoint
+
+    monkeypatch.setattr(walcheckpoint, "WAL_LIMIT_BYTES", 0)
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA database_list")
+        path = next(p for _s, name, p in cursor.fetchall() if name == "main")
+
+    def wal_after(batch_size: int) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        import_lines(*[make_line() for _ in range(60)], batch_size=batch_size)
+        return os.path.getsize(f"{path}-wal")
+
+    assert wal_after(10) < wal_after(60)

@@ -23,6 +23,7 @@ an outer transaction (``--atomic``, tests) or on PostgreSQL nothing changes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -32,6 +33,12 @@ from typing import Any
 from django.db import DatabaseError
 
 IMPORT_SYNCHRONOUS = "NORMAL"
+# SQLite rewinds the WAL only when a write transaction starts after a checkpoint has caught
+# up. The writer begins its next batch right after a commit, before the helper's checkpoint
+# of that commit is done, so the WAL would grow without end (650 MB by 50k records). When
+# it is past this size the writer waits for the running checkpoint before its next batch,
+# and that batch starts the WAL afresh: one wait every few batches, the WAL bounded.
+WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
 class _Checkpointer:
@@ -39,34 +46,52 @@ class _Checkpointer:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.wake = threading.Event()
-        self.stopping = False
+        self.cond = threading.Condition()
+        self.requested = self.done = 0
+        self.stopping = self.stopped = False
         self.thread = threading.Thread(target=self._run, name="kb-import-checkpoint", daemon=True)
         self.thread.start()
 
     def request(self) -> None:
-        self.wake.set()
+        with self.cond:
+            self.requested += 1
+            self.cond.notify_all()
+
+    def wait(self) -> None:
+        """Until every requested checkpoint has run."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.done >= self.requested or self.stopped)
 
     def _run(self) -> None:
+        db = None
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error:
-            return
-        try:
             while True:
-                self.wake.wait()
-                self.wake.clear()
+                with self.cond:
+                    self.cond.wait_for(lambda: self.requested > self.done or self.stopping)
+                    target, stopping = self.requested, self.stopping
                 with suppress(sqlite3.Error):  # an optimisation only: the writer catches up
                     db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                if self.stopping:
+                with self.cond:
+                    self.done = target
+                    self.cond.notify_all()
+                if stopping:
                     return
+        except sqlite3.Error:
+            return
         finally:
-            db.close()
+            if db is not None:
+                db.close()
+            with self.cond:
+                self.stopped = True
+                self.cond.notify_all()
 
     def close(self) -> None:
         """A last checkpoint, then stop."""
-        self.stopping = True
-        self.wake.set()
+        with self.cond:
+            self.stopping = True
+            self.requested += 1
+            self.cond.notify_all()
         self.thread.join()
 
 
@@ -101,8 +126,15 @@ def batch_commits(connection: Any) -> Iterator[Callable[[], None]]:
         cursor.execute(f"PRAGMA synchronous={IMPORT_SYNCHRONOUS}")
         cursor.execute("PRAGMA wal_autocheckpoint=0")
     checkpointer = _Checkpointer(path)
+
+    def committed() -> None:
+        checkpointer.request()
+        with suppress(OSError):
+            if os.path.getsize(f"{path}-wal") > WAL_LIMIT_BYTES:
+                checkpointer.wait()  # see WAL_LIMIT_BYTES
+
     try:
-        yield checkpointer.request
+        yield committed
     finally:
         checkpointer.close()
         if connection.connection is not None:  # not closed meanwhile (a database error)
