@@ -12,6 +12,11 @@ mutants with fewer than 6 literal characters are dropped. The naive loop is meas
 on a sample of lines against a subset of patterns and extrapolated linearly (it is
 linear in the number of patterns); the output says so.
 
+Noise: this VM's speed moves by up to 2x from one minute to the next, so each figure is
+taken more than once and the least disturbed kept: line latency is three first-sight
+passes (pattern analyses forgotten before each) and the median pass is reported with all
+three; whole-log and raw-scan throughput are each the best of 5 runs.
+
 Run: `.venv/bin/python benchmarks/bench_matcher.py [--quick | --full]`
 Writes benchmarks/results/matcher.json. Compiled shards are cached under
 .cache/matcher-bench, so only the first run pays the compile.
@@ -174,14 +179,14 @@ def raw_scan_seconds(m: Matcher, data: bytes, repeat: int = 3) -> float:
     return best
 
 
-def raw_scan_cpu_seconds(m: Matcher, data: bytes, repeat: int = 3) -> float:
-    """`raw_scan_seconds` in CPU time (median of `repeat`)."""
+def raw_scan_cpu_seconds(m: Matcher, data: bytes, repeat: int = 5) -> float:
+    """`raw_scan_seconds` in CPU time (best of `repeat`, as the whole-log figure)."""
     out = []
     for _ in range(repeat):
         c0 = time.process_time()
         raw_scan_seconds(m, data, 1)
         out.append(time.process_time() - c0)
-    return statistics.median(out)
+    return min(out)
 
 
 def cpu_ms(m: Matcher, text: str, repeat: int = 3) -> float:
@@ -254,21 +259,33 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     gc.freeze()
     lines = make_lines(specs, 400 if args.quick else 2000)
     for line in lines[:50]:
-        msim.match(line)  # warm lazily compiled confirm regexes
-    lat = []
-    cpu = []
-    for line in lines:
-        t0, c0 = time.perf_counter(), time.process_time()
-        msim.match(line)
-        lat.append((time.perf_counter() - t0) * 1e6)
-        cpu.append((time.process_time() - c0) * 1e6)
-    res["line_p50_us"] = round(statistics.median(lat), 1)
-    res["line_p99_us"] = round(pct(lat, 0.99), 1)
+        msim.match(line)  # warm the code paths (the analyses are forgotten again below)
+    # First sight, three times: before each pass the matcher forgets every pattern
+    # analysis it built lazily (as a freshly started worker has none), so each pass is a
+    # first sight again; a pass's p99 rests on its 20 slowest lines, and one burst from a
+    # neighbour on this shared VM moves it, so the median pass is reported (all three too).
+    passes = []
+    for _ in range(3):
+        msim._analyses.clear()
+        lat, cpu = [], []
+        for line in lines:
+            t0, c0 = time.perf_counter(), time.process_time()
+            msim.match(line)
+            lat.append((time.perf_counter() - t0) * 1e6)
+            cpu.append((time.process_time() - c0) * 1e6)
+        passes.append(
+            (pct(lat, 0.99), statistics.median(lat), pct(cpu, 0.99), statistics.median(cpu))
+        )
+    passes.sort()
+    p99, p50, p99_cpu, p50_cpu = passes[1]
+    res["line_p50_us"] = round(p50, 1)
+    res["line_p99_us"] = round(p99, 1)
+    res["line_p99_us_passes"] = [round(p[0], 1) for p in passes]
     # CPU time excludes waiting for a CPU: on a shared, overloaded machine the wall-clock
     # p99 is mostly scheduling delay, not matcher work
-    res["line_p50_cpu_us"] = round(statistics.median(cpu), 1)
-    res["line_p99_cpu_us"] = round(pct(cpu, 0.99), 1)
-    # The pass above meets most patterns for the first time (their analysis is built on
+    res["line_p50_cpu_us"] = round(p50_cpu, 1)
+    res["line_p99_cpu_us"] = round(p99_cpu, 1)
+    # The passes above meet most patterns for the first time (their analysis is built on
     # first use: at 1M nearly every line is a first); a long-running worker has seen the
     # hot ones. The same lines again, CPU time: the warm figure, reported beside it.
     warm = []
@@ -295,24 +312,28 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     log = make_log(specs, 2 if args.quick else 10)
     mb = len(log.encode()) / 2**20
     msim.match(log)
+    # Best of 5 on both sides of the ratio (the raw scan too): on this shared VM one run
+    # of the same call varies up to 2x in user CPU time, and the minimum is the estimate
+    # least touched by neighbours. The medians are kept beside it.
     whole_wall, whole_cpu = [], []
-    for _ in range(3):
+    for _ in range(5):
         t0, c0 = time.perf_counter(), time.process_time()
         rep = msim.match(log)
         whole_wall.append(time.perf_counter() - t0)
         whole_cpu.append(time.process_time() - c0)
-    whole = statistics.median(whole_wall)
+    whole = min(whole_wall)
     norm_bytes = rep.normalised.text.encode("utf-8", "replace")
-    raw_s = raw_scan_seconds(m, norm_bytes)
+    raw_s = raw_scan_seconds(m, norm_bytes, 5)
     raw_cpu = raw_scan_cpu_seconds(m, norm_bytes)
     res["log_mb"] = round(mb, 1)
     res["log_mb_s"] = round(mb / whole, 1)
+    res["log_mb_s_median"] = round(mb / statistics.median(whole_wall), 1)
     res["raw_scan_mb_s"] = round(mb / raw_s, 1)
     res["log_vs_raw"] = round(raw_s / whole, 2)
-    # the same ratio in CPU time (medians of 3): robust to other processes on the machine
-    res["log_mb_s_cpu"] = round(mb / statistics.median(whole_cpu), 1)
+    # the same ratio in CPU time: robust to other processes taking the CPU
+    res["log_mb_s_cpu"] = round(mb / min(whole_cpu), 1)
     res["raw_scan_mb_s_cpu"] = round(mb / raw_cpu, 1)
-    res["log_vs_raw_cpu"] = round(raw_cpu / statistics.median(whole_cpu), 2)
+    res["log_vs_raw_cpu"] = round(raw_cpu / min(whole_cpu), 2)
     res["scaling"] = scaling(msim, log)
     res["scaling_max_ratio"] = max(res["scaling"]["ratios"])
     res["paste_256k_cpu_ms"] = round(cpu_ms(msim, paste_256k()), 1)
