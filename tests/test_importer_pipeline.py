@@ -1,7 +1,7 @@
-"""The import's moving parts: the parser thread (``readahead``), rows prepared ahead of
-the writer, SQL-side copies of history and tag rows (SQLite), and the import's commit
-settings with checkpoints off the writer's thread (``walcheckpoint``). Each must store
-exactly what the plain path stores and leave nothing behind when it stops early."""
+"""The import's moving parts: rows prepared when a batch is parsed, SQL-side copies of
+history and tag rows (SQLite), and the import's commit settings with checkpoints off the
+writer's thread (``walcheckpoint``). Each must store exactly what the plain path stores
+and leave nothing behind when it stops early."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from django.db import DatabaseError, connection
 from kb.exporter import content_hash
 from kb.importer import core, import_jsonl
 from kb.importer import rows as rows_module
-from kb.importer.readahead import read_ahead
 from kb.models import ErrorRecord, RecordTag, Tag
 from tests.factories import encode, import_lines, make_line
 
@@ -24,41 +23,7 @@ def _helper_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("kb-import-")]
 
 
-# --- readahead ---------------------------------------------------------------------------
-
-
-def test_read_ahead_yields_everything_in_order() -> None:
-    assert list(read_ahead(iter(range(1000)), depth=2)) == list(range(1000))
-    assert _helper_threads() == []
-
-
-def test_an_error_of_the_source_is_raised_in_the_consumer_after_what_came_before() -> None:
-    def source() -> Iterator[int]:
-        yield 1
-        yield 2
-        raise OSError("disk gone")
-
-    got: list[int] = []
-    with pytest.raises(OSError, match="disk gone"):
-        got.extend(read_ahead(source()))
-    assert got == [1, 2]
-    assert _helper_threads() == []
-
-
-def test_a_consumer_that_stops_early_closes_the_source_in_its_thread() -> None:
-    closed_in: list[str] = []
-
-    def source() -> Iterator[int]:
-        try:
-            yield from range(10**9)
-        finally:
-            closed_in.append(threading.current_thread().name)
-
-    for item in read_ahead(source()):
-        if item == 5:
-            break
-    assert closed_in == ["kb-import-parser"]
-    assert _helper_threads() == []
+# --- the import loop ------------------------------------------------------------------
 
 
 @pytest.mark.django_db

@@ -17,8 +17,8 @@ Re-import policy (see docs/importing.md):
   by importing the file again), or, with ``atomic=True``, the whole file is one
   transaction that any rejected line rolls back.
 
-Modules: ``lines`` (bytes to JSON), ``core`` (the loop and the policy), ``readahead`` (the
-parser thread), ``admission`` (patterns, a batch at a time), ``rows`` (fast portable row
+Modules: ``lines`` (bytes to JSON), ``core`` (the loop and the policy), ``admission``
+(patterns, a batch at a time), ``rows`` (fast portable row
 writes), ``sqlite_copies`` (history and tag rows copied in SQL), ``walcheckpoint`` (commit
 settings and checkpoints of a SQLite import), ``seen`` (in-file duplicate ids), ``report``.
 """

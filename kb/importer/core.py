@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from kb.importer.admission import admit_batch
 from kb.importer.lines import MAX_LINE_BYTES, decode_line, fast_decode
-from kb.importer.readahead import read_ahead
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
 from kb.importer.seen import SeenIds
@@ -50,8 +49,8 @@ class AtomicImportFailed(Exception):
 class _Incoming:
     line: int
     attrs: dict[str, Any]
-    # Worked out ahead by the parser thread while the batch before is written (see
-    # ``_Importer.prepare``): the row this record would be created as, and its parameters.
+    # Worked out when the batch is parsed (see ``_Importer.prepare``): the row this record
+    # would be created as, and its parameters.
     new_row: dict[str, Any] | None = None
     params: list[Any] | None = None
     # The compared columns as bound parameters (``RowWriter.key``): equal to the stored
@@ -82,8 +81,8 @@ class _Importer:
         self.dry_run = dry_run
         self.source = source
         self.pending: dict[str, int] = {}  # ids of the batch being read -> line
-        # Prepare new rows in the parser thread? Off while batches are mostly stored records
-        # (a re-import), where the work would be thrown away; the writer updates it.
+        # Prepare new rows while parsing? Off while batches are mostly stored records (a
+        # re-import), where the work would be thrown away; the writer updates it.
         self.prepare_rows = True
         self.writer = RowWriter(source, COMPARED_ATTRS)
         self.unstamped = dict.fromkeys(self.writer.stamped)
@@ -126,8 +125,8 @@ class _Importer:
         self, lines: Iterable[bytes | None], batch_size: int
     ) -> Iterator[tuple[list[_Incoming], int]]:
         """Parsed batches of good lines, each with the number of the last line read (the
-        last one possibly empty, carrying the line count). Runs in the parser thread
-        (``readahead``): touches only the report's rejections, never the database."""
+        last one possibly empty, carrying the line count). Touches only the report's
+        rejections, never the database."""
         seen = SeenIds()  # ids of earlier batches, on disk
         try:
             batch: list[_Incoming] = []
@@ -146,9 +145,9 @@ class _Importer:
             seen.close()
 
     def prepare(self, batch: list[_Incoming]) -> list[_Incoming]:
-        """In the parser thread, while the writer is busy with the batch before: admit the
-        batch's patterns and build each record's row as it would be created, so the writer
-        only has to use them for the records that turn out new. Pure: no database."""
+        """Admit the batch's patterns and build each record's row as it would be created,
+        so the writer only has to use them for the records that turn out new. Pure: no
+        database."""
         key = self.writer.key
         if not self.prepare_rows or self.dry_run:
             for item in batch:
@@ -330,7 +329,7 @@ def import_jsonl(
 
     def run() -> None:
         with batch_commits(connection) if not dry_run else nullcontext(_nothing) as committed:
-            for batch, number in read_ahead(importer.batches(lines, batch_size)):
+            for batch, number in importer.batches(lines, batch_size):
                 importer.apply(batch)
                 committed()
                 importer.report.lines = number
