@@ -1,0 +1,76 @@
+"""Reading a load run's results: requests per phase, one-line summaries, and the goals
+(RELIABILITY #20, #24, #25 and issue 6) that ``run_load.py`` checks and writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def phase_requests(entry: dict[str, Any]) -> int:
+    if "requests" in entry:
+        return int(entry["requests"])
+    return sum(phase_requests(v) for v in entry.values() if isinstance(v, dict))
+
+
+def summary(result: dict[str, Any]) -> str:
+    if "rps" in result:
+        lat = result["latency_ms"]
+        refused = f" ({result['refused_429']} refused with 429)" if result["refused_429"] else ""
+        return (
+            f"{result['rps']} req/s{refused}, p50 {lat['p50']} ms, p99 {lat['p99']} ms, "
+            f"errors {result['errors']}"
+        )
+    parts = []
+    for key, value in result.items():
+        if isinstance(value, dict) and "rps" in value:
+            parts.append(f"{key}: {summary(value)}")
+        elif not isinstance(value, dict | list):
+            parts.append(f"{key}={value}")
+    return "; ".join(parts)
+
+
+def _match_goal(m: dict[str, Any]) -> bool:
+    """Issue 6: >= 200 pastes matched a second, p99 < 100 ms, no error, none refused."""
+    return (
+        m["served_rps"] >= 200
+        and m["refused_429"] == 0
+        and m["latency_ms"]["p99"] < 100
+        and m["errors"] == 0
+    )
+
+
+def goals(report: dict[str, Any]) -> dict[str, bool]:
+    ph = report["phases"]
+    out: dict[str, bool] = {}
+    if "match" in ph:
+        out["match >= 200 req/s, p99 < 100 ms, 0 errors"] = _match_goal(ph["match"])
+    for name in ("record", "list"):
+        if name in ph:
+            r = ph[name]
+            out[f"{name} >= 300 req/s, p99 < 100 ms, 0 errors"] = (
+                r["rps"] >= 300 and r["latency_ms"]["p99"] < 100 and r["errors"] == 0
+            )
+    if "match+adversarial" in ph:
+        b = ph["match+adversarial"]["benign"]
+        a = ph["match+adversarial"]["adversarial"]
+        out["benign match >= 200 req/s, p99 < 100 ms, 0 errors while an adversary runs"] = (
+            _match_goal(b) and a["errors"] == 0
+        )
+    if "match+distributed-adversary" in ph:  # RELIABILITY #25 with no limit to help
+        b = ph["match+distributed-adversary"]["benign"]
+        a = ph["match+distributed-adversary"]["adversarial"]
+        out["benign p99 < 250 ms, 0 errors under a distributed adversary"] = (
+            b["latency_ms"]["p99"] < 250 and b["errors"] == 0 and a["errors"] == 0
+        )
+    if "writers" in ph:
+        w = ph["writers"]
+        out["writers: 0 errors, all writes present"] = (
+            w["write_errors"] == 0
+            and w["all_writes_present"]
+            and w["match_during_writes"]["errors"] == 0
+        )
+    s = report["server"]
+    out["server: no worker timeouts, 5xx, tracebacks or lock errors"] = not (
+        s["worker_timeouts"] or s["responses_5xx"] or s["tracebacks"] or s["database_locked"]
+    )
+    return out
