@@ -201,8 +201,12 @@ class ErrorRecord(models.Model):
     # History rows are read per record (``id``, kept indexed) in ``history_date`` order
     # (indexed by simple_history itself); the model's filter indexes are not copied: no
     # history query filters on them, and each cost every import a B-tree insert per row.
+    # ``source_code`` is not versioned: it is provenance (never curated, kept as it is on a
+    # revert), fixed by the versioned ``github_url``/``analyzed_sha``/``file_path`` and
+    # line range, and it is 70% of a record's bytes: copied into every history row it
+    # doubled what an import writes.
     history = HistoricalRecords(
-        excluded_fields=["revision", "updated_at"], no_db_index=HISTORY_UNINDEXED
+        excluded_fields=["revision", "updated_at", "source_code"], no_db_index=HISTORY_UNINDEXED
     )
     objects = ErrorRecordQuerySet.as_manager()
 
