@@ -178,9 +178,11 @@ def test_a_revert_keeps_the_newest_provenance(curator_client: Client) -> None:
     record, line = _seeded(solutions=["Original advice"])
     original = record.history.latest()
     curator_client.post(change_url(record), form_data(record, solutions="Edited advice"))
-    _reimport(line, analyzedSha="f" * 40, lineNumber=99)
+    _reimport(line, analyzedSha="f" * 40, lineNumber=99, sourceCode="fn newest() {}")
     record.refresh_from_db()
     assert record.line_number == 99
+    # History rows do not copy the snippet (kb.models: ``ErrorRecord.history``).
+    assert not hasattr(original, "source_code")
 
     revert_url = reverse(
         "admin:kb_errorrecord_simple_history", args=[record.pk, original.history_id]
@@ -191,3 +193,4 @@ def test_a_revert_keeps_the_newest_provenance(curator_client: Client) -> None:
     assert record.solutions == ["Original advice"]
     assert record.line_number == 99
     assert record.analyzed_sha == "f" * 40
+    assert record.source_code == "fn newest() {}"

@@ -13,7 +13,7 @@ import pytest
 from django.db import DatabaseError, connection
 
 from kb.exporter import content_hash
-from kb.importer import core, import_jsonl
+from kb.importer import core, import_jsonl, parsing
 from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag, Tag
 from tests.factories import encode, import_lines, make_line
@@ -89,7 +89,7 @@ def test_prepared_rows_store_what_rows_built_by_the_writer_store(
     lines = _lines()
     prepared = _import_then_update(lines)
     _clear()
-    monkeypatch.setattr(core._Importer, "prepare", lambda self, batch: batch)
+    monkeypatch.setattr(parsing.Parser, "prepare", lambda self, batch: batch)
     assert _import_then_update(lines) == prepared
 
 
@@ -119,13 +119,13 @@ def test_a_re_import_stops_preparing_rows_and_a_new_tail_starts_again(
     import_lines(*lines[:20], batch_size=5)
     before = content_hash()
     prepared: list[bool] = []
-    original = core._Importer.prepare
+    original = parsing.Parser.prepare
 
-    def spy(self: core._Importer, batch: list) -> list:
+    def spy(self: parsing.Parser, batch: list) -> list:
         prepared.append(self.prepare_rows)
         return original(self, batch)
 
-    monkeypatch.setattr(core._Importer, "prepare", spy)
+    monkeypatch.setattr(parsing.Parser, "prepare", spy)
     report = import_lines(*lines, batch_size=5)
     assert (report.created, report.unchanged) == (20, 20)
     assert prepared[0]
@@ -178,10 +178,34 @@ def test_a_database_error_mid_import_restores_the_connection(
 
     monkeypatch.setattr(rows_module.RowWriter, "write", fail_second)
     with pytest.raises(DatabaseError):
-        import_lines(*[make_line() for _ in range(12)], batch_size=5)
+        import_lines(*[make_line() for _ in range(12)], batch_size=5, commit_records=5)
     assert ErrorRecord.objects.count() == 5  # the first batch committed
     assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == (2, 1000)
     assert _helper_threads() == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("failing", "kept"), [(2, 0), (3, 10), (5, 20)])
+def test_batches_commit_together_up_to_commit_records(
+    monkeypatch: pytest.MonkeyPatch, failing: int, kept: int
+) -> None:
+    """Two batches of 5 to a commit: a failure keeps every earlier whole commit, with its
+    history, and nothing of the one it hit."""
+    calls = []
+    original = rows_module.RowWriter.write
+
+    def fail(self: rows_module.RowWriter, *args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == failing:
+            raise DatabaseError("disk I/O error")
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rows_module.RowWriter, "write", fail)
+    with pytest.raises(DatabaseError):
+        import_lines(*[make_line() for _ in range(30)], batch_size=5, commit_records=10)
+    assert ErrorRecord.objects.count() == kept
+    assert ErrorRecord.history.count() == kept  # type: ignore[attr-defined]
+    assert RecordTag.objects.values("record_id").distinct().count() == kept
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's search index")
@@ -224,7 +248,7 @@ def test_a_stored_record_gives_back_the_key_of_its_line() -> None:
     for line in lines:
         attrs, version = parse_record(line)
         attrs["dataset_version"] = version
-        row = importer.new_row(attrs)
+        row = importer.parser.new_row(attrs)
         row.update(disabled_reason="", pattern_engine="hyperscan")
         params = writer.records.row(row)
         assert writer.key(attrs) == writer.key(None, params) == stored[line["record"]["id"]]
@@ -277,7 +301,7 @@ def test_a_changed_field_is_seen_whatever_its_kind() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_wal_is_rewound_when_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the limit at 0 the writer waits for each checkpoint, so each batch starts the
-    WAL afresh: after 6 batches of 10 it holds about one batch, less than one of 60."""
+    WAL afresh: after 6 batches of 40 it holds about one batch, less than one of 240."""
     import os
 
     from kb.importer import walcheckpoint
@@ -290,7 +314,8 @@ def test_the_wal_is_rewound_when_past_its_limit(monkeypatch: pytest.MonkeyPatch)
     def wal_after(batch_size: int) -> int:
         with connection.cursor() as cursor:
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        import_lines(*[make_line() for _ in range(60)], batch_size=batch_size)
+        lines = [make_line() for _ in range(240)]
+        import_lines(*lines, batch_size=batch_size, commit_records=batch_size)
         return os.path.getsize(f"{path}-wal")
 
-    assert wal_after(10) < wal_after(60)
+    assert wal_after(40) < wal_after(240)

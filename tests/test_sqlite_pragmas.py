@@ -97,3 +97,9 @@ def test_rate_limiter_does_not_wait_for_a_long_write_lock(settings: object) -> N
     assert response.status_code != 429
     assert elapsed < 2000, elapsed  # not the 20 s busy timeout
     assert int(_pragma("busy_timeout")) >= 5000
+
+
+def test_a_new_database_takes_16k_pages() -> None:
+    """Set before the first table (``init_command``): a record's few kilobytes fit a page,
+    without overflow pages to chase on every read of a column after ``source_code``."""
+    assert _pragma("page_size") == 16384

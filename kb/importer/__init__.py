@@ -13,11 +13,12 @@ Re-import policy (see docs/importing.md):
 - within one file the first line with an id wins; a later duplicate is rejected;
 - a record whose pattern the matcher refuses is stored disabled, with the engine's reason
   (counted in ``disabled`` and listed with its line in ``disabled_records``);
-- each batch commits on its own (an interrupted import keeps whole batches and resumes
-  by importing the file again), or, with ``atomic=True``, the whole file is one
-  transaction that any rejected line rolls back.
+- the records commit ``commit_records`` at a time (an interrupted import keeps whole
+  commits and resumes by importing the file again), or, with ``atomic=True``, the whole
+  file is one transaction that any rejected line rolls back.
 
-Modules: ``lines`` (bytes to JSON), ``core`` (the loop and the policy), ``admission``
+Modules: ``lines`` (bytes to JSON), ``core`` (the loop and the policy), ``ahead``
+(parsing in a forked process while this one writes), ``admission``
 (patterns, a batch at a time), ``rows`` (fast portable row
 writes), ``sqlite_copies`` (history and tag rows copied in SQL), ``walcheckpoint`` (commit
 settings and checkpoints of a SQLite import), ``seen`` (in-file duplicate ids), ``report``.
@@ -25,13 +26,14 @@ settings and checkpoints of a SQLite import), ``seen`` (in-file duplicate ids), 
 
 from __future__ import annotations
 
-from kb.importer.core import BATCH_SIZE, AtomicImportFailed, import_jsonl
+from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS, AtomicImportFailed, import_jsonl
 from kb.importer.lines import MAX_LINE_BYTES, decode_line, read_lines
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport, LineError
 from kb.schema import FIELDS
 
 __all__ = [
     "BATCH_SIZE",
+    "COMMIT_RECORDS",
     "FIELDS",
     "MAX_LINE_BYTES",
     "MAX_REPORTED_ERRORS",

@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from itertools import chain
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from operator import itemgetter
 from typing import Any
 
 from django.db import connection, models
+from django.db.backends.base.operations import BaseDatabaseOperations
 
 from kb.importer.sqlite_copies import NewRowCopies
 from kb.models import ErrorRecord, RecordTag, Tag
@@ -50,10 +52,24 @@ def _converter(field: models.Field) -> Converter | None:
     if kind == "JSONField":
         encoder = field.encoder  # type: ignore[attr-defined]
         empty = {"[]": ops.adapt_json_value([], encoder), "{}": ops.adapt_json_value({}, encoder)}
+        # Where the backend stores ``json.dumps(value)`` (SQLite), a list of strings (tags,
+        # solutions, tips: most JSON an import writes) is joined here from the encoder's own
+        # C string escaper: the same text, without ``json.dumps``' per-call set-up.
+        plain = encoder is None and (
+            type(ops).adapt_json_value is BaseDatabaseOperations.adapt_json_value
+        )
 
         def json_value(value: Any) -> Any:
-            if not value and type(value) in (list, dict):
-                return empty["[]" if type(value) is list else "{}"]
+            if type(value) is list:
+                if not value:
+                    return empty["[]"]
+                if plain:
+                    try:
+                        return "[" + ", ".join(map(encode_basestring_ascii, value)) + "]"
+                    except TypeError:  # not all strings
+                        pass
+            elif not value and type(value) is dict:
+                return empty["{}"]
             return ops.adapt_json_value(value, encoder)
 
         return json_value

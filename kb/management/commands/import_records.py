@@ -1,4 +1,5 @@
-"""``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]``."""
+"""``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]
+[--batch-size N] [--no-parse-ahead]``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import IO, Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from kb.importer import BATCH_SIZE, ImportReport, import_jsonl, read_lines
+from kb.importer import BATCH_SIZE, COMMIT_RECORDS, ImportReport, import_jsonl, read_lines
 
 
 def open_source(name: str, stack: ExitStack) -> IO[bytes]:
@@ -46,8 +47,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--batch-size",
             type=int,
-            default=BATCH_SIZE,
-            help=f"records per transaction (default {BATCH_SIZE}; ignored with --atomic)",
+            default=COMMIT_RECORDS,
+            help=f"records per transaction (default {COMMIT_RECORDS}; ignored with --atomic)",
+        )
+        parser.add_argument(
+            "--no-parse-ahead",
+            dest="parse_ahead",
+            action="store_false",
+            help="parse in this process (by default a forked one parses while this one writes)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -78,7 +85,9 @@ class Command(BaseCommand):
                     atomic=options["atomic"],
                     source=Path(name).name if name != "-" else "stdin",
                     progress=progress,
-                    batch_size=max(1, options["batch_size"]),
+                    batch_size=min(BATCH_SIZE, max(1, options["batch_size"])),
+                    commit_records=max(1, options["batch_size"]),
+                    parse_ahead=options["parse_ahead"],
                 )
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise CommandError(f"{name}: cannot read: {exc}") from exc
