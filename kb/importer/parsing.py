@@ -155,13 +155,14 @@ class Parser:
     def pack(self, batch: list[Incoming]) -> list[Incoming]:
         """In the parser process (``kb.importer.ahead``), before a batch crosses the pipe.
         Pickling and unpickling dicts is most of what a batch costs on its way, so a
-        prepared record goes as its row's parameters and its line (one ``bytes``, cheap
-        to copy): the writer decodes the line again only if the record turns out stored
-        with other content (``Incoming.values``), and ``unpack`` rebuilds the rest from
-        the parameters."""
+        record goes as its line (one ``bytes``, cheap to copy) with its row's parameters
+        where prepared, else its key: the writer decodes the line again only if the
+        record turns out stored with other content (``Incoming.values``), and ``unpack``
+        rebuilds the rest from the parameters."""
         for item in batch:
+            item.attrs = item.new_row = None
             if item.params is not None:
-                item.attrs = item.new_row = item.key = None
+                item.key = None
         return batch
 
     def unpack(self, batch: list[Incoming]) -> list[Incoming]:
