@@ -29,6 +29,7 @@ asks for it; the admin's task (inside a web server) does not.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -102,7 +103,13 @@ def parsed_ahead(
         name="kb-import-parser",
         daemon=True,
     )
-    child.start()
+    # Objects that exist now are never collected in the child: frozen, its collections
+    # leave them (and their pages, shared until written) alone.
+    gc.freeze()
+    try:
+        child.start()
+    finally:
+        gc.unfreeze()
     send.close()
     control_in.close()
     try:

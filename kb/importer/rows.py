@@ -213,6 +213,9 @@ class RowWriter:
         self.update_sql = f"UPDATE {q(self.records.table)} SET {sets} WHERE {q(pk)} = %s"
         self.update_from_record = [record_fields.index(a) for a in [*self.update_attnames, "id"]]
         self.compared = list(compared)
+        # Keys as raw columns (SQLite): decided once, not per record (``connection`` is a
+        # thread-local proxy, a lookup per attribute).
+        self.raw_keys = bool(self.compared) and connection.vendor == "sqlite"
         at = [record_fields.index(a) for a in self.compared] or [0]
         self._compared_params = itemgetter(*at) if len(at) > 1 else lambda p: (p[at[0]],)
         self._compared_values = itemgetter(*self.compared) if len(self.compared) > 1 else None
@@ -277,7 +280,7 @@ class RowWriter:
     def key(self, values: dict[str, Any] | None, params: Sequence[Any] | None = None) -> Any:
         """The ``compared`` columns of a record as bound parameters (from its ``records.row``
         parameters when given): what ``stored`` gives for a stored record that is equal."""
-        if not self.compared or connection.vendor != "sqlite":
+        if not self.raw_keys:
             return None  # ``stored`` has no raw form to compare it with
         if params is not None:
             return self._compared_params(params)
