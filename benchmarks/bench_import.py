@@ -7,7 +7,10 @@ pattern mutated (a suffix word per copy), so admission and the tag/FTS indexes s
 text. Each import runs in a fresh child process on a scratch SQLite file migrated once;
 the child imports as ``manage.py import_records`` does (parsing in a process it forks) and
 reports wall time, CPU time (both processes) and each one's peak RSS. Then a re-import
-of the same file (everything unchanged) and an export are timed.
+of the same file (everything unchanged) and an export are timed, and the baseline of the
+same run: SQLite alone writing the same rows the way the import does (same batches,
+commits, checkpoints, history, tag and search statements) into a fresh database, with no
+Python in between. The import's time over it is what parsing, checks and Python cost.
 
 The machine is shared: the table shows CPU seconds beside wall seconds and the load
 average, since wall time on a busy 2-core box says more about the neighbours.
@@ -79,6 +82,41 @@ if mode == "import":
         # As ``manage.py import_records`` runs it: parsed in a forked process.
         r = import_jsonl(read_lines(fh), source=os.path.basename(path), parse_ahead=True)
     out = {k: getattr(r, k) for k in ("created", "updated", "unchanged", "rejected", "disabled")}
+elif mode == "floor":
+    # SQLite's own share of an import (see ``run_case``): the rows an import stored, copied
+    # from its database in the import's batches and commits, with the importer's own
+    # statements for history, tags and search, and nothing from Python.
+    import sqlite3
+    from django.db import connection, transaction
+    from django.utils import timezone
+    from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS
+    from kb.importer.rows import RowWriter
+    from kb.importer.walcheckpoint import batch_commits
+    from kb.search_index import search_index_deferred
+    src = sqlite3.connect(path)
+    count = src.execute("SELECT max(rowid) FROM kb_errorrecord").fetchone()[0]
+    src.close()
+    writer = RowWriter("floor")
+    now = writer.history.convert[writer.history.attnames.index("history_date")](timezone.now())
+    copy = "INSERT INTO kb_errorrecord SELECT * FROM src.kb_errorrecord WHERE rowid > %s"
+    copy += " AND rowid <= %s ORDER BY rowid"
+    with connection.cursor() as cursor:
+        cursor.execute("ATTACH DATABASE %s AS src", [path])
+    t0, c0 = time.perf_counter(), time.process_time()
+    with batch_commits(connection) as committed:
+        for unit in range(0, count, COMMIT_RECORDS):
+            with transaction.atomic():
+                for start in range(unit, min(unit + COMMIT_RECORDS, count), BATCH_SIZE):
+                    end = min(start + BATCH_SIZE, count)
+                    deferred = search_index_deferred(connection)
+                    with connection.cursor() as cursor, deferred as reindex:
+                        after = writer.copies.last_rowid(cursor)
+                        cursor.execute(copy, [start, end])
+                        writer.copies.history(cursor, after, [now, writer.reason, "+"], end - start)
+                        reindex([], after_rowid=after)
+                        writer.copies.tags(cursor, after, [])
+            committed()
+    out = {"records": count}
 else:
     from kb.exporter import export_lines
     n = 0
@@ -151,6 +189,11 @@ def run_case(name: str, path: Path, template: Path, tmp: Path) -> dict:
     again = child(db, "import", path)
     print(f"  {name}: exporting ...", flush=True)
     export = child(db, "export", tmp / f"{name}.export.jsonl")
+    # The baseline: the same rows written by SQLite alone, as the import writes them (one
+    # writer, same batches, commits and checkpoints), into a fresh database; the import's
+    # time over this one is what parsing, checks and Python add.
+    print(f"  {name}: SQLite's share alone ...", flush=True)
+    floor = child(fresh_copy(template, tmp / f"{name}-floor.sqlite3"), "floor", db)
     n = first["created"] + first["updated"] + first["unchanged"] + first["rejected"]
     return {
         "file": str(path),
@@ -165,6 +208,9 @@ def run_case(name: str, path: Path, template: Path, tmp: Path) -> dict:
         "reimport_records_per_s_cpu": round(n / again["cpu_s"]),
         "export": export,
         "export_records_per_s_wall": round(export["exported"] / export["wall_s"]),
+        "sqlite_floor": floor,
+        "sqlite_floor_records_per_s_wall": round(floor["records"] / floor["wall_s"]),
+        "import_over_sqlite_floor_wall": round(first["wall_s"] / floor["wall_s"], 2),
     }
 
 
@@ -203,15 +249,16 @@ def main(argv: list[str]) -> int:
     print()
     print(
         "| file | records | import rec/s (wall / cpu) | peak RSS MB (writer / parser) "
-        "| re-import rec/s (wall / cpu) "
+        "| SQLite alone rec/s (import ÷ it, wall) | re-import rec/s (wall / cpu) "
         "| export s (wall) | export rec/s |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for c in cases:
         print(
             f"| {Path(c['file']).name} | {c['records']:,} | "
             f"{c['import_records_per_s_wall']:,} / {c['import_records_per_s_cpu']:,} | "
             f"{c['import']['peak_rss_mb']:.0f} / {c['import']['parser_peak_rss_mb']:.0f} | "
+            f"{c['sqlite_floor_records_per_s_wall']:,} ({c['import_over_sqlite_floor_wall']}) | "
             f"{c['reimport_records_per_s_wall']:,} / {c['reimport_records_per_s_cpu']:,} | "
             f"{c['export']['wall_s']:.1f} | {c['export_records_per_s_wall']:,} |"
         )
