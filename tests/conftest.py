@@ -45,3 +45,24 @@ def shared_data() -> Path:
     from tests.factories import SHARED_DATA
 
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file for tests that run ``manage.py`` in a real process (copy it,
+    ``tests.test_import_atomicity._copy``, before writing)."""
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path_factory.mktemp("migrated") / "template.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--skip-checks", "-v0"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return db

@@ -4,9 +4,11 @@ never outlives the import, and no fork happens beside another thread."""
 
 from __future__ import annotations
 
+import gzip
 import json
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,8 +21,24 @@ from kb.importer import ahead, import_jsonl
 from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag, Tag
 from tests.factories import encode, make_line
+from tests.test_import_atomicity import ROOT, _copy, _env
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def _children() -> list[int]:
+    """This process's child processes, zombies included (``/proc``)."""
+    me, found = str(os.getpid()), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    _state, parent = stat.read().rsplit(")", 1)[1].split()[:2]
+            except OSError:
+                continue
+            if parent == me:
+                found.append(int(entry))
+    return found
 
 
 def _pid_noting(lines: Iterable[bytes], where: Path) -> Iterator[bytes]:
@@ -105,6 +123,7 @@ def test_parsing_ahead_reports_and_stores_what_parsing_here_does(tmp_path: Path)
     _clear()
     forked = _session(lambda lines, **kw: _import(lines, where, **kw), files)
     assert int(where.read_text()) != os.getpid()  # the lines were read in the child
+    assert _children() == []  # each import's child reaped
     assert forked == here
     first = forked[0]
     assert (first["created"], first["rejected"], first["disabled"]) == (22, 5, 1)
@@ -129,7 +148,7 @@ def test_a_read_error_in_the_child_reaches_the_caller_as_itself(tmp_path: Path) 
         import_jsonl(_pid_noting(lines(), tmp_path / "pid"), batch_size=2, parse_ahead=True)
     assert int((tmp_path / "pid").read_text()) != os.getpid()
     assert any("parser process" in note for note in raised.value.__notes__)
-    assert multiprocessing.active_children() == []
+    assert _children() == []
 
 
 @pytest.mark.django_db
@@ -140,7 +159,7 @@ def test_a_child_that_dies_is_an_error_naming_its_exit_code() -> None:
 
     with pytest.raises(ahead.ParserFailed, match="exit code 3"):
         import_jsonl(lines(), batch_size=2, parse_ahead=True)
-    assert multiprocessing.active_children() == []
+    assert _children() == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -158,7 +177,7 @@ def test_a_writer_failure_stops_the_child(monkeypatch: pytest.MonkeyPatch) -> No
     lines = encode(*[make_line() for _ in range(5000)])
     with pytest.raises(DatabaseError):
         import_jsonl(lines, batch_size=3, commit_records=3, parse_ahead=True)
-    assert multiprocessing.active_children() == []
+    assert _children() == []
     # First batch (``FIRST_BATCH`` lines at most, here 3) and the second committed alone.
     assert ErrorRecord.objects.count() == 6
 
@@ -191,3 +210,30 @@ def test_json_lists_are_stored_as_json_dumps_writes_them() -> None:
         )
         stored = cursor.fetchone()
     assert stored == (json.dumps(tags), json.dumps(["one", "two"]), json.dumps(["\x7f"]))
+
+
+def test_the_command_reads_stdin_in_its_parser_gzipped_or_not(
+    migrated_db: Path, tmp_path: Path
+) -> None:
+    """``manage.py import_records -`` as a user runs it (parsing ahead by default): the
+    child reads stdin, plain or gzip, and the summary names the bad line."""
+    db = _copy(migrated_db, tmp_path / "db.sqlite3")
+    lines = [make_line() for _ in range(2600)]
+    plain = b"".join(encode(*lines[:1500], b"junk\n", *lines[1500:2000]))
+    zipped = gzip.compress(b"".join(encode(*lines[1990:])))
+    summaries = []
+    for data in (plain, zipped):
+        done = subprocess.run(
+            [sys.executable, "manage.py", "import_records", "-", "--json"],
+            input=data,
+            cwd=ROOT,
+            env=_env(db),
+            capture_output=True,
+            timeout=300,
+            check=True,
+        )
+        summaries.append(json.loads(done.stdout))
+    first, second = summaries
+    assert (first["created"], first["rejected"]) == (2000, 1)
+    assert [(e["line"], e["field"]) for e in first["errors"]] == [(1501, "-")]
+    assert (second["created"], second["unchanged"]) == (600, 10)

@@ -59,14 +59,6 @@ def _manage(db: Path, *args: str, stdout: int = subprocess.DEVNULL) -> subproces
 
 
 @pytest.fixture(scope="module")
-def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("kill") / "template.sqlite3"
-    proc = _manage(db, "migrate", "--skip-checks", "-v0")
-    assert proc.wait(timeout=300) == 0, proc.stderr.read() if proc.stderr else ""
-    return db
-
-
-@pytest.fixture(scope="module")
 def big_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     path = tmp_path_factory.mktemp("kill") / "records.jsonl"
     count = 3000

@@ -20,7 +20,7 @@ process; the child uses 1.7-2.0 s of CPU, the writer waits for it 0.3-0.6 s in a
 
 The child holds at most one batch beyond the one in the pipe (a blocked ``send`` stops
 it), so memory stays flat. It never uses the parent's database connection: it exits with
-``os._exit`` (``multiprocessing``'s fork start), which closes nothing.
+``os._exit``, which closes nothing and runs no exit handler of the parent's.
 
 Fork only where it is safe and known: ``os.fork`` exists, and this process runs no other
 thread (a fork copies a lock held by another thread as held forever). The import command
@@ -32,6 +32,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 import traceback
 from collections.abc import Iterable, Iterator
@@ -87,43 +88,66 @@ def _child(
         out.close()
 
 
+class _Child:
+    """The forked parser's process id, reaped exactly once."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.exitcode: int | None = None
+
+    def wait(self, stop: bool = False) -> int:
+        if self.exitcode is None:
+            if stop:
+                with suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGTERM)
+            _pid, status = os.waitpid(self.pid, 0)
+            self.exitcode = os.waitstatus_to_exitcode(status)
+        return self.exitcode
+
+
 @contextmanager
 def parsed_ahead(
     parser: Parser, lines: Iterable[bytes | None], batch_size: int, commit_records: int
 ) -> Iterator[Iterator[tuple[list[Incoming], int]]]:
     """Starts the child at once (before the caller starts any thread) and gives
     ``parser.batches(lines, batch_size, commit_records)`` as computed there (see the module
-    docstring); the child is stopped on leaving. The caller must not read ``lines``."""
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    control_in, control_out = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_child,
-        args=(parser, lines, (batch_size, commit_records), send, control_in),
-        name="kb-import-parser",
-        daemon=True,
-    )
+    docstring); the child is stopped on leaving. The caller must not read ``lines``.
+
+    A plain ``os.fork``, not ``multiprocessing.Process``: that one closes the child's
+    standard input, which is the file ``manage.py import_records -`` reads."""
+    receive, send = multiprocessing.Pipe(duplex=False)
+    control_in, control_out = multiprocessing.Pipe(duplex=False)
     # Objects that exist now are never collected in the child: frozen, its collections
     # leave them (and their pages, shared until written) alone.
     gc.freeze()
     try:
-        child.start()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                receive.close()
+                control_out.close()
+                _child(parser, lines, (batch_size, commit_records), send, control_in)
+                code = 0
+            finally:
+                os._exit(code)
     finally:
         gc.unfreeze()
+    child = _Child(pid)
     send.close()
     control_in.close()
+    failed = True
     try:
         yield _received(parser, receive, control_out, child)
+        failed = False
     finally:
-        receive.close()
+        receive.close()  # a child still sending gets EPIPE and ends
         control_out.close()
-        if child.is_alive():
-            child.terminate()
-        child.join()
+        child.wait(stop=failed)  # stopped if the import failed: it may be blocked reading
 
 
 def _received(
-    parser: Parser, receive: Connection, control: Connection, child: Any
+    parser: Parser, receive: Connection, control: Connection, child: _Child
 ) -> Iterator[tuple[list[Incoming], int]]:
     report = parser.report
     prepare = parser.prepare_rows
@@ -131,9 +155,8 @@ def _received(
         try:
             message: tuple[Any, ...] = receive.recv()
         except EOFError:
-            child.join()
             raise ParserFailed(
-                f"the import's parser process ended early (exit code {child.exitcode})"
+                f"the import's parser process ended early (exit code {child.wait()})"
             ) from None
         except Exception as exc:  # e.g. its exception does not unpickle here
             reason = f"unreadable message from the import's parser process: {exc}"
