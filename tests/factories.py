@@ -53,3 +53,22 @@ def make_record(**overrides: Any) -> Any:
     report = import_lines(line)
     assert report.rejected == 0, report.errors
     return ErrorRecord.objects.get(pk=line["record"]["id"])
+
+
+def fail_nth_write(monkeypatch: Any, nth: int) -> None:
+    """Make the importer's ``nth`` batch write raise a ``DatabaseError`` (a disk error in
+    the middle of an import); the others write as usual."""
+    from django.db import DatabaseError
+
+    from kb.importer.rows import RowWriter
+
+    original = RowWriter.write
+    calls = []
+
+    def write(self: RowWriter, *args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        if len(calls) == nth:
+            raise DatabaseError("disk I/O error")
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RowWriter, "write", write)

@@ -18,9 +18,8 @@ import pytest
 from django.db import DatabaseError, connection
 
 from kb.importer import ahead, import_jsonl
-from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag, Tag
-from tests.factories import encode, make_line
+from tests.factories import encode, fail_nth_write, make_line
 from tests.test_import_atomicity import ROOT, _copy, _env
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -167,16 +166,7 @@ def test_a_child_that_dies_is_an_error_naming_its_exit_code() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_writer_failure_stops_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = rows_module.RowWriter.write
-    calls = []
-
-    def fail_third(self: rows_module.RowWriter, *args: object, **kwargs: object) -> None:
-        calls.append(1)
-        if len(calls) == 3:
-            raise DatabaseError("disk I/O error")
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rows_module.RowWriter, "write", fail_third)
+    fail_nth_write(monkeypatch, 3)
     lines = encode(*[make_line() for _ in range(5000)])
     before = _children()
     with pytest.raises(DatabaseError):

@@ -16,7 +16,7 @@ from kb.exporter import content_hash
 from kb.importer import core, import_jsonl, parsing
 from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag, Tag
-from tests.factories import encode, import_lines, make_line
+from tests.factories import encode, fail_nth_write, import_lines, make_line
 
 
 def _helper_threads() -> list[str]:
@@ -167,16 +167,7 @@ def test_batch_commits_restore_the_connection_and_leave_the_wal_checkpointed() -
 def test_a_database_error_mid_import_restores_the_connection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls = []
-    original = rows_module.RowWriter.write
-
-    def fail_second(self: rows_module.RowWriter, *args: object, **kwargs: object) -> None:
-        calls.append(1)
-        if len(calls) == 2:
-            raise DatabaseError("disk I/O error")
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rows_module.RowWriter, "write", fail_second)
+    fail_nth_write(monkeypatch, 2)
     with pytest.raises(DatabaseError):
         import_lines(*[make_line() for _ in range(12)], batch_size=5, commit_records=5)
     assert ErrorRecord.objects.count() == 5  # the first batch committed
@@ -191,16 +182,7 @@ def test_batches_commit_together_up_to_commit_records(
 ) -> None:
     """Two batches of 5 to a commit: a failure keeps every earlier whole commit, with its
     history, and nothing of the one it hit."""
-    calls = []
-    original = rows_module.RowWriter.write
-
-    def fail(self: rows_module.RowWriter, *args: object, **kwargs: object) -> None:
-        calls.append(1)
-        if len(calls) == failing:
-            raise DatabaseError("disk I/O error")
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rows_module.RowWriter, "write", fail)
+    fail_nth_write(monkeypatch, failing)
     with pytest.raises(DatabaseError):
         import_lines(*[make_line() for _ in range(30)], batch_size=5, commit_records=10)
     assert ErrorRecord.objects.count() == kept
