@@ -16,7 +16,7 @@ child). The parent answers with one flag: whether new rows are worth preparing (
 re-import, where most records turn out stored).
 
 Measured (16.7k records, same minute, same machine): 2.3-2.8 s against 3.3-4.4 s in one
-process; the child uses 1.7-2.0 s of CPU, the writer waits for it 0.3-0.6 s in all.
+process; the child uses 1.7-2.0 s of CPU, the writer waits for it 0.4-0.7 s in all.
 
 The child holds at most one batch beyond the one in the pipe (a blocked ``send`` stops
 it), so memory stays flat. It never uses the parent's database connection: it exits with
