@@ -72,3 +72,37 @@ def fail_nth_write(monkeypatch: Any, nth: int) -> None:
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(RowWriter, "write", write)
+
+
+def stored_state() -> tuple:
+    """Everything an import stores, for comparing two ways of importing: records (but
+    their write stamps), history rows, tag rows in order, tag names in order."""
+    from kb.models import ErrorRecord, RecordTag, Tag
+
+    records = list(ErrorRecord.objects.order_by("id").values())
+    for r in records:
+        for stamp in ("revision", "created_at", "updated_at"):
+            r.pop(stamp)
+    history = list(
+        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
+            "id",
+            "history_type",
+            "history_change_reason",
+            "history_user_id",
+            "tags",
+            "solutions",
+            "conflicts",
+        )
+    )
+    tags = list(RecordTag.objects.order_by("id").values_list("record_id", "tag__name", "position"))
+    names = list(Tag.objects.order_by("id").values_list("name", flat=True))
+    return records, history, tags, names
+
+
+def clear_records() -> None:
+    """Records, their history and every tag gone (a second import starts afresh)."""
+    from kb.models import ErrorRecord, Tag
+
+    ErrorRecord.objects.all().delete()
+    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
+    Tag.objects.all().delete()

@@ -18,8 +18,8 @@ import pytest
 from django.db import DatabaseError, connection
 
 from kb.importer import ahead, import_jsonl
-from kb.models import ErrorRecord, RecordTag, Tag
-from tests.factories import encode, fail_nth_write, make_line
+from kb.models import ErrorRecord
+from tests.factories import clear_records, encode, fail_nth_write, make_line, stored_state
 from tests.test_import_atomicity import ROOT, _copy, _env
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -49,26 +49,6 @@ def _pid_noting(lines: Iterable[bytes], where: Path) -> Iterator[bytes]:
 
 def _import(lines: list[Any], where: Path, **kwargs: Any) -> Any:
     return import_jsonl(_pid_noting(encode(*lines), where), parse_ahead=True, **kwargs)
-
-
-def _stored() -> tuple:
-    records = list(ErrorRecord.objects.order_by("id").values())
-    for r in records:
-        for stamp in ("revision", "created_at", "updated_at"):
-            r.pop(stamp)
-    history = list(
-        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
-            "id", "history_type", "history_change_reason", "tags", "solutions", "conflicts"
-        )
-    )
-    tags = list(RecordTag.objects.order_by("id").values_list("record_id", "tag__name", "position"))
-    return records, history, tags, list(Tag.objects.order_by("id").values_list("name", flat=True))
-
-
-def _clear() -> None:
-    ErrorRecord.objects.all().delete()
-    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
-    Tag.objects.all().delete()
 
 
 def _report(report: Any) -> dict[str, Any]:
@@ -113,14 +93,14 @@ def _session(run: Any, files: tuple[list[Any], list[Any], list[Any], str]) -> li
     curated.save()
     reports.append(run(second, batch_size=5))
     reports.append(run(third, batch_size=6))
-    return [*map(_report, reports), _stored()]
+    return [*map(_report, reports), stored_state()]
 
 
 @pytest.mark.django_db
 def test_parsing_ahead_reports_and_stores_what_parsing_here_does(tmp_path: Path) -> None:
     where, files, before = tmp_path / "pid", _files(), _children()
     here = _session(lambda lines, **kw: import_jsonl(encode(*lines), **kw), files)
-    _clear()
+    clear_records()
     forked = _session(lambda lines, **kw: _import(lines, where, **kw), files)
     assert int(where.read_text()) != os.getpid()  # the lines were read in the child
     assert _children() == before  # each import's child reaped

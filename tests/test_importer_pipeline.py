@@ -15,8 +15,15 @@ from django.db import DatabaseError, connection
 from kb.exporter import content_hash
 from kb.importer import core, import_jsonl, parsing
 from kb.importer import rows as rows_module
-from kb.models import ErrorRecord, RecordTag, Tag
-from tests.factories import encode, fail_nth_write, import_lines, make_line
+from kb.models import ErrorRecord, RecordTag
+from tests.factories import (
+    clear_records,
+    encode,
+    fail_nth_write,
+    import_lines,
+    make_line,
+    stored_state,
+)
 
 
 def _helper_threads() -> list[str]:
@@ -49,28 +56,6 @@ def _lines() -> list[dict]:
     return lines
 
 
-def _stored() -> tuple:
-    records = list(ErrorRecord.objects.order_by("id").values())
-    for r in records:
-        r.pop("revision")
-        r.pop("created_at")
-        r.pop("updated_at")
-    history = list(
-        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
-            "id", "history_type", "history_change_reason", "history_user_id", "tags", "solutions"
-        )
-    )
-    tags = list(RecordTag.objects.order_by("id").values_list("record_id", "tag__name", "position"))
-    names = list(Tag.objects.order_by("id").values_list("name", flat=True))
-    return records, history, tags, names
-
-
-def _clear() -> None:
-    ErrorRecord.objects.all().delete()
-    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
-    Tag.objects.all().delete()
-
-
 def _import_then_update(lines: list[dict]) -> tuple:
     first = import_lines(*lines[:10], source="a.jsonl", batch_size=4)
     changed = json.loads(json.dumps(lines[:3]))
@@ -79,7 +64,7 @@ def _import_then_update(lines: list[dict]) -> tuple:
         line["record"]["contentChangedAt"] = "2031-01-01T00:00:00.000Z"
     second = import_lines(*changed, *lines[10:], source="a.jsonl", batch_size=5)
     counts = [(r.created, r.updated, r.unchanged, r.disabled) for r in (first, second)]
-    return counts, _stored()
+    return counts, stored_state()
 
 
 @pytest.mark.django_db
@@ -88,7 +73,7 @@ def test_prepared_rows_store_what_rows_built_by_the_writer_store(
 ) -> None:
     lines = _lines()
     prepared = _import_then_update(lines)
-    _clear()
+    clear_records()
     monkeypatch.setattr(parsing.Parser, "prepare", lambda self, batch: batch)
     assert _import_then_update(lines) == prepared
 
@@ -100,7 +85,7 @@ def test_sql_copies_store_what_rows_sent_from_python_store(
 ) -> None:
     lines = _lines()
     copied = _import_then_update(lines)
-    _clear()
+    clear_records()
     original = rows_module.RowWriter.__init__
 
     def without_copies(self: rows_module.RowWriter, *args: object) -> None:

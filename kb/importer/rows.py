@@ -294,7 +294,7 @@ class RowWriter:
         as the driver returns them, datetimes as the text they are stored as), or ``None``
         where there is no cheap raw form (other backends). One query per chunk of ids."""
         q = connection.ops.quote_name
-        raw = connection.vendor == "sqlite" and bool(self.compared)
+        raw = self.raw_keys
         cols = [q(self.pk)]
         if raw:
             cols += [
