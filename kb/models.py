@@ -18,7 +18,7 @@ from typing import Any, Self
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
-from django.db.models import Count, F, Q
+from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
@@ -70,22 +70,10 @@ def current_revision() -> int:
     return row[0] if row else 0
 
 
-class TagQuerySet(models.QuerySet["Tag"]):
-    def with_counts(self) -> Self:
-        """Tags with the number of matchable (published) records carrying them."""
-        return self.annotate(
-            record_count=Count(
-                "recordtag", filter=Q(recordtag__record__status=Status.PUBLISHED), distinct=True
-            )
-        ).filter(record_count__gt=0)
-
-
 class Tag(models.Model):
     """A browsable tag; ``RecordTag`` rows index the ordered tag list of each record."""
 
     name = models.CharField(max_length=100, unique=True)
-
-    objects = TagQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

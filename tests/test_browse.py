@@ -81,6 +81,16 @@ def test_tag_index_filters_and_sorts(client: Client) -> None:
     assert "alpha-one" not in found
 
 
+def test_tags_with_equal_counts_are_listed_by_name(client: Client) -> None:
+    for name in ("tie-c", "tie-b", "tie-a"):  # tags are created (numbered) in this order
+        add(2, tags=[name], prefix=name.title())
+    add(1, tags=["tie-single"], prefix="Other")
+    html = client.get("/tags/").content.decode()
+    order = [html.index(f'href="/tags/{name}/"') for name in ("tie-a", "tie-b", "tie-c")]
+    assert order == sorted(order)
+    assert order[-1] < html.index('href="/tags/tie-single/"')
+
+
 def test_tag_page_lists_published_records_with_the_tag(client: Client) -> None:
     add(2, tags=["delta"])
     add(1, tags=["other"], prefix="Unrelated")
