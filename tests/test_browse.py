@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kb.models import ErrorRecord, Status
+from kb.browsing import _TagRecordIds, tag_records
+from kb.models import ErrorRecord, Status, Tag
 from kb.services import set_status
 from tests.factories import import_lines, make_line
 from tests.hostile import assert_inert, hostile_overrides
@@ -104,6 +105,29 @@ def test_tag_page_lists_published_records_with_the_tag(client: Client) -> None:
     assert "Unrelated" not in html
     assert "Hidden" not in html
     assert "2 published records" in html
+
+
+def test_tag_page_ids_are_the_same_along_the_list_or_from_the_tag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both plans of ``_TagRecordIds`` list the same ids for every slice, and the cost
+    rule picks the list order only for the first pages of a common tag."""
+    add(12, tags=["dense"], prefix="Zed")  # slugs sort after the untagged ones
+    add(6, tags=["dense"], prefix="Alpha")
+    add(4, tags=["other"], prefix="Mid")
+    hidden = add(3, tags=["dense"], prefix="Beta")
+    set_status(ErrorRecord.objects.filter(pk__in=hidden), Status.RETIRED)
+    tag = Tag.objects.get(name="dense")
+    expected = list(tag_records(tag).order_by("repo", "slug", "id").values_list("id", flat=True))
+    assert len(expected) == 18
+    ids = _TagRecordIds(tag, len(expected), published=22)
+    assert ids.along_list(14)  # 14 * 22 < 18 * 18
+    assert not ids.along_list(15)  # 15 * 22 >= 18 * 18
+    slices = [(0, 5), (5, 10), (0, 18), (10, 25), (17, 18), (18, 30)]
+    for along in (True, False):
+        monkeypatch.setattr(ids, "along_list", lambda stop, along=along: along)
+        for start, stop in slices:
+            assert ids[start:stop] == expected[start:stop], (along, start, stop)
 
 
 def test_unknown_tag_is_404(client: Client) -> None:
