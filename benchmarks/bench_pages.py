@@ -91,12 +91,11 @@ def paste_text() -> str:
 
 
 def pick_targets(rng: random.Random) -> dict[str, list[str]]:
-    from kb.models import ErrorRecord, Tag
+    from kb.browsing import all_tag_counts
+    from kb.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.published().values_list("pk", flat=True))
-    tags = list(
-        Tag.objects.with_counts().order_by("-record_count").values_list("name", "record_count")
-    )
+    tags = [(t.name, t.count) for t in all_tag_counts()]
     popular = [name for name, _n in tags[:5]]  # the biggest tags (thousands of records)
     middling = [name for name, n in tags if 20 <= n <= 200][:10]
     return {
