@@ -99,7 +99,9 @@ def paginate_records(
     return _load_rows(paginate(queryset.values_list("pk", flat=True), page_number, per_page))
 
 
-def _cached(kind: str, key_data: Any, compute: Any) -> Any:
+def per_revision(kind: str, key_data: Any, compute: Any) -> Any:
+    """``compute()``, cached (default cache, ``CACHE_SECONDS``) under the current record
+    revision, ``kind`` and ``key_data``: a new revision computes it afresh."""
     digest = hashlib.sha256(json.dumps(key_data, sort_keys=True).encode()).hexdigest()[:32]
     key = f"kb:{kind}:{current_revision()}:{digest}"
     value = cache.get(key)
@@ -170,7 +172,7 @@ def _placeholders(values: list[Any]) -> str:
 
 def _tag_rows() -> list[tuple[str, int]]:
     """(name, published record count), most used first; cached per revision."""
-    return _cached("tag-counts", None, _count_tags)
+    return per_revision("tag-counts", None, _count_tags)
 
 
 def all_tag_counts() -> list[TagCount]:
@@ -257,9 +259,9 @@ def tag_page(tag: Tag, page_number: Any, per_page: int = PAGE_SIZE) -> Page:
     """
 
     def counts() -> tuple[int, int]:
-        return _count_tag(tag), _cached("published-count", None, published_records().count)
+        return _count_tag(tag), per_revision("published-count", None, published_records().count)
 
-    ids = _TagRecordIds(tag, *_cached("tag-page-counts", tag.pk, counts))
+    ids = _TagRecordIds(tag, *per_revision("tag-page-counts", tag.pk, counts))
     return _load_rows(paginate(ids, page_number, per_page))
 
 
@@ -305,7 +307,7 @@ def record_listing(
     facets: list[Facet] = []
     if with_facets:
         narrowing = clean_params(narrowing_params(params), RECORD_PARAMS)
-        combos = _cached("facets", narrowing, lambda: facet_combos(narrowing, base))
+        combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, base))
         facets = facets_from_combos(combos, params)
     return RecordListing(page=page, filterset=filterset, params=params, facets=facets)
 

@@ -126,7 +126,7 @@ HISTORY_UNINDEXED = [
 class ErrorRecord(models.Model):
     # --- identity and provenance (from the dataset, read-only in the admin) -------------
     id = models.CharField(primary_key=True, max_length=64)
-    # Equality lookups on repo use the leading column of kb_record_repo_sev / kb_record_file.
+    # Equality lookups on repo use the leading column of kb_record_order / kb_record_file.
     repo = models.CharField(max_length=200)
     slug = models.CharField(max_length=200, db_index=True)
     file_path = models.CharField(max_length=500)
@@ -202,7 +202,9 @@ class ErrorRecord(models.Model):
         ordering = ["repo", "slug", "id"]
         indexes = [
             models.Index(fields=["status", "disabled_reason"], name="kb_record_active"),
-            models.Index(fields=["repo", "severity"], name="kb_record_repo_sev"),
+            # The default order, for lists of every status (the admin's): its first page
+            # is read off this index instead of sorting a whole repository's rows.
+            models.Index(fields=["repo", "slug", "id"], name="kb_record_order"),
             # "Raised in the same file" on the record page.
             models.Index(fields=["repo", "file_path", "line_number"], name="kb_record_file"),
         ]

@@ -8,7 +8,8 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
-from kb.models import Tag
+from kb.browsing import per_revision
+from kb.models import RecordTag, Tag
 
 TOP_TAGS = 40
 
@@ -57,6 +58,15 @@ class CuratedFilter(YesNoFilter):
     condition = ~Q(curated_fields=[])
 
 
+def _top_tags() -> list[str]:
+    """The ``TOP_TAGS`` tags on most records of any status, then by name: counted from the
+    tag index alone (at 200k records 140-180 ms on each list view; now once a revision)."""
+    counts = RecordTag.objects.values_list("tag_id").annotate(n=Count("*")).order_by()
+    names = dict(Tag.objects.values_list("id", "name"))
+    ranked = sorted((-n, names[tag]) for tag, n in counts if tag in names)
+    return [name for _n, name in ranked[:TOP_TAGS]]
+
+
 class TagFilter(admin.SimpleListFilter):
     """The most used tags (any tag works through ``?tag=name``)."""
 
@@ -64,12 +74,7 @@ class TagFilter(admin.SimpleListFilter):
     parameter_name = "tag"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        top = list(
-            Tag.objects.annotate(n=Count("recordtag"))
-            .filter(n__gt=0)
-            .order_by("-n", "name")
-            .values_list("name", flat=True)[:TOP_TAGS]
-        )
+        top = per_revision("admin-top-tags", TOP_TAGS, _top_tags)
         current = self.value()
         if current and current not in top:
             top.insert(0, current)
