@@ -148,7 +148,9 @@ class ErrorRecord(models.Model):
     error_type = models.CharField(max_length=40, db_index=True)
     error_class = models.CharField(max_length=200, null=True, blank=True, db_index=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    severity = models.CharField(max_length=20, choices=Severity, db_index=True)
+    # No index of its own: three values, each on 10-75% of the records, so any list is
+    # cheaper along an ordered index (migration 0012); facets read kb_record_listing.
+    severity = models.CharField(max_length=20, choices=Severity)
 
     # --- analysis (often empty) -------------------------------------------------------
     documentation = models.TextField(null=True, blank=True)

@@ -3,8 +3,8 @@
 History is read per record (admin history page, ``record.history``, the change list's
 last-edit subquery) newest first, so ``id`` and ``history_date`` stay indexed; the filter
 indexes simple-history would copy from the record do not exist. Record lookups on ``repo``
-and ``status`` use the leading column of a composite index, and tag rows of a record use
-the unique (record, tag) index.
+and ``status`` use the leading column of a composite index, ``severity`` has no index
+(0012), and tag rows of a record use the unique (record, tag) index.
 """
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ def test_history_keeps_the_indexes_its_reads_use() -> None:
 def test_record_lookups_keep_a_leading_index_column() -> None:
     indexed = _indexed_column_lists(ErrorRecord)
     leading = {columns[0] for columns in indexed}
-    for column in ("id", "repo", "status", "slug", "severity", "error_type", "error_class"):
+    for column in ("id", "repo", "status", "slug", "error_type", "error_class"):
         assert column in leading, column
+    # Three values on 10-75% of the records each: walking an ordered index is cheaper
+    # (migration 0012; the plans are in tests/test_query_plans.py).
+    assert "severity" not in leading
     assert ["repo"] not in indexed
     assert ["status"] not in indexed
     tag_rows = _indexed_column_lists(RecordTag)

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from kb import browsing
+from kb.browsing import published_records
+from kb.filters import RecordFilter
 from kb.models import ErrorRecord, Status
 
 pytestmark = [
@@ -58,3 +61,29 @@ def test_a_common_tags_first_page_walks_the_list_index() -> None:
         {"tag": 1, "status": Status.PUBLISHED},
     )
     assert by_tag[0].startswith("SEARCH rt"), by_tag
+
+
+def _captured_plan(run: Any) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        run()
+    return plan(queries.captured_queries[-1]["sql"])
+
+
+def test_a_tag_and_a_severity_are_counted_from_covering_indexes() -> None:
+    """The list filtered by a tag and a severity: at 200k records, 189 ms through a
+    severity index and a lookup of each record; 7 ms from covering indexes."""
+    filtered = RecordFilter({"tag": "log", "severity": "error"}, queryset=published_records())
+    steps = _captured_plan(filtered.qs.count)
+    record_steps = [step for step in steps if "kb_errorrecord" in step]
+    assert record_steps, steps
+    assert all("COVERING INDEX" in step for step in record_steps), steps
+
+
+def test_the_admin_list_by_severity_walks_the_order_index() -> None:
+    steps = plan(
+        *ErrorRecord.objects.filter(severity="error")
+        .order_by("repo", "slug", "id")[:50]
+        .query.sql_with_params()
+    )
+    assert any("kb_record_order" in step for step in steps), steps
+    assert not any("TEMP B-TREE" in step for step in steps), steps
