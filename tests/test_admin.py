@@ -102,6 +102,27 @@ def test_tag_filter_lists_the_most_used_tags_and_follows_edits(curator_client: C
     assert _tag_choices(curator_client) == ["zulu", "whiskey", "xray", "yankee"]
 
 
+def test_search_is_the_site_search_in_the_lists_order(curator_client: Client) -> None:
+    def add(message: str, slug: str, **extra: Any) -> ErrorRecord:
+        return make_record(errorMessage=message, messagePattern=message, slug=slug, **extra)
+
+    later = add("Zebra stampede in stream 7", "b-zebra")
+    first = add("Another zebra stampede", "a-zebra")
+    by_class = add("Unrelated failure", "c-other", errorClass="ZebraStampedeError")
+    by_docs = add("Quiet failure", "e-docs", documentation="Seen after a zebra stampede.")
+    other = add("Nothing to see here", "d-other")
+    url = reverse("admin:kb_errorrecord_changelist")
+    page = curator_client.get(f"{url}?q=zebra+stampede").content.decode()
+    assert page.index(first.error_message) < page.index(later.error_message)
+    assert "4 results" in page
+    assert other.error_message not in page
+    assert by_class.error_message in page
+    assert by_docs.error_message in page  # the documentation is searched too
+    by_id = curator_client.get(f"{url}?q={other.pk}").content.decode()
+    assert "1 result" in by_id
+    assert other.error_message in by_id
+
+
 def test_changelist_shows_the_last_editor(curator_client: Client) -> None:
     record = make_record()
     curator_client.post(change_url(record), form_data(record, documentation="Why it fails."))
