@@ -140,7 +140,7 @@ def _count_tags() -> list[tuple[str, int]]:
 
     What the first request after a write computes (``_tag_rows`` caches it per revision),
     so it reads the tag index once and joins to records only for the unpublished ones.
-    At 200k records (712k tag rows) it takes 57-120 ms; joining every tag row to its
+    At 200k records (712k tag rows) it takes 47-120 ms; joining every tag row to its
     record's status took 1.1-1.3 s, and the annotated ``LEFT JOIN`` with
     ``COUNT(DISTINCT ...)`` before that 4.2-5 s (``benchmarks/bench_pages.py`` times this one
     against it). Names are sorted here, by code point on every backend.
@@ -154,7 +154,7 @@ def _count_tags() -> list[tuple[str, int]]:
 
 def _count_tag(tag: Tag) -> int:
     """The tag's published records, the same way for one tag: 2-4 ms for the tag on 39k
-    of 200k records, where joining its rows to their records took 230-300 ms."""
+    of 200k records, where joining its rows to their records took 68-300 ms."""
     hidden = _hidden_statuses()
     with connection.cursor() as cursor:
         sql = _COUNT_ONE_TAG.format(hidden=_placeholders(hidden))
