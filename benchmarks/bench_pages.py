@@ -177,7 +177,7 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     the tag's rows joined to their records), both in this run; median of ``tries``."""
     from django.db.models import Count, Q
 
-    from kb.browsing import _count_tag, _count_tags
+    from kb.browsing import _count_tag, count_tags
     from kb.models import Status, Tag
 
     def replaced() -> list[tuple[str, int]]:
@@ -206,13 +206,13 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
             )
             return int(cursor.fetchone()[0])
 
-    rows = _count_tags()
+    rows = count_tags()
     if rows != replaced():
         raise SystemExit("tag counts: the two queries disagree")
     biggest = Tag.objects.get(name=rows[0][0])
     if not _count_tag(biggest) == replaced_one() == rows[0][1]:
         raise SystemExit("one tag's count: the two queries disagree")
-    now, before = median_ms(_count_tags), median_ms(replaced)
+    now, before = median_ms(count_tags), median_ms(replaced)
     one_now, one_before = median_ms(lambda: _count_tag(biggest)), median_ms(replaced_one)
     return {
         "tag_counts_ms": now,

@@ -125,29 +125,38 @@ _COUNT_ONE_TAG = """
 _COUNT_TAGS = """
     SELECT t.name, c.n FROM (
         SELECT u.tag_id, SUM(u.n) AS n FROM (
-            SELECT tag_id, COUNT(*) AS n FROM kb_recordtag GROUP BY tag_id
-            UNION ALL
-            SELECT rt.tag_id, -COUNT(*) FROM kb_recordtag rt
-            INNER JOIN kb_errorrecord r ON rt.record_id = r.id
-            WHERE r.status IN ({hidden}) GROUP BY rt.tag_id
+            SELECT tag_id, COUNT(*) AS n FROM kb_recordtag GROUP BY tag_id{less}
         ) u GROUP BY u.tag_id
     ) c INNER JOIN kb_tag t ON t.id = c.tag_id WHERE c.n > 0
 """
+_LESS_HIDDEN = """
+            UNION ALL
+            SELECT rt.tag_id, -COUNT(*) FROM kb_recordtag rt
+            INNER JOIN kb_errorrecord r ON rt.record_id = r.id
+            WHERE r.status IN ({hidden}) GROUP BY rt.tag_id"""
 
 
-def _count_tags() -> list[tuple[str, int]]:
-    """(name, published records carrying it) for each tag in use, most used first.
+def count_tags_sql(hidden: list[str]) -> str:
+    """The statement of ``count_tags``: tag rows less those of records in ``hidden``
+    statuses (one ``%s`` parameter each)."""
+    less = _LESS_HIDDEN.format(hidden=_placeholders(hidden)) if hidden else ""
+    return _COUNT_TAGS.format(less=less)
 
-    What the first request after a write computes (``_tag_rows`` caches it per revision),
-    so it reads the tag index once and joins to records only for the unpublished ones.
-    At 200k records (712k tag rows) it takes 47-120 ms; joining every tag row to its
-    record's status took 1.1-1.3 s, and the annotated ``LEFT JOIN`` with
-    ``COUNT(DISTINCT ...)`` before that 4.2-5 s (``benchmarks/bench_pages.py`` times this one
-    against it). Names are sorted here, by code point on every backend.
+
+def count_tags(*, published_only: bool = True) -> list[tuple[str, int]]:
+    """(name, records carrying it) for each tag in use, most used first (then by name, in
+    code point order on every backend): published records only (the site's tag index),
+    or records of every status (the admin's tag filter).
+
+    What the first request after a write computes (callers cache it per revision), so it
+    reads the tag index once and joins to records only for the unpublished ones. At 200k
+    records (712k tag rows) it takes 47-120 ms; joining every tag row to its record's
+    status took 1.1-1.3 s, and the annotated ``LEFT JOIN`` with ``COUNT(DISTINCT ...)``
+    before that 4.2-5 s (``benchmarks/bench_pages.py`` times this one against it).
     """
-    hidden = _hidden_statuses()
+    hidden = _hidden_statuses() if published_only else []
     with connection.cursor() as cursor:
-        cursor.execute(_COUNT_TAGS.format(hidden=_placeholders(hidden)), hidden)
+        cursor.execute(count_tags_sql(hidden), hidden)
         rows = [(name, int(n)) for name, n in cursor.fetchall()]  # SUM: NUMERIC on PostgreSQL
     return sorted(rows, key=lambda row: (-row[1], row[0]))
 
@@ -172,7 +181,7 @@ def _placeholders(values: list[Any]) -> str:
 
 def _tag_rows() -> list[tuple[str, int]]:
     """(name, published record count), most used first; cached per revision."""
-    return per_revision("tag-counts", None, _count_tags)
+    return per_revision("tag-counts", None, count_tags)
 
 
 def all_tag_counts() -> list[TagCount]:
