@@ -40,13 +40,6 @@ def _empty_cache() -> None:
         caches["default"].clear()
 
 
-@pytest.fixture
-def shared_data() -> Path:
-    from tests.factories import SHARED_DATA
-
-    return SHARED_DATA
-
-
 @pytest.fixture(scope="session")
 def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A migrated SQLite file for tests that run ``manage.py`` in a real process (copy it,

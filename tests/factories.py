@@ -10,10 +10,10 @@ from typing import Any
 
 from kb.importer import import_jsonl
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _ids = count(1)
 
-SEED: dict[str, Any] = json.loads((SHARED_DATA / "seed-record.jsonl").read_text())
+SEED: dict[str, Any] = json.loads((FIXTURES / "seed-record.jsonl").read_text())
 
 
 def make_line(**overrides: Any) -> dict[str, Any]:

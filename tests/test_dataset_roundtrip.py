@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from kb.models import ErrorRecord
+from tests.datasets import ALL_RECORDS, ENRICHED, dataset_path
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -21,9 +22,10 @@ def _run_json(*args: str) -> dict:
 
 
 def test_full_dataset_imports_exports_identically_and_reimports_as_unchanged(
-    shared_data: Path, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    source = shared_data / "records-all.jsonl"
+    source = dataset_path(ALL_RECORDS)
+    enriched_file = dataset_path(ENRICHED)
     first = _run_json(str(source))
     assert first["created"] == 16720
     assert first["rejected"] == 0
@@ -41,6 +43,6 @@ def test_full_dataset_imports_exports_identically_and_reimports_as_unchanged(
     again = _run_json(str(source))
     assert (again["created"], again["updated"], again["unchanged"]) == (0, 0, 16720)
 
-    enriched = _run_json(str(shared_data / "records-enriched.jsonl"))
+    enriched = _run_json(str(enriched_file))
     assert (enriched["updated"], enriched["created"], enriched["rejected"]) == (122, 0, 0)
     assert ErrorRecord.objects.exclude(documentation=None).count() >= 122

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from kb.exporter import content_hash, export_lines
 from kb.models import ErrorRecord
 from kb.services import save_curated
-from tests.factories import SHARED_DATA, import_lines, make_line
+from tests.factories import FIXTURES, import_lines, make_line
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +80,7 @@ def test_export_then_reimport_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_seed_record_round_trips_exactly() -> None:
-    seed = (SHARED_DATA / "seed-record.jsonl").read_bytes()
+    seed = (FIXTURES / "seed-record.jsonl").read_bytes()
     import_lines(seed)
     (text,) = export_lines()
     assert json.loads(text) == json.loads(seed)
