@@ -26,7 +26,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 OUTPUT = HERE.parent / "docs" / "performance.md"
-RELIABILITY = HERE.parent / "docs" / "reliability.md"
+BARS_PAGE = HERE.parent / "docs" / "reliability.md"
 
 # The renderers live beside this file (run as a script or imported by run_all.py).
 sys.path.insert(0, str(HERE))
@@ -147,7 +147,7 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
 def cite_bars(text: str) -> str:
     """Result files may name a bar by number; on the page it links to its section."""
     try:
-        anchors = re.findall(r'<a id="(r(\d+)-[a-z0-9-]+)"></a>', RELIABILITY.read_text())
+        anchors = re.findall(r'<a id="(r(\d+)-[a-z0-9-]+)"></a>', BARS_PAGE.read_text())
     except OSError:
         anchors = []
     by_number = {number: anchor for anchor, number in anchors}
@@ -156,7 +156,7 @@ def cite_bars(text: str) -> str:
         anchor = by_number.get(match.group(1))
         return f"reliability.md#{anchor}" if anchor else f"reliability bar {match.group(1)}"
 
-    return re.sub(r"RELIABILITY #(\d+)", link, text)
+    return re.sub(r"RELIABILITY\s#(\d+)", link, text)
 
 
 def render(results: Path = RESULTS) -> str:
