@@ -6,7 +6,7 @@ key and every cell renders ``None`` as a dash rather than failing the page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 MISSING = "—"
@@ -70,3 +70,29 @@ def generic_table(rows: list[dict[str, Any]]) -> str:
             if key not in keys and not isinstance(value, dict):
                 keys.append(key)
     return table(keys, [[row.get(k) for k in keys] for row in rows])
+
+
+def dict_block(
+    data: Any, key: str, caption: str, headers: tuple[str, str] = ("figure", "value")
+) -> list[str]:
+    """A captioned two-column table of ``data[key]``, or nothing when it is absent or empty."""
+    value = get(data, key)
+    if isinstance(value, dict) and value:
+        return ["", caption, "", scalar_table(value, headers)]
+    return []
+
+
+# A column: its header and where its cell comes from in one item (a key, a path of keys,
+# or a function of the item).
+Column = tuple[str, "str | tuple[str, ...] | Callable[[Any], Any]"]
+
+
+def columns_table(columns: Sequence[Column], items: Iterable[Any]) -> str:
+    """One row per item, one cell per column; a missing key is a dash."""
+
+    def cell(item: Any, source: Any) -> Any:
+        if callable(source):
+            return source(item)
+        return get(item, *source) if isinstance(source, tuple) else get(item, source)
+
+    return table([h for h, _ in columns], [[cell(i, src) for _, src in columns] for i in items])
