@@ -112,10 +112,11 @@ fuzz: setup-dev
 	  tests/test_api_schemathesis.py $(PYTEST_ARGS) || status=1; \
 	exit $$status
 
-# Rebuild the demo sample in fixtures/ from ../shared/data.
+# Rebuild the demo sample in fixtures/ from the full dataset (KB_DATASET_DIR).
+KB_DATASET_DIR ?= ../shared/data
 demo-data: setup
-	$(PY) manage.py sample_records ../shared/data/records-all.jsonl \
-	  --enriched ../shared/data/records-enriched.jsonl --eval ../shared/data/eval-public.jsonl \
+	$(PY) manage.py sample_records $(KB_DATASET_DIR)/records-all.jsonl \
+	  --enriched $(KB_DATASET_DIR)/records-enriched.jsonl --eval $(KB_DATASET_DIR)/eval-public.jsonl \
 	  --per-repo 60 --output fixtures/demo-records.jsonl
 
 clean:

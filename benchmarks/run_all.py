@@ -1,8 +1,10 @@
 """Run every ``benchmarks/bench_*.py`` in turn (``make bench``).
 
 Each script prints its own table and writes ``benchmarks/results/<name>.json``; this runner
-adds a summary of which ran and how long each took. Extra arguments (``BENCH_ARGS``) are
-passed to every script, e.g. ``--quick``.
+adds a summary of which ran, then renders ``docs/performance.md`` from every result file
+(``benchmarks/report_md.py``), so the page always shows the newest figures of each
+benchmark, including those not run this time. Extra arguments (``BENCH_ARGS``) are passed
+to every script, e.g. ``--quick``; bare words pick scripts by name (``matcher pages``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import report_md  # noqa: E402 - beside this file, found through the line above
 
 
 def main(argv: list[str]) -> int:
@@ -33,6 +38,7 @@ def main(argv: list[str]) -> int:
     print("\n| benchmark | status | seconds |\n| --- | --- | ---: |")
     for name, status, seconds in summary:
         print(f"| {name} | {status} | {seconds:.1f} |")
+    report_md.main([])
     return 0 if all(status == "ok" for _, status, _ in summary) else 1
 
 

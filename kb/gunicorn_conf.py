@@ -23,7 +23,7 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20
 keepalive = 5
 # Recycle workers now and then so slow leaks cannot accumulate; not so often that a busy
-# worker keeps dropping its warm caches (at 150 requests/s a worker lives ~5 minutes).
+# worker keeps dropping its warm caches (the per-worker page cache and loaded matcher).
 max_requests = 50_000
 max_requests_jitter = 5_000
 # Heartbeat files in memory, not on a possibly slow disk (a stalled disk must not make

@@ -124,9 +124,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
         "init_command": (
-            # Only a new database takes it (before its first table): 16 KiB pages hold a
-            # record's few kilobytes with fewer overflow pages, and an import writes about
-            # a quarter less (benchmarks/bench_import.py).
+            # Only a new database takes it (before its first table): a record spans a few
+            # small pages, and a page large enough to hold it whole saves the overflow
+            # chain on every read and write (benchmarks/bench_import.py measures it).
             "PRAGMA page_size=16384;"
             "PRAGMA journal_mode=WAL;"
             "PRAGMA synchronous=FULL;"
@@ -136,8 +136,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA temp_store=MEMORY;"
         ),
     }
-    # Keep a worker's connection between requests: opening one (and running the pragmas
-    # above) costs about a millisecond, a tenth of a match.
+    # Keep a worker's connection between requests: opening one and running the pragmas
+    # above is a noticeable share of a cheap request such as a match.
     _db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
     # Tests run on a real SQLite file (WAL and all), not an in-memory database.
@@ -165,7 +165,9 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "kb-fragments",
         "TIMEOUT": 600,
-        "OPTIONS": {"MAX_ENTRIES": 500},  # bodies: median 15 KB, max 33 KB (demo)
+        # Bounded by count: page bodies are small, so a few hundred of them stay well
+        # inside a worker's memory.
+        "OPTIONS": {"MAX_ENTRIES": 500},
     },
 }
 
@@ -225,7 +227,7 @@ if not DEBUG:
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
-# Silenced deploy checks, each with its reason (RELIABILITY #1):
+# Silenced deploy checks, each with its reason (docs/reliability.md#r1-deploy-check):
 # - security.W021 (HSTS preload): opt-in via SECURE_HSTS_PRELOAD=1; preloading is a one-way
 #   commitment for the whole domain that an operator must make knowingly.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
@@ -237,9 +239,10 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "kb.middleware.NoRequestBodyReporterFilter"
 KB_MAX_PASTE_BYTES = env_int("KB_MAX_PASTE_BYTES", 256 * 1024)
 # Whole log files (upload or stdin of `manage.py match`) may be larger.
 KB_MAX_LOG_BYTES = env_int("KB_MAX_LOG_BYTES", 64 * 1024 * 1024)
-# Non-file request bodies. A form-encoded paste grows when percent-encoded (up to 3x for
-# non-ASCII text), so the body cap leaves room and the matcher enforces the exact paste
-# limit; bodies past this are answered 413 by kb.middleware before anything reads them.
+# Non-file request bodies. A form-encoded paste grows when percent-encoded (up to three
+# times for non-ASCII text), so the body cap leaves room and the matcher enforces the
+# exact paste limit; bodies past this are answered 413 by kb.middleware before anything
+# reads them.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", 3 * KB_MAX_PASTE_BYTES + 64 * 1024
 )
@@ -261,7 +264,7 @@ KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)
 # --- Matcher --------------------------------------------------------------------------
 # Compiled pattern databases are cached here, keyed by content, shared by all workers.
 KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cache" / "matcher")))
-# How often (seconds) a worker checks whether records changed since its matcher was built.
+# How often (in seconds) a worker checks whether records changed since its matcher was built.
 KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
 
 # --- Tasks (long admin imports run in the background) ----------------------------------

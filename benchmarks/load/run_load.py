@@ -1,10 +1,14 @@
-"""Load test on loopback: gunicorn with 2 workers, wrk as the client (RELIABILITY #20, #24, #25).
+"""Load test on loopback: gunicorn with 2 workers, wrk as the client.
+
+It measures the bars docs/reliability.md#r20-concurrency, #r24-throughput and
+#r25-noisy-neighbour.
 
 Starts a scratch copy of the app (its own SQLite file, or ``--database-url``), imports the
-demo records (or ``--full``: the 16.7k dataset), collects static files, warms the matcher,
-and serves it with ``gunicorn -c python:kb.gunicorn_conf`` as deployed behind a reverse
-proxy: DEBUG off, 2 workers, ``KB_TRUSTED_PROXY_COUNT=1``, and the rate limiter at its
-production default (600 matches per client per minute). Each request carries the
+demo records (or ``--full``: every record of the full dataset, in ``KB_DATASET_DIR``),
+collects static files, warms the matcher, and serves it with
+``gunicorn -c python:kb.gunicorn_conf`` as deployed behind a reverse proxy: DEBUG off,
+2 workers, ``KB_TRUSTED_PROXY_COUNT=1``, and the rate limiter at its production default
+(600 matches per client per minute). Each request carries the
 ``X-Forwarded-For`` address the proxy would add: the benign traffic is many people (256
 addresses, about 70 matches each a minute at 300 req/s: never limited), a hostile client is
 one address unless said otherwise. Then, each phase for ``--duration`` seconds (60 by
@@ -82,7 +86,9 @@ PEOPLE = [f"192.0.2.{k}" for k in range(1, 255)] + ["198.18.0.1", "198.18.0.2"]
 ADVERSARY = ["203.0.113.66"]
 BOTNET = [f"198.51.100.{k}" for k in range(1, 255)] + ["198.18.1.1", "198.18.1.2"]
 DEMO = ROOT / "fixtures" / "demo-records.jsonl"
-FULL = ROOT.parent / "shared" / "data" / "records-all.jsonl"
+# The full dataset's directory, as the tests find it (tests/datasets.py).
+DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or ROOT.parent / "shared" / "data")
+FULL = DATASET_DIR / "records-all.jsonl"
 
 WRITER = """
 import json, sys, time, django
@@ -115,7 +121,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=60, help="seconds per phase")
     parser.add_argument("--writers-duration", type=int, default=30)
-    parser.add_argument("--full", action="store_true", help="the 16.7k dataset, not the demo")
+    parser.add_argument(
+        "--full", action="store_true", help="the full dataset (KB_DATASET_DIR), not the demo"
+    )
     parser.add_argument("--database-url", help="use this (scratch!) database instead of SQLite")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
@@ -270,7 +278,7 @@ def check_bodies(base: str, benign: Path, hostile: Path, token: str) -> None:
 def run_writers(
     base: str, work: Path, env: dict[str, str], ids: list[str], benign: Path, token: str, args: Any
 ) -> dict[str, Any]:
-    """8 curator edit streams in 4 processes while the match client runs (RELIABILITY #20)."""
+    """8 curator edit streams in 4 processes while the match client runs (r20-concurrency)."""
     targets = ids[-8:]
     procs = [
         subprocess.Popen(

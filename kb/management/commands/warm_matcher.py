@@ -1,8 +1,8 @@
 """``manage.py warm_matcher``: compile the matcher once, before the web server starts.
 
-Compiling the pattern databases for the full dataset takes seconds; doing it here fills
-the on-disk cache (``KB_MATCHER_CACHE_DIR``) so each gunicorn worker only loads it, and the
-first paste after a deploy is as fast as any other. Run it after ``migrate``.
+Compiling the pattern databases for the full dataset is the slow part of a start; doing it
+here fills the on-disk cache (``KB_MATCHER_CACHE_DIR``) so each gunicorn worker only loads
+it, and the first paste after a deploy is as fast as any other. Run it after ``migrate``.
 """
 
 from __future__ import annotations
