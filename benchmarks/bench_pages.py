@@ -91,7 +91,7 @@ def paste_text() -> str:
 
 
 def pick_targets(rng: random.Random) -> dict[str, list[str]]:
-    from kb.browsing import all_tag_counts
+    from kb.browse.selectors import all_tag_counts
     from kb.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.published().values_list("pk", flat=True))
@@ -177,7 +177,7 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     the tag's rows joined to their records), both in this run; median of ``tries``."""
     from django.db.models import Count, Q
 
-    from kb.browsing import _count_tag, count_tags
+    from kb.browse.selectors import _count_tag, count_tags
     from kb.models import Status, Tag
 
     def replaced() -> list[tuple[str, int]]:

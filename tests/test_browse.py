@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kb.browsing import _TagRecordIds, tag_records
+from kb.browse.selectors import _TagRecordIds, tag_records
 from kb.models import ErrorRecord, Status, Tag
 from kb.services import set_status
 from tests.factories import import_lines, make_line

@@ -41,7 +41,7 @@ from django.db import connections
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 from django.db.models.functions import Length
 
-from kb.search_index import FTS_COLUMNS, FTS_TABLE, PG_DOCUMENT, RECORD_TABLE, SEARCH_FIELDS
+from kb.search.index import FTS_COLUMNS, FTS_TABLE, PG_DOCUMENT, RECORD_TABLE, SEARCH_FIELDS
 
 MIN_TRIGRAM = 3
 MAX_TERMS = 12
