@@ -4,31 +4,17 @@ A record id or a tag name is data, and some cannot be carried by a URL (a tag wi
 ``/``): those get ``""``, and the templates render plain text instead of a link, rather
 than a page failing on ``NoReverseMatch``.
 
-Lists link to many records and tags per row, so plain arguments (the common case) are
-slotted into a pattern reversed once per URL name and script prefix; anything else goes
-through ``reverse()`` itself, which quotes it.
+Plain ``reverse()`` per link: a cache of reversed patterns saved too little of any page's
+time to be worth its code (``benchmarks/bench_pages.py --layers``).
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
-from django.urls import NoReverseMatch, get_script_prefix, reverse
-
-_PLAIN = re.compile(r"[\w~-]+", re.ASCII)  # path segments that need no quoting
-_SLOT = "__arg__"
-
-
-@lru_cache(maxsize=16)
-def _pattern(name: str, prefix: str) -> str:
-    return reverse(name, args=[_SLOT])
+from django.urls import NoReverseMatch, reverse
 
 
 def _link(name: str, arg: str) -> str:
     """``reverse(name, args=[arg])``, or ``""`` if no URL can carry ``arg``."""
-    if _PLAIN.fullmatch(arg):
-        return _pattern(name, get_script_prefix()).replace(_SLOT, arg)
     try:
         return reverse(name, args=[arg])
     except NoReverseMatch:

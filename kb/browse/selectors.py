@@ -11,7 +11,9 @@ Speed with the full dataset comes from three choices:
   covering indexes ``kb_record_listing`` and ``kb_record_browse`` (``ErrorRecord.Meta``)
   answer counts and order without them;
 - a tag page lists from the tag's index rows or along the list order, whichever reads
-  less for that page (``_TagRecordIds``: SQLite has no statistics to choose by);
+  less for that page (``_TagRecordIds``: SQLite has no statistics to choose by), with its
+  count cached per revision; measured against Django's ``Paginator`` over ``tag_records``,
+  it clears the bar every optimisation must (``benchmarks/page_layers.py``);
 - aggregates over everything (tag counts, facet combinations) are cached per record
   revision: every write that matters bumps it (``kb.models.next_revision``).
 """
