@@ -92,7 +92,7 @@ elif mode == "floor":
     from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS
     from kb.importer.rows import RowWriter
     from kb.importer.walcheckpoint import batch_commits
-    from kb.search_index import search_index_deferred
+    from kb.search.index import search_index_deferred
     src = sqlite3.connect(path)
     count = src.execute("SELECT max(rowid) FROM kb_errorrecord").fetchone()[0]
     src.close()

@@ -15,7 +15,8 @@ not already hold it (the import takes minutes; later runs reuse it; ``--reimport
 Run: ``.venv/bin/python benchmarks/bench_pages.py [--quick] [--reimport]`` (3 rounds of 200
 requests per case; ``--quick``: 1 round of 60).
 Writes ``benchmarks/results/pages.json`` (``pages-postgresql.json`` on PostgreSQL) and prints
-a table.
+a table. ``--layers`` measures instead whether each read-side optimisation pays its way
+(``page_layers.py``) and writes ``benchmarks/results/pages-layers.json``.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def paste_text() -> str:
 
 
 def pick_targets(rng: random.Random) -> dict[str, list[str]]:
-    from kb.browsing import all_tag_counts
+    from kb.browse.selectors import all_tag_counts
     from kb.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.published().values_list("pk", flat=True))
@@ -177,7 +178,7 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     the tag's rows joined to their records), both in this run; median of ``tries``."""
     from django.db.models import Count, Q
 
-    from kb.browsing import _count_tag, count_tags
+    from kb.browse.selectors import _count_tag, count_tags
     from kb.models import Status, Tag
 
     def replaced() -> list[tuple[str, int]]:
@@ -226,6 +227,32 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     }
 
 
+def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], n: int) -> int:
+    from page_layers import measure
+
+    results = measure(client, targets, n)
+    meta = {
+        "database": connection.vendor,
+        "records": data["records"],
+        "pairs_per_page": n,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpu",
+        "load_average": os.getloadavg(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "method": "in-process django.test.Client, fragment cache cleared per request; "
+        "medians of alternating layered/plain requests",
+    }
+    out = RESULTS.with_name(
+        "pages-layers.json" if connection.vendor == "sqlite" else "pages-layers-postgresql.json"
+    )
+    out.write_text(json.dumps({"meta": meta, "layers": results}, indent=2) + "\n")
+    for name, layer in results.items():
+        verdict = "keep" if layer["pays_its_way"] else "remove"
+        print(f"{name}: saves at most {layer['best_saved_share_cpu']:.0%} of a page: {verdict}")
+    print(f"wrote {out.relative_to(REPO)}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     n = 60 if quick else 200
@@ -236,8 +263,10 @@ def main(argv: list[str]) -> int:
     settings.KB_RATE_LIMIT_PER_MINUTE = 0
     rng = random.Random(4)
     targets = pick_targets(rng)
-    paste = paste_text()
     client = Client()
+    if "--layers" in argv:
+        return layers(client, targets, data, 40 if quick else 150)
+    paste = paste_text()
     hx = {"HTTP_HX_REQUEST": "true"}
 
     from kb.matching import get_matcher

@@ -19,9 +19,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
 from django.db.models import F, Q
-from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
+
+from kb.browse.links import record_url, tag_url
 
 
 class Severity(models.TextChoices):
@@ -82,24 +83,47 @@ class Tag(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("tag_detail", args=[self.name])
+        return tag_url(self.name)
 
 
 class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
     def published(self) -> Self:
+        """What every list shows (records, tags, search, neighbours): published records.
+
+        Lists are rendered once per data revision and served to everyone, so they hold
+        nothing that depends on who reads them.
+        """
         return self.filter(status=Status.PUBLISHED)
+
+    def visible_to(self, user: Any) -> Self:
+        """The records ``user`` may open by id (the record page and its JSON twin).
+
+        Published and retired records are public: old links and logs still point at a
+        retired record, and its page says it is retired. Drafts are for staff (curators
+        are staff) only; for anyone else a draft is a plain 404, so its existence does
+        not leak. ``user`` may be ``None`` (no session): the public.
+        """
+        if getattr(user, "is_staff", False):
+            return self.all()
+        return self.exclude(status=Status.DRAFT)
 
     def active(self) -> Self:
         """What the matcher compiles: published records whose pattern was admitted."""
         return self.filter(status=Status.PUBLISHED, disabled_reason="")
 
     def with_tag(self, tag: str) -> Self:
-        return self.filter(recordtag__tag__name=tag)
+        """Records carrying ``tag`` (by name; an unknown tag gives none).
+
+        ``IN (subquery)``: SQLite builds the tag's id set once and checks it while walking
+        whichever index orders the list, instead of joining and probing per record.
+        """
+        tagged = RecordTag.objects.filter(tag__name=tag.strip()).values("record_id")
+        return self.filter(pk__in=tagged)
 
     def search(self, query: str) -> Self:
         """Plain substring search over message, class, code and documentation.
 
-        ``kb.search`` adds the ranked full-text search (FTS5 / PostgreSQL); this is the
+        ``kb.search.query`` adds the ranked full-text search (FTS5 / PostgreSQL); this is the
         portable fallback it builds on.
         """
         query = query.strip()
@@ -110,6 +134,9 @@ class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
             cond |= Q(**{f"{field}__icontains": query})
         return self.filter(cond | Q(pk=query))
 
+
+# The facet columns the covering list indexes carry (``ErrorRecord.Meta.indexes``).
+FACET_COLUMNS = ["severity", "error_type", "error_class", "handling_strategy"]
 
 # Fields whose ``db_index`` the history table does not copy (see ``ErrorRecord.history``).
 HISTORY_UNINDEXED = [
@@ -170,7 +197,7 @@ class ErrorRecord(models.Model):
 
     # --- curation and matching state ---------------------------------------------------
     # Equality lookups on status use the leading column of kb_record_active (and, for
-    # lists, of kb.search_index's kb_record_listing).
+    # lists, of kb_record_listing).
     status = models.CharField(max_length=20, choices=Status, default=Status.PUBLISHED)
     disabled_reason = models.TextField(
         blank=True, help_text="Why the matcher refuses this record's pattern (empty: matched)."
@@ -209,13 +236,25 @@ class ErrorRecord(models.Model):
             models.Index(fields=["repo", "slug", "id"], name="kb_record_order"),
             # "Raised in the same file" on the record page.
             models.Index(fields=["repo", "file_path", "line_number"], name="kb_record_file"),
+            # Covering indexes: a row's source and analysis text spill onto overflow pages
+            # on SQLite, so lists, counts, tag pages and facets read these instead of rows.
+            # The published list in display order, with the facet columns: a facet filter
+            # is checked in the index while walking it (no sort, no row reads).
+            models.Index(
+                fields=["status", "repo", "slug", "id", *FACET_COLUMNS], name="kb_record_listing"
+            ),
+            # Every column a filter, facet or list order needs, by id: for the joins from
+            # kb_recordtag and the search index, and for facet scans.
+            models.Index(
+                fields=["id", "status", "repo", "slug", *FACET_COLUMNS], name="kb_record_browse"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.slug} ({self.id})"
 
     def get_absolute_url(self) -> str:
-        return reverse("record_detail", args=[self.id])
+        return record_url(self.id)
 
     @property
     def is_active(self) -> bool:

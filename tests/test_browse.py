@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kb.browsing import _TagRecordIds, tag_records
+from kb.browse.links import record_url, tag_links, tag_url
+from kb.browse.selectors import _TagRecordIds, tag_records
 from kb.models import ErrorRecord, Status, Tag
 from kb.services import set_status
 from tests.factories import import_lines, make_line
@@ -355,3 +356,40 @@ def test_a_junk_page_number_cannot_put_another_page_under_the_first_pages_key(
             "Widget number 000" in client.get(f"/records/?page={junk}", headers=hx).content.decode()
         )
         assert "Widget number 000" in client.get("/records/", headers=hx).content.decode()
+
+
+def test_links_to_tags_and_records_come_from_one_helper() -> None:
+    assert tag_url("log") == "/tags/log/"
+    assert tag_url("a b") == "/tags/a%20b/"  # quoted, not dropped
+    assert tag_url("a/b") == ""  # no URL can carry it: the page shows text instead
+    assert record_url("c36bebe8cdedec02") == "/records/c36bebe8cdedec02/"
+    assert tag_links(["log", "a/b"]) == [("log", "/tags/log/"), ("a/b", "")]
+    assert tag_links(None) == []
+    assert Tag(name="log").get_absolute_url() == tag_url("log")
+
+
+def test_one_tag_filter_serves_the_list_and_the_queryset() -> None:
+    """``with_tag`` is the tag filter of the record list, the admin and ``tag_records``."""
+    net = add(2, tags=["net", "disk"])
+    disk = add(1, tags=["disk"], prefix="Disk")
+    assert set(ErrorRecord.objects.with_tag("net").values_list("pk", flat=True)) == set(net)
+    assert ErrorRecord.objects.with_tag(" disk ").count() == 3
+    assert not ErrorRecord.objects.with_tag("nope").exists()
+    set_status(ErrorRecord.objects.filter(pk__in=disk), Status.RETIRED)
+    assert set(tag_records(Tag.objects.get(name="disk")).values_list("pk", flat=True)) == set(net)
+
+
+def test_lists_show_published_records_and_a_record_by_id_follows_visible_to() -> None:
+    published, retired, draft = add(1), add(1, prefix="Old"), add(1, prefix="Wip")
+    set_status(ErrorRecord.objects.filter(pk__in=retired), Status.RETIRED)
+    set_status(ErrorRecord.objects.filter(pk__in=draft), Status.DRAFT)
+
+    class Staff:
+        is_staff = True
+
+    def ids(qs: Any) -> set[str]:
+        return set(qs.values_list("pk", flat=True))
+
+    assert ids(ErrorRecord.objects.published()) == set(published)
+    assert ids(ErrorRecord.objects.visible_to(None)) == {*published, *retired}
+    assert ids(ErrorRecord.objects.visible_to(Staff())) == {*published, *retired, *draft}

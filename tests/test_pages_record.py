@@ -7,6 +7,7 @@ import re
 import pytest
 from django.test import Client
 
+from kb.browse.links import record_url
 from kb.models import ErrorRecord
 from tests.factories import SEED, import_lines
 from tests.hostile import assert_inert, hostile_overrides
@@ -207,3 +208,27 @@ def test_a_curators_edit_shows_on_the_next_view_of_the_cached_page(
     html = client.get(url).content.decode()
     assert "Rebuild the backfill state from the checkpoint" in html
     assert "Verify the progress table" not in html
+
+
+def test_the_api_opens_a_record_by_the_same_rule_as_the_page(
+    client: Client, admin_client: Client, seed: ErrorRecord
+) -> None:
+    """``visible_to``: a draft is a 404 for the public on the page and in the API alike,
+    and staff read it through both."""
+    ErrorRecord.objects.filter(pk=seed.pk).update(status="draft")
+    api_url = f"/api/records/{seed.pk}"
+    assert client.get(api_url).status_code == 404
+    assert admin_client.get(api_url).status_code == 200
+    ErrorRecord.objects.filter(pk=seed.pk).update(status="retired")
+    assert client.get(api_url).json()["status"] == "retired"
+    assert client.get(seed.get_absolute_url()).status_code == 200
+
+
+def test_neighbours_link_through_the_one_link_helper(client: Client, seed: ErrorRecord) -> None:
+    other = ErrorRecord.objects.get(pk=seed.pk)
+    other.pk = "0123456789abcdef"
+    other.slug = f"{seed.slug}-twin"
+    other.save()
+    html = client.get(seed.get_absolute_url()).content.decode()
+    assert f'href="{record_url(other.pk)}"' in html
+    assert record_url(other.pk) == "/records/0123456789abcdef/"

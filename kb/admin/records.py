@@ -32,8 +32,8 @@ from kb.admin.forms import ErrorRecordForm
 from kb.admin.widgets import TextField
 from kb.models import ErrorRecord
 from kb.schema import BY_KEY, FIELDS
-from kb.search import search_records
-from kb.search_index import SEARCH_FIELDS
+from kb.search.index import SEARCH_FIELDS
+from kb.search.query import search_records
 from kb.services import delete_records, refresh_pattern_state, save_curated, sync_tags
 from kb.validation import record_warnings
 
@@ -118,7 +118,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet, search_term: str
     ) -> tuple[QuerySet, bool]:
-        """The site's search (``kb.search``: the trigram index on SQLite and PostgreSQL),
+        """The site's search (``kb.search.query``: the trigram index on SQLite and PostgreSQL),
         in the list's own order. ``LIKE '%word%'`` over six columns read every row: at 200k
         records "NullPointerException" took 613 ms and "connection refused" 1.3 s, 17 and
         4 ms through the index (a word on a third of the records, "error": 0.8 s, was

@@ -8,7 +8,7 @@
   by ``kb.middleware`` (body size, per-client rate limit); results are ``no-store``.
 - ``GET /api/records``, ``/api/records/{id}``, ``/api/tags``, ``/api/tags/{tag}`` return
   what ``/records/``, ``/records/<id>/``, ``/tags/`` and ``/tags/<tag>/`` show, through the
-  same selectors (``kb.browsing``): same filters, order and pages.
+  same selectors (``kb.browse.selectors``): same filters, order and pages.
 - ``/api/openapi.json`` is the schema; ``/api/docs`` renders it as a plain HTML page (no
   Swagger bundle from a CDN, no script: the site's CSP stays strict).
 """
@@ -38,7 +38,8 @@ from kb.api.schemas import (
     TagPage,
     ValidationOut,
 )
-from kb.browsing import (
+from kb.browse.links import record_url, tag_url
+from kb.browse.selectors import (
     TAG_PAGE_SIZE,
     get_tag,
     paginate,
@@ -48,7 +49,6 @@ from kb.browsing import (
     visible_record,
 )
 from kb.models import ErrorRecord
-from kb.views.browse import record_link, tag_link
 
 
 class HtmlDocs(DocsBase):
@@ -99,7 +99,7 @@ def _row(record: ErrorRecord) -> dict[str, Any]:
         "severity": record.severity,
         "handling_strategy": record.handling_strategy,
         "tags": [str(t) for t in (record.tags or [])],
-        "url": record_link(record.pk),
+        "url": record_url(record.pk),
         "api_url": _api_url("api-1:record", record.pk),
     }
 
@@ -256,10 +256,10 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, An
     url_name="record",
 )
 def record(request: HttpRequest, record_id: str) -> Any:
-    found = visible_record(record_id)
+    found = visible_record(record_id, request.user)
     if found is None:
         return Reply(404, {"detail": "No such record"})
-    return {**found.as_dict(), "status": found.status, "url": record_link(found.pk)}
+    return {**found.as_dict(), "status": found.status, "url": record_url(found.pk)}
 
 
 @api.get(
@@ -281,7 +281,7 @@ def tags(
             {
                 "name": t.name,
                 "count": t.count,
-                "url": tag_link(t.name),
+                "url": tag_url(t.name),
                 "api_url": _api_url("api-1:tag", t.name),
             }
             for t in tag_page_.object_list
@@ -302,7 +302,7 @@ def tag(request: HttpRequest, tag: str, page: int = Query(1, ge=1)) -> Any:  # t
     records_page = tag_page(found, page)
     return {
         "tag": found.name,
-        "url": tag_link(found.name),
+        "url": tag_url(found.name),
         **_page_meta(request, records_page),
         "items": [_row(r) for r in records_page.object_list],
     }

@@ -7,7 +7,7 @@ from typing import Any
 from ninja import Schema
 from pydantic import Field
 
-from kb.browsing import MAX_PAGE_SIZE, PAGE_SIZE
+from kb.browse.selectors import MAX_PAGE_SIZE, PAGE_SIZE
 
 
 class ErrorOut(Schema):

@@ -7,7 +7,7 @@ on SQLite and PostgreSQL. What is written is exactly what the ORM would write: t
 row, one history row per created or changed record (``+``/``~``, reason
 ``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows. On SQLite
 the search index is kept for the batch with set-based statements, not a trigger per row
-(``kb.search_index.search_index_deferred``).
+(``kb.search.index.search_index_deferred``).
 
 On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` statements of
 ``MAX_ROWS_PER_INSERT`` rows (the remainder row by row): ``executemany`` runs one statement
@@ -31,7 +31,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 
 from kb.importer.sqlite_copies import NewRowCopies
 from kb.models import ErrorRecord, RecordTag, Tag
-from kb.search_index import search_index_deferred
+from kb.search.index import search_index_deferred
 
 Converter = Callable[[Any], Any]
 HISTORY_REASON_MAX = 100

@@ -1,17 +1,20 @@
-"""Replace the list index with one that also holds the facet columns (see kb/search.py).
+"""Replace the list index with one that also holds the facet columns.
 
-Databases migrated before this have ``kb_record_list``; a facet filter on it read every
-record row. ``ensure_search_index`` drops it and creates ``kb_record_listing`` (no model
-state; both backends).
+With ``kb_record_list`` a facet filter read every record row; ``kb_record_listing`` answers
+it from the index (no model state until 0013 declares it; both backends).
 """
 
 from django.db import migrations
 
+LISTING = "status, repo, slug, id, severity, error_type, error_class, handling_strategy"
+
 
 def forwards(apps, schema_editor):
-    from kb.search_index import ensure_search_index
-
-    ensure_search_index(schema_editor.connection)
+    schema_editor.execute("DROP INDEX IF EXISTS kb_record_list", params=None)
+    schema_editor.execute(
+        f"CREATE INDEX IF NOT EXISTS kb_record_listing ON kb_errorrecord ({LISTING})",
+        params=None,
+    )
 
 
 def backwards(apps, schema_editor):

@@ -1,12 +1,12 @@
 """SQLite: the search triggers gain a ``WHEN`` switch (``kb_record_fts_defer``) so bulk
-writers can index a batch set-based instead of per row (see kb/search.py). No model state;
+writers can index a batch set-based instead of per row (see kb/search/query.py). No model state;
 nothing to do on PostgreSQL."""
 
 from django.db import migrations
 
 
 def forwards(apps, schema_editor):
-    from kb.search_index import install_search_triggers
+    from kb.search.index import install_search_triggers
 
     install_search_triggers(schema_editor)
 

@@ -9,7 +9,7 @@
 - ``kb_recordtag``: the index on ``record_id``; the unique (record, tag) index leads with it.
 
 Django's own ``AlterField`` would rebuild ``kb_errorrecord`` on SQLite (copy, drop, rename),
-losing the search triggers and browse indexes that ``kb.search_index`` keeps there in raw
+losing the search triggers and browse indexes that ``kb.search.index`` kept there in raw
 SQL, so the model state changes here but the database only loses the named indexes:
 ``DROP INDEX IF EXISTS`` with the names Django gave them (on PostgreSQL also the ``_like``
 twin of a varchar index). Backwards recreates them.
@@ -22,19 +22,12 @@ from django.db import migrations, models
 DROPPED = [
     ("errorrecord", "repo"),
     ("errorrecord", "status"),
+    # The history table's copies (HISTORY_UNINDEXED in kb/models.py, plus repo and status),
+    # frozen here as they were when this migration was written.
     *(
         ("historicalerrorrecord", column)
-        for column in (
-            "repo",
-            "slug",
-            "error_code",
-            "error_type",
-            "error_class",
-            "severity",
-            "handling_strategy",
-            "background_tag",
-            "status",
-        )
+        for column in "repo slug error_code error_type error_class severity handling_strategy "
+        "background_tag status".split()
     ),
     ("recordtag", "record_id"),
 ]

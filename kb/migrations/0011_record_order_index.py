@@ -1,8 +1,7 @@
 """The default order (repo, slug, id) gets its own index, in place of (repo, severity).
 
 The admin's record list shows every status in the model's order; with no index for it,
-SQLite read and sorted the whole first repository's rows for each page (0.7 s of 1 s at
-200k records). No query needs (repo, severity): the public lists use the covering
+SQLite read and sorted the whole first repository's rows for each page. No query needs (repo, severity): the public lists use the covering
 ``kb_record_listing`` (status first), and equality on ``repo`` alone uses the leading
 column of the new index, so an import still writes the same number of indexes.
 """

@@ -1,16 +1,15 @@
 """``severity`` loses its single-column index.
 
-Three values, each on 10-75% of the records (200k file: error 153k, fatal 25k, warning
-21k): SQLite, which keeps no statistics, still took the index for ``severity = ?`` and
-then looked up and sorted most of the table. At 200k records, the public list filtered by
-a tag and a severity counted in 189 ms through it and 7 ms without it (through
-``kb_record_browse``); the admin's list filtered by severity took 182 ms for a page and
-1 ms without it (along ``kb_record_order``). Public facets read the covering
+Three values, each on a large share of the records: SQLite, which keeps no statistics,
+still took the index for ``severity = ?`` and then looked up and sorted most of the table.
+Without it, the public list filtered by a tag and a severity is counted through
+``kb_record_browse`` and the admin's list filtered by severity walks ``kb_record_order``
+(``tests/test_query_plans.py`` pins both plans). Public facets read the covering
 ``kb_record_listing``, which has the column. An import writes one index fewer.
 
 As in 0008, the database only loses the named index (``DROP INDEX IF EXISTS``; on
 PostgreSQL also its ``_like`` twin): Django's ``AlterField`` would rebuild the table on
-SQLite and lose what ``kb.search_index`` keeps there in raw SQL. Backwards recreates it.
+SQLite and lose what ``kb.search.index`` kept there in raw SQL. Backwards recreates it.
 """
 
 from django.db import migrations, models

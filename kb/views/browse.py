@@ -5,28 +5,27 @@ opened without JavaScript, htmx's history restore) and, for an htmx request, onl
 that changes (``{% partialdef %}`` in the same template), so pagination and filtering swap
 a fragment and push the URL: back, forward and reload all land on the same content.
 Every ``hx-get`` link is also a real ``href``, and the filters are a plain GET form.
-The data comes from ``kb.browsing`` (shared with the JSON twins in ``kb.api``).
+The data comes from ``kb.browse.selectors`` (shared with the JSON twins in ``kb.api``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, get_script_prefix, reverse
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
-from django_htmx.middleware import HtmxDetails
 
-from kb.browsing import (
+from kb.browse.filters import FACETS
+from kb.browse.links import record_url, tag_links, tag_url
+from kb.browse.selectors import (
     RECORD_PARAMS,
     TAG_PAGE_SIZE,
     RecordListing,
@@ -37,14 +36,10 @@ from kb.browsing import (
     tag_counts,
     tag_page,
 )
-from kb.filters import FACETS
+from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord, current_revision
 
 LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,36 +107,6 @@ def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
     }
 
 
-_PLAIN = re.compile(r"[\w~-]+", re.ASCII)  # path segments that need no quoting
-
-
-@lru_cache(maxsize=16)
-def _url_pattern(name: str, prefix: str) -> str:
-    return reverse(name, args=["__arg__"])
-
-
-def _link(name: str, arg: str) -> str:
-    """``reverse(name, args=[arg])``, or ``""`` if no URL can carry ``arg`` (e.g. a "/").
-
-    Rows link to many records and tags; reversing each costs more than the page's
-    queries, so plain arguments are slotted into a once-reversed pattern.
-    """
-    if _PLAIN.fullmatch(arg):
-        return _url_pattern(name, get_script_prefix()).replace("__arg__", arg)
-    try:
-        return reverse(name, args=[arg])
-    except NoReverseMatch:
-        return ""
-
-
-def tag_link(tag: str) -> str:
-    return _link("tag_detail", tag)
-
-
-def record_link(record_id: str) -> str:
-    return _link("record_detail", record_id)
-
-
 MESSAGE_CHARS = 240
 
 
@@ -156,8 +121,8 @@ def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
         if len(message) > MESSAGE_CHARS:
             message = message[: MESSAGE_CHARS - 1] + "\u2026"
         record.short_message = message  # type: ignore[attr-defined]
-        record.url = record_link(record.pk)  # type: ignore[attr-defined]
-        record.tag_links = [(str(t), tag_link(str(t))) for t in (record.tags or [])]  # type: ignore[attr-defined]
+        record.url = record_url(record.pk)  # type: ignore[attr-defined]
+        record.tag_links = tag_links(record.tags)  # type: ignore[attr-defined]
     return records
 
 
@@ -174,7 +139,7 @@ def tag_list(request: HtmxHttpRequest) -> HttpResponse:
         page = paginate(tags, number, TAG_PAGE_SIZE)
         return {
             "page": page,
-            "tags": [(t.name, t.count, tag_link(t.name)) for t in page.object_list],
+            "tags": [(t.name, t.count, tag_url(t.name)) for t in page.object_list],
             "total": len(tags),
             "pager": pagination(page, path, params),
         }
@@ -199,7 +164,7 @@ def tag_detail(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     if tag_obj is None:
         raise Http404("No such tag")
     number = asked_page(request)
-    path = reverse("tag_detail", args=[tag_obj.name])
+    path = tag_url(tag_obj.name)
 
     def records() -> Page:
         found = tag_page(tag_obj, number)

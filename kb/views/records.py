@@ -4,9 +4,8 @@ Most records have little or no analysis, so the page leads with what is always k
 (the message, where it is raised, the highlighted snippet) and offers neighbours found
 by cheap indexed queries: the same error class, the same file, shared tags.
 
-Visibility: published and retired records are public (retired ones under a banner, since
-old links and logs still point at them); drafts exist only for staff, and are a plain 404
-for everyone else so that their existence does not leak.
+Who sees which record is ``ErrorRecord.objects.visible_to(user)`` (retired records show
+under a banner); neighbours are lists, so they are published records only.
 """
 
 from __future__ import annotations
@@ -15,15 +14,16 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db.models import Count, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import Count
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
 from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_safe
-from django_htmx.middleware import HtmxDetails
 
+from kb.browse.links import record_url, tag_links
+from kb.browse.selectors import visible_record
 from kb.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
+from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord, RecordTag, Status, Tag, current_revision
 
 NEIGHBOURS = 5
@@ -36,10 +36,6 @@ CODE_EXAMPLES = (
     ("type_guard", "Type guard"),
     ("try_catch_pattern", "Error handling"),
 )
-
-
-class HtmxHttpRequest(HttpRequest):  # typing only: django-htmx adds ``htmx``
-    htmx: HtmxDetails
 
 
 def safe_external_url(url: str | None) -> str:
@@ -58,27 +54,12 @@ def safe_external_url(url: str | None) -> str:
     return url
 
 
-def tag_url(tag: str) -> str:
-    """The tag's browse page, or ``""`` for a tag no URL can carry (e.g. one with a ``/``)."""
-    try:
-        return reverse("tag_detail", args=[tag])
-    except NoReverseMatch:
-        return ""
-
-
-def visible_records(user: Any) -> QuerySet[ErrorRecord]:
-    qs = ErrorRecord.objects.all()
-    if getattr(user, "is_staff", False):
-        return qs
-    return qs.exclude(status=Status.DRAFT)
-
-
 def _sharing_tags(record: ErrorRecord, tags: list[str]) -> list[str]:
     """Ids of records sharing the most tags with ``record``, found through its rarest tags.
 
-    A plain GROUP BY over every record carrying any of the tags costs hundreds of
-    milliseconds when one tag is on thousands of records; starting from the rarest tags
-    keeps every query small, and the rarest tags are the telling ones anyway.
+    A plain GROUP BY over every record carrying any of the tags reads every record of a
+    common tag; starting from the rarest tags keeps every query small, and the rarest tags
+    are the telling ones anyway.
     """
     tag_ids = list(Tag.objects.filter(name__in=tags).values_list("id", flat=True))
     if not tag_ids:
@@ -108,8 +89,9 @@ def _sharing_tags(record: ErrorRecord, tags: list[str]) -> list[str]:
 def neighbours(record: ErrorRecord) -> dict[str, list[ErrorRecord]]:
     """Records a reader may also want: same file, same error class, most shared tags.
 
-    Status is checked in Python, not SQL: filtering on it makes SQLite pick the status
-    index and scan every published record instead of using the repository index.
+    Each row gets its ``url``. Lists show published records only (``published()``), but
+    here the status is checked in Python, not SQL: filtering on it makes SQLite pick the
+    status index and scan every published record instead of using the repository index.
     """
     everyone = ErrorRecord.objects.exclude(pk=record.pk).only(*LIST_FIELDS)
     out: dict[str, list[ErrorRecord]] = {}
@@ -118,7 +100,9 @@ def neighbours(record: ErrorRecord) -> dict[str, list[ErrorRecord]]:
     def keep(rows: Any) -> list[ErrorRecord]:
         picked = [r for r in rows if r.pk not in seen and r.status == Status.PUBLISHED]
         picked = picked[:NEIGHBOURS]
-        seen.update(r.pk for r in picked)
+        for row in picked:
+            seen.add(row.pk)
+            row.url = record_url(row.pk)
         return picked
 
     out["same_file"] = keep(
@@ -155,12 +139,9 @@ def code_examples(record: ErrorRecord) -> list[dict[str, Any]]:
 
 @require_safe
 def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
-    if "\x00" in record_id or len(record_id) > 64:  # PostgreSQL text cannot hold NUL
+    record = visible_record(record_id, request.user)
+    if record is None:
         raise Http404("No such record")
-    try:
-        record = visible_records(request.user).get(pk=record_id)
-    except ErrorRecord.DoesNotExist:
-        raise Http404("No such record") from None
     # The page body is a fragment cached per record and data revision; the costly parts
     # are lazy, so a cached view computes none of them.
     context = {
@@ -178,6 +159,6 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
         "examples": SimpleLazyObject(lambda: code_examples(record)),
         "language": LANGUAGE_NAMES.get(language_for(record.file_path), ""),
         "neighbours": SimpleLazyObject(lambda: neighbours(record)),
-        "tags": [(tag, tag_url(tag)) for tag in (str(t) for t in (record.tags or []))],
+        "tags": tag_links(record.tags),
     }
     return render(request, "kb/record_detail.html", context)

@@ -1,8 +1,16 @@
-"""Search index upkeep: create, drop, check and repair the structures ``kb.search`` reads.
+"""Search index upkeep: create, drop, check and repair what ``kb.search.query`` reads.
 
-Split from ``kb.search`` so the query side stays small: migrations, ``post_migrate`` and the
-importer's set-based batch indexing (``search_index_deferred``) call these; see the
-``kb.search`` docstring for how the SQLite triggers and the PostgreSQL trigram index work.
+Split from the query side so that stays small: the migrations, the importer's set-based
+batch indexing (``search_index_deferred``) and repairs call these; see ``kb.search.query``
+for how the SQLite triggers and the PostgreSQL trigram index work.
+
+The migrations create everything (``0002`` and ``0007``; ``0013`` repairs a database whose
+triggers were lost), so ``manage.py migrate`` alone gives a working search. Django's SQLite
+schema editor rebuilds ``kb_errorrecord`` for some ``AlterField``s (copy, drop, rename): the
+model's indexes come back with it, its triggers do not. A migration that rebuilds the table
+must therefore end with a ``RunPython`` calling ``install_search_triggers(schema_editor)``
+(as ``0013`` does); ``tests/test_search.py`` checks that the structures are whole after all
+migrations, and after migrating back and forth.
 """
 
 from __future__ import annotations
@@ -167,40 +175,13 @@ def _sqlite_rebuild_sql() -> list[str]:
 
 # PostgreSQL: one GIN trigram index over all searched fields joined in one upper-cased
 # document. A term is then one ``LIKE`` on one expression, which the index answers for
-# selective terms; for a broad word the planner scans, and one ``upper()`` per row costs a
-# fifth of five. (Immutable parts only: ``||`` and ``coalesce``, not ``concat_ws``.)
+# selective terms; for a broad word the planner scans, and one ``upper()`` per row is
+# cheaper than one per field. (Immutable parts only: ``||`` and ``coalesce``, not
+# ``concat_ws``.) Meta.indexes cannot declare it for one backend only, so the migrations do.
 PG_DOCUMENT = "upper({})".format(
     " || ' ' || ".join(f'coalesce("{RECORD_TABLE}"."{col}"::text, \'\')' for col in SEARCH_FIELDS)
 )
 PG_INDEXES = [("kb_record_trgm_document", PG_DOCUMENT)]
-
-# Browse indexes (both backends). SQLite stores a record's columns in one row, often
-# kilobytes of source and analysis text spilling onto overflow pages, so reading ``status``
-# or ``repo`` through the table is slow; these covering indexes answer lists, counts, tag
-# pages, facets and the FTS join from the index alone:
-# - ``kb_record_listing``: the published list in its display order, with the facet
-#   columns, so a facet filter is checked in the index while walking it (no sort, no row
-#   reads; it replaced ``kb_record_list``, which made every facet filter read rows);
-# - ``kb_record_browse``: every column a filter, facet or list order needs, by id, for the
-#   join from ``kb_recordtag`` / ``kb_record_fts`` and for facet scans.
-RETIRED_INDEXES = ["kb_record_list"]
-BROWSE_INDEXES = [
-    (
-        "kb_record_listing",
-        "status, repo, slug, id, severity, error_type, error_class, handling_strategy",
-    ),
-    (
-        "kb_record_browse",
-        "id, status, repo, slug, severity, error_type, error_class, handling_strategy",
-    ),
-]
-
-
-def _browse_index_sql() -> list[str]:
-    return [f"DROP INDEX IF EXISTS {name}" for name in RETIRED_INDEXES] + [
-        f"CREATE INDEX IF NOT EXISTS {name} ON {RECORD_TABLE} ({cols})"
-        for name, cols in BROWSE_INDEXES
-    ]
 
 
 def _postgres_create_sql() -> list[str]:
@@ -222,14 +203,10 @@ def create_search_index(schema_editor: Any) -> None:
     elif vendor == "postgresql":
         for sql in _postgres_create_sql():
             schema_editor.execute(sql, params=None)
-    for sql in _browse_index_sql():
-        schema_editor.execute(sql, params=None)
 
 
 def drop_search_index(schema_editor: Any) -> None:
     vendor = schema_editor.connection.vendor
-    for name, _cols in BROWSE_INDEXES:
-        schema_editor.execute(f"DROP INDEX IF EXISTS {name}", params=None)
     if vendor == "sqlite":
         for trigger in _TRIGGERS:
             schema_editor.execute(f"DROP TRIGGER IF EXISTS {trigger}", params=None)
@@ -250,17 +227,11 @@ def search_index_missing(connection: Any = None) -> list[str]:
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger', 'index')"
             )
             present = {row[0] for row in cursor.fetchall()}
-            wanted = [
-                FTS_TABLE,
-                MAP_TABLE,
-                DEFER_TABLE,
-                *_TRIGGERS,
-                *(n for n, _c in BROWSE_INDEXES),
-            ]
+            wanted = [FTS_TABLE, MAP_TABLE, DEFER_TABLE, *_TRIGGERS]
         elif connection.vendor == "postgresql":
             cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [RECORD_TABLE])
             present = {row[0] for row in cursor.fetchall()}
-            wanted = [name for name, _col in PG_INDEXES] + [n for n, _c in BROWSE_INDEXES]
+            wanted = [name for name, _col in PG_INDEXES]
         else:
             return []
     return [name for name in wanted if name not in present]
@@ -273,36 +244,20 @@ def install_search_triggers(schema_editor: Any) -> None:
             schema_editor.execute(sql, params=None)
 
 
-def ensure_search_index_after_migrate(sender: Any, using: str = "default", **kwargs: Any) -> None:
-    """``post_migrate`` receiver: put back what a table rebuild dropped (see module doc)."""
-    from django.db import connections as all_connections
-
-    connection = all_connections[using]
-    if RECORD_TABLE in connection.introspection.table_names():
-        ensure_search_index(connection)
-
-
 def ensure_search_index(connection: Any = None, *, rebuild: bool = False) -> bool:
     """Recreate missing search structures (and refill the SQLite index); True if it acted.
 
-    Idempotent and cheap when all is in place: safe to call from ``post_migrate``.
+    Idempotent, and a single catalogue read when all is in place; ``rebuild`` refills the
+    index even then (a repair after writes that went around the triggers).
     """
     connection = connection or default_connection
-    missing = search_index_missing(connection)
-    if not missing and not rebuild:
+    if not search_index_missing(connection) and not rebuild:
         return False
-    fts_intact = not rebuild and all(n in {i for i, _c in BROWSE_INDEXES} for n in missing)
     with connection.cursor() as cursor:
-        if fts_intact:  # only browse indexes to add: no need to refill the text index
-            for sql in _browse_index_sql():
-                cursor.execute(sql)
-            return True
         if connection.vendor == "sqlite":
             for sql in _sqlite_create_sql() + _sqlite_rebuild_sql():
                 cursor.execute(sql)
         elif connection.vendor == "postgresql":
             for sql in _postgres_create_sql():
                 cursor.execute(sql)
-        for sql in _browse_index_sql():
-            cursor.execute(sql)
     return True

@@ -2,13 +2,18 @@
 
 The HTML views (``kb.views.browse``) and the API (``kb.api``) both call these selectors, so a
 page and its JSON twin always agree on what is listed, in which order, on which page.
+Lists show published records only (``ErrorRecord.objects.published()``); a record opened
+by id follows ``visible_to(user)``.
 
-Speed with the full dataset (16.7k records, 60k tag rows) comes from three choices:
+Speed with the full dataset comes from three choices:
 - pages are paginated on ids, then only the page's rows are loaded with the columns a list
   shows (``LIST_FIELDS``): a record's source and analysis text can be kilobytes, and the
-  covering indexes of ``kb.search_index.BROWSE_INDEXES`` answer counts and order without them;
+  covering indexes ``kb_record_listing`` and ``kb_record_browse`` (``ErrorRecord.Meta``)
+  answer counts and order without them;
 - a tag page lists from the tag's index rows or along the list order, whichever reads
-  less for that page (``_TagRecordIds``: SQLite has no statistics to choose by);
+  less for that page (``_TagRecordIds``: SQLite has no statistics to choose by), with its
+  count cached per revision; measured against Django's ``Paginator`` over ``tag_records``,
+  it clears the bar every optimisation must (``benchmarks/page_layers.py``);
 - aggregates over everything (tag counts, facet combinations) are cached per record
   revision: every write that matters bumps it (``kb.models.next_revision``).
 """
@@ -26,7 +31,13 @@ from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import QuerySet
 
-from kb.filters import Facet, RecordFilter, facet_combos, facets_from_combos, narrowing_params
+from kb.browse.filters import (
+    Facet,
+    RecordFilter,
+    facet_combos,
+    facets_from_combos,
+    narrowing_params,
+)
 from kb.models import ErrorRecord, Status, Tag, current_revision
 
 PAGE_SIZE = 25
@@ -149,10 +160,10 @@ def count_tags(*, published_only: bool = True) -> list[tuple[str, int]]:
     or records of every status (the admin's tag filter).
 
     What the first request after a write computes (callers cache it per revision), so it
-    reads the tag index once and joins to records only for the unpublished ones. At 200k
-    records (712k tag rows) it takes 47-120 ms; joining every tag row to its record's
-    status took 1.1-1.3 s, and the annotated ``LEFT JOIN`` with ``COUNT(DISTINCT ...)``
-    before that 4.2-5 s (``benchmarks/bench_pages.py`` times this one against it).
+    reads the tag index once and joins to records only for the unpublished ones, which
+    are few: joining every tag row to its record's status, or the annotated ``LEFT JOIN``
+    with ``COUNT(DISTINCT ...)``, reads every record row (``benchmarks/bench_pages.py``
+    times this one against the latter; figures in ``docs/performance.md``).
     """
     hidden = _hidden_statuses() if published_only else []
     with connection.cursor() as cursor:
@@ -162,8 +173,8 @@ def count_tags(*, published_only: bool = True) -> list[tuple[str, int]]:
 
 
 def _count_tag(tag: Tag) -> int:
-    """The tag's published records, the same way for one tag: 2-4 ms for the tag on 39k
-    of 200k records, where joining its rows to their records took 68-300 ms."""
+    """The tag's published records, the same way for one tag: its index rows counted, less
+    its unpublished records, instead of joining each of its rows to its record."""
     hidden = _hidden_statuses()
     with connection.cursor() as cursor:
         sql = _COUNT_ONE_TAG.format(hidden=_placeholders(hidden))
@@ -219,8 +230,7 @@ class _TagRecordIds:
       fixes that join order on SQLite), whatever the page; right for a rare tag;
     - along the list order (``kb_record_listing``), testing each record for the tag: about
       ``stop * published / count`` records read; right for a common tag's first pages.
-    At 200k records, page 1 of the tag on 39k of them takes 159 ms the first way and 1 ms
-    the second; its page 40, 29 ms.
+    ``along_list`` compares the two estimates; ``test_query_plans`` pins both plans.
     """
 
     _BY_TAG = (
@@ -268,7 +278,8 @@ def tag_page(tag: Tag, page_number: Any, per_page: int = PAGE_SIZE) -> Page:
     """
 
     def counts() -> tuple[int, int]:
-        return _count_tag(tag), per_revision("published-count", None, published_records().count)
+        published = ErrorRecord.objects.published()
+        return _count_tag(tag), per_revision("published-count", None, published.count)
 
     ids = _TagRecordIds(tag, *per_revision("tag-page-counts", tag.pk, counts))
     return _load_rows(paginate(ids, page_number, per_page))
@@ -276,14 +287,10 @@ def tag_page(tag: Tag, page_number: Any, per_page: int = PAGE_SIZE) -> Page:
 
 def tag_records(tag: Tag) -> QuerySet[ErrorRecord]:
     """The same records as a queryset (for callers that filter further)."""
-    return ErrorRecord.objects.published().filter(recordtag__tag=tag)
+    return ErrorRecord.objects.published().with_tag(tag.name)
 
 
 # --- filtered, searchable record lists -----------------------------------------------------
-
-
-def published_records() -> QuerySet[ErrorRecord]:
-    return ErrorRecord.objects.published()
 
 
 # The parameters a record list is a function of (the filterset's, with q and tag).
@@ -302,7 +309,7 @@ def record_listing(
     ``page_number`` overrides ``data["page"]`` (a caller that keys a cache on the page
     must render the page it keyed: ``paginate`` turns ``0`` into the last page).
     """
-    base = published_records()
+    base = ErrorRecord.objects.published()
     filterset = RecordFilter(data, queryset=base)
     params = clean_params(data, RECORD_PARAMS)
     number = data.get("page") if page_number is None else page_number
@@ -321,8 +328,12 @@ def record_listing(
     return RecordListing(page=page, filterset=filterset, params=params, facets=facets)
 
 
-def visible_record(record_id: str) -> ErrorRecord | None:
-    """A record anyone may read (published or retired; drafts are staff-only)."""
-    if "\x00" in record_id:  # PostgreSQL refuses NUL in text: no id can have one
+MAX_ID_CHARS = int(ErrorRecord._meta.get_field("id").max_length or 0)
+
+
+def visible_record(record_id: str, user: Any = None) -> ErrorRecord | None:
+    """The record ``record_id`` if ``user`` may read it (``visible_to``), else ``None``."""
+    # PostgreSQL refuses NUL in text, and no id is longer than the column: neither exists.
+    if "\x00" in record_id or len(record_id) > MAX_ID_CHARS:
         return None
-    return ErrorRecord.objects.exclude(status=Status.DRAFT).filter(pk=record_id).first()
+    return ErrorRecord.objects.visible_to(user).filter(pk=record_id).first()

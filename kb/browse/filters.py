@@ -15,8 +15,8 @@ from typing import Any
 import django_filters
 from django.db.models import Count, QuerySet
 
-from kb.models import ErrorRecord, RecordTag
-from kb.search import search_records
+from kb.models import ErrorRecord
+from kb.search.query import search_records
 
 # (GET parameter, model field, label). Parameter names are the model's, in snake_case.
 FACETS: list[tuple[str, str, str]] = [
@@ -55,10 +55,7 @@ class RecordFilter(django_filters.FilterSet):
     def filter_tag(
         self, queryset: QuerySet[ErrorRecord], name: str, value: str
     ) -> QuerySet[ErrorRecord]:
-        # ``IN (subquery)``: SQLite builds the tag's id set once and checks it while walking
-        # the list index, instead of probing the tag index once per record.
-        tagged = RecordTag.objects.filter(tag__name=value.strip()).values("record_id")
-        return queryset.filter(pk__in=tagged)
+        return queryset.with_tag(value)
 
 
 @dataclass(slots=True)

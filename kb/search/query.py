@@ -27,10 +27,9 @@ the batch with four set-based statements instead (``search_index_deferred``): a 
 removed inside the writer's transaction, so no other connection ever sees it (SQLite has
 one writer at a time; readers see committed state only), and a rollback removes it too.
 
-Keeping the index (creating, repairing, batch indexing) is ``kb.search_index``'s job.
-Django's SQLite schema editor rebuilds a table for some ``AlterField`` migrations, which
-drops its triggers; ``ensure_search_index`` (idempotent, cheap) puts them back and refills
-the index. Call it after migrations (``post_migrate``).
+Keeping the index (creating it in the migrations, repairing it, batch indexing) is
+``kb.search.index``'s job; its docstring says what a migration that rebuilds the records
+table on SQLite must do.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from django.db import connections
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 from django.db.models.functions import Length
 
-from kb.search_index import FTS_COLUMNS, FTS_TABLE, PG_DOCUMENT, RECORD_TABLE, SEARCH_FIELDS
+from kb.search.index import FTS_COLUMNS, FTS_TABLE, PG_DOCUMENT, RECORD_TABLE, SEARCH_FIELDS
 
 MIN_TRIGRAM = 3
 MAX_TERMS = 12
@@ -139,7 +138,8 @@ def _postgres_search(queryset: QuerySet[Any], query: str, terms: list[str]) -> Q
     params = [f"%{_like_escape(t)}%" for t in terms]
     # Rank like the SQLite side's column weights: the whole query found in a field scores
     # that field's weight; among equals, the shorter message (the query is more of it)
-    # first. (``word_similarity`` per hit was tried: half a second for a broad word.)
+    # first. (``word_similarity`` per hit was tried: it computes a similarity for every
+    # row a broad word finds, which is most of the table.)
     rank: Any = Value(0.0)
     for _fts, col, weight in FTS_COLUMNS:
         rank = rank + Case(

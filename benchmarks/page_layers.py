@@ -1,0 +1,183 @@
+"""Does each read-side optimisation pay its way? Each layer against the plain path.
+
+Run by ``bench_pages.py --layers`` on its full-dataset database. A layer is kept only if it
+saves at least ``KEEP_SHARE`` of the page's server time by itself. Measured layers:
+
+- ``links``: a reverse() cache (plain arguments slotted into a pattern reversed once per
+  URL name) against ``reverse()`` per link, which ``kb.browse.links`` does: the cache was
+  removed for saving too little, and is kept here so the measurement can be repeated;
+- ``tag_paginator``: the raw-SQL ``_TagRecordIds`` behind a tag page (its count cached per
+  revision, the cheaper of two plans per slice) against Django's ``Paginator`` over the
+  ORM queryset ``tag_records(tag)``.
+
+The pages are rendered afresh for every request (the rendered-fragment cache is cleared
+before each one; the per-revision data caches stay warm, as in production), because a
+cached fragment computes neither layer. A and B requests alternate so a burst from another
+process lands on both; the figures are medians of process CPU time and of wall time.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from functools import lru_cache
+from typing import Any
+
+from django.core.cache import caches
+from django.test import Client
+from django.urls import NoReverseMatch, get_script_prefix, reverse
+
+KEEP_SHARE = 0.20
+# Per-response values (CSP nonce, CSRF token) differ between any two renderings.
+_PER_RESPONSE = re.compile(rb'nonce="[^"]*"|"X-CSRFToken": "[^"]*"|value="[A-Za-z0-9]{64}"')
+
+
+_PLAIN_ARG = re.compile(r"[\w~-]+", re.ASCII)  # path segments that need no quoting
+
+
+@lru_cache(maxsize=16)
+def _pattern(name: str, prefix: str) -> str:
+    return reverse(name, args=["__arg__"])
+
+
+def _cached_link(name: str, arg: str) -> str:
+    """The removed layer: plain arguments slotted into a once-reversed pattern."""
+    if _PLAIN_ARG.fullmatch(arg):
+        return _pattern(name, get_script_prefix()).replace("__arg__", arg)
+    try:
+        return reverse(name, args=[arg])
+    except NoReverseMatch:
+        return ""
+
+
+@contextmanager
+def cached_links() -> Iterator[None]:
+    from kb.browse import links
+
+    kept = links._link
+    links._link = _cached_link
+    try:
+        yield
+    finally:
+        links._link = kept
+
+
+@contextmanager
+def plain_tag_paginator() -> Iterator[None]:
+    from kb.browse import selectors
+    from kb.views import browse
+
+    def plain_tag_page(tag: Any, page_number: Any, per_page: int = selectors.PAGE_SIZE) -> Any:
+        return selectors.paginate_records(selectors.tag_records(tag), page_number, per_page)
+
+    kept = browse.tag_page
+    browse.tag_page = plain_tag_page
+    try:
+        yield
+    finally:
+        browse.tag_page = kept
+
+
+def _time(client: Client, url: str, headers: dict[str, str]) -> tuple[float, float, bytes]:
+    caches["fragments"].clear()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    response = client.get(url, **headers)
+    wall = (time.perf_counter() - started) * 1000
+    cpu = (time.process_time() - cpu_started) * 1000
+    if response.status_code != 200:
+        raise SystemExit(f"GET {url} -> {response.status_code}")
+    return cpu, wall, _PER_RESPONSE.sub(b"", response.content)
+
+
+def compare(
+    client: Client,
+    urls: list[tuple[str, dict[str, str]]],
+    layered: Callable[[], Any],
+    plain: Callable[[], Any],
+    n: int,
+) -> dict[str, Any]:
+    """Median CPU and wall time per request, layered and plain, over ``n`` pairs; the two
+    paths must render the same bytes."""
+    layered_cpu, layered_wall, plain_cpu, plain_wall = [], [], [], []
+    for i in range(min(len(urls), 10)):  # warm both paths once per distinct URL
+        with layered():
+            _time(client, *urls[i])
+        with plain():
+            _time(client, *urls[i])
+    for i in range(n):
+        url = urls[i % len(urls)]
+        with layered():
+            cpu, wall, body = _time(client, *url)
+        with plain():
+            cpu_plain, wall_plain, body_plain = _time(client, *url)
+        if body != body_plain:
+            raise SystemExit(f"{url[0]}: the plain path renders a different page")
+        layered_cpu.append(cpu)
+        layered_wall.append(wall)
+        plain_cpu.append(cpu_plain)
+        plain_wall.append(wall_plain)
+    out = {
+        "example": urls[0][0],
+        "distinct_requests": len(urls),
+        "n": n,
+        "layered_cpu_ms": round(statistics.median(layered_cpu), 2),
+        "plain_cpu_ms": round(statistics.median(plain_cpu), 2),
+        "layered_wall_ms": round(statistics.median(layered_wall), 2),
+        "plain_wall_ms": round(statistics.median(plain_wall), 2),
+    }
+    out["saved_share_cpu"] = round(1 - out["layered_cpu_ms"] / out["plain_cpu_ms"], 3)
+    out["saved_share_wall"] = round(1 - out["layered_wall_ms"] / out["plain_wall_ms"], 3)
+    return out
+
+
+def measure(client: Client, targets: dict[str, list[str]], n: int) -> dict[str, Any]:
+    hx = {"HTTP_HX_REQUEST": "true"}
+    tags = targets["tags"]
+    popular = targets["popular"]
+    tag_pages = [(f"/tags/{t}/", {}) for t in tags]
+    deep_pages = [(f"/tags/{t}/?page={p}", hx) for t in popular for p in (2, 9, 40)]
+    # (layer, kept in the code?, [(page, urls)], layered context, plain context)
+    cases = [
+        (
+            "links",
+            False,
+            [
+                ("record list, no filter", [("/records/", {})]),
+                ("tag index /tags/", [("/tags/", {})]),
+                ("tag page (page 1)", tag_pages),
+                ("record page", [(f"/records/{r}/", {}) for r in targets["records"]]),
+            ],
+            cached_links,
+            nullcontext,
+        ),
+        (
+            "tag_paginator",
+            True,
+            [("tag page (page 1)", tag_pages), ("tag page (htmx, deep pages)", deep_pages)],
+            nullcontext,
+            plain_tag_paginator,
+        ),
+    ]
+    results: dict[str, Any] = {}
+    for layer, kept, pages, layered, plain in cases:
+        rows = []
+        for page, urls in pages:
+            row = {"page": page, **compare(client, urls, layered, plain, n)}
+            print(
+                f"  {layer}: {page}: layered {row['layered_cpu_ms']} ms CPU, plain "
+                f"{row['plain_cpu_ms']} ms (saves {row['saved_share_cpu']:.0%})",
+                flush=True,
+            )
+            rows.append(row)
+        best = max(row["saved_share_cpu"] for row in rows)
+        results[layer] = {
+            "in_the_code": kept,
+            "pages": rows,
+            "best_saved_share_cpu": best,
+            "keep_share": KEEP_SHARE,
+            "pays_its_way": best >= KEEP_SHARE,
+        }
+    return results
