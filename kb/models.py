@@ -17,11 +17,22 @@ from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.storage import FileSystemStorage
 from django.db import connection, models, transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
+
+from kb.schema import record_to_dataset
+from kb.validation import (
+    COLLISION_BUDGET_S,
+    COLLISION_LIMIT,
+    Collision,
+    find_collisions,
+    prefilter_word,
+    validate_record,
+)
 
 
 class Severity(models.TextChoices):
@@ -123,6 +134,31 @@ HISTORY_UNINDEXED = [
 ]
 
 
+class ErrorRecordManager(models.Manager["ErrorRecord"]):
+    def colliding_with(
+        self,
+        pattern: str,
+        *,
+        exclude_id: str | None = None,
+        limit: int = COLLISION_LIMIT,
+        budget_s: float = COLLISION_BUDGET_S,
+    ) -> tuple[list[Collision], bool]:
+        """Other records, retired ones aside, whose sample messages ``pattern`` matches:
+        (collisions, complete), as ``kb.validation.find_collisions`` reports them.
+
+        Only messages containing the pattern's longest required word are read, so a
+        specific pattern inspects a handful of rows rather than the table.
+        """
+        rows = self.exclude(status=Status.RETIRED)
+        if exclude_id:
+            rows = rows.exclude(pk=exclude_id)
+        word = prefilter_word(pattern)
+        if word:
+            rows = rows.filter(error_message__icontains=word)
+        candidates = rows.values_list("id", "slug", "error_message").iterator(2000)
+        return find_collisions(pattern, candidates, limit=limit, budget_s=budget_s)
+
+
 class ErrorRecord(models.Model):
     # --- identity and provenance (from the dataset, read-only in the admin) -------------
     id = models.CharField(primary_key=True, max_length=64)
@@ -198,7 +234,13 @@ class ErrorRecord(models.Model):
     history = HistoricalRecords(
         excluded_fields=["revision", "updated_at", "source_code"], no_db_index=HISTORY_UNINDEXED
     )
-    objects = ErrorRecordQuerySet.as_manager()
+    objects = ErrorRecordManager.from_queryset(ErrorRecordQuerySet)()
+
+    # Not stored: the admin form or API code sets ``accept_collisions`` before
+    # ``full_clean()`` to save a pattern that also matches other records; ``clean()``
+    # leaves the collisions it found (new ones only) in ``collisions`` for the warnings.
+    accept_collisions: bool = False
+    collisions: tuple[Collision, ...] = ()
 
     class Meta:
         ordering = ["repo", "slug", "id"]
@@ -226,19 +268,29 @@ class ErrorRecord(models.Model):
         return bool(self.documentation or self.solutions or self.trigger_scenarios)
 
     def clean(self) -> None:
-        """Validation shared by the admin, the importer and the API."""
-        from kb.validation import validate_record
-
-        errors = validate_record(self)
-        if errors:
-            raise ValidationError(errors)
+        """Validation shared by the admin and the API (``kb.validation``), with the
+        stored row and the collision lookup it needs from the database."""
+        stored = None
+        if not self._state.adding:
+            stored = (
+                type(self)
+                .objects.filter(pk=self.pk)
+                .values_list("message_pattern", "error_message")
+                .first()
+            )
+        found = validate_record(
+            self,
+            stored=stored,
+            colliding_with=lambda p: type(self).objects.colliding_with(p, exclude_id=self.pk)[0],
+        )
+        self.collisions = tuple(found.collisions)
+        if found.errors:
+            raise ValidationError(found.errors)
 
     def tag_names(self) -> list[str]:
         return [str(t) for t in self.tags]
 
     def as_dict(self) -> dict[str, Any]:
-        from kb.schema import record_to_dataset
-
         return record_to_dataset(self)
 
 
@@ -268,9 +320,6 @@ class RecordTag(models.Model):
 def _import_storage() -> Any:
     """Where uploaded JSONL files wait for their import task (a directory every worker
     can read: ``KB_IMPORT_DIR``, default ``.cache/imports``)."""
-    from django.conf import settings
-    from django.core.files.storage import FileSystemStorage
-
     default = settings.BASE_DIR / ".cache" / "imports"
     return FileSystemStorage(location=getattr(settings, "KB_IMPORT_DIR", default))
 
