@@ -150,9 +150,12 @@ def save_curator_edit(
     dataset keys of conflicts the curator settled. ``reason`` defaults to
     ``"<via>: edit"`` or ``"<via>: revert"``.
     """
-    stored = None if record._state.adding else ErrorRecord.objects.filter(pk=record.pk).first()
+    # Looked up by key rather than trusted from ``_state``: an old version's instance
+    # (simple_history's ``.instance``) is built as if new.
+    stored = ErrorRecord.objects.filter(pk=record.pk).first()
     changed = {a for a in changed_fields if a in EDITABLE_ATTRS}
     if stored is not None:
+        record._state.adding = False
         changed |= {a for a in EDITABLE_ATTRS if _differs(getattr(record, a), getattr(stored, a))}
         kept = KEPT_AS_STORED
         if record.message_pattern == stored.message_pattern:
