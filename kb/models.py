@@ -73,7 +73,7 @@ def current_revision() -> int:
     """The latest revision number (0 before the first write).
 
     Read on every page view that keys a cache on it, so it is one plain statement: the ORM
-    would spend ten times the query's own cost building it.
+    would spend more building the query than the query costs.
     """
     with connection.cursor() as cursor:
         cursor.execute("SELECT value FROM kb_revision WHERE id = 1")
@@ -184,8 +184,9 @@ class ErrorRecord(models.Model):
     error_type = models.CharField(max_length=40, db_index=True)
     error_class = models.CharField(max_length=200, null=True, blank=True, db_index=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    # No index of its own: three values, each on 10-75% of the records, so any list is
-    # cheaper along an ordered index (migration 0012); facets read kb_record_listing.
+    # No index of its own: three values, each shared by a large part of the records, so
+    # any list is cheaper along an ordered index (migration 0012); facets read
+    # kb_record_listing.
     severity = models.CharField(max_length=20, choices=Severity)
 
     # --- analysis (often empty) -------------------------------------------------------
@@ -229,8 +230,8 @@ class ErrorRecord(models.Model):
     # history query filters on them, and each cost every import a B-tree insert per row.
     # ``source_code`` is not versioned: it is provenance (never curated, kept as it is on a
     # revert), fixed by the versioned ``github_url``/``analyzed_sha``/``file_path`` and
-    # line range, and it is 70% of a record's bytes: copied into every history row it
-    # doubled what an import writes.
+    # line range, and it is most of a record's bytes: copied into every history row it
+    # would double what an import writes.
     history = HistoricalRecords(
         excluded_fields=["revision", "updated_at", "source_code"], no_db_index=HISTORY_UNINDEXED
     )
