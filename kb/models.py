@@ -318,11 +318,10 @@ class RecordTag(models.Model):
         return f"{self.record_id} #{self.tag_id}"
 
 
-def _import_storage() -> Any:
+def _import_storage() -> FileSystemStorage:
     """Where uploaded JSONL files wait for their import task (a directory every worker
-    can read: ``KB_IMPORT_DIR``, default ``.cache/imports``)."""
-    default = settings.BASE_DIR / ".cache" / "imports"
-    return FileSystemStorage(location=getattr(settings, "KB_IMPORT_DIR", default))
+    can read: the ``KB_IMPORT_DIR`` setting)."""
+    return FileSystemStorage(location=settings.KB_IMPORT_DIR)
 
 
 class ImportJob(models.Model):
