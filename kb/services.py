@@ -106,6 +106,15 @@ def _mark_curated(record: ErrorRecord, attrs: Iterable[str]) -> None:
     record.conflicts = conflicts
 
 
+def _sign(record: ErrorRecord, *, reason: str, user: Any) -> None:
+    """Who and why, for the history row django-simple-history writes on the next save
+    (without a user it falls back to the request's, through its middleware)."""
+    if reason:
+        record._change_reason = reason
+    if user is not None:
+        record._history_user = user
+
+
 def save_curated(
     record: ErrorRecord, *, changed_attrs: Iterable[str], reason: str = "", user: Any = None
 ) -> ErrorRecord:
@@ -117,10 +126,7 @@ def save_curated(
         refresh_pattern_state(record)
     with transaction.atomic():
         record.revision = next_revision()
-        if reason:
-            record._change_reason = reason  # read by django-simple-history
-        if user is not None:
-            record._history_user = user  # read by django-simple-history
+        _sign(record, reason=reason, user=user)
         record.save()
         if "tags" in changed or record._state.adding:
             sync_tags([record])
@@ -213,8 +219,11 @@ def add_tags(records: Iterable[ErrorRecord], tags: list[str], *, user: Any, reas
     return len(changed)
 
 
-def set_status(records: Iterable[ErrorRecord], status: str, *, reason: str = "") -> int:
-    """Publish, retire or draft several records at once (history kept per record)."""
+def set_status(
+    records: Iterable[ErrorRecord], status: str, *, reason: str = "", user: Any = None
+) -> int:
+    """Publish, retire or draft several records at once (a history row a changed record,
+    by ``user`` when given)."""
     count = 0
     with transaction.atomic():
         revision = next_revision()
@@ -223,8 +232,7 @@ def set_status(records: Iterable[ErrorRecord], status: str, *, reason: str = "")
                 continue
             record.status = status
             record.revision = revision
-            if reason:
-                record._change_reason = reason
+            _sign(record, reason=reason, user=user)
             record.save(update_fields=["status", "revision", "updated_at"])
             count += 1
     return count

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from kb.matching import match_text
 from kb.models import ErrorRecord, RecordTag, Status, current_revision
-from kb.services import CuratorEdit, add_tags, save_curator_edit
+from kb.services import CuratorEdit, add_tags, save_curator_edit, set_status
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.curation_support import change_url, form_data
 from tests.factories import import_lines, make_line
@@ -181,6 +181,15 @@ def test_accepted_collisions_are_warned_about(curator: User) -> None:
     record.full_clean()
     assert [c.id for c in record.collisions] == [other.pk]
     assert any(other.pk in w for w in _edit(record, curator, []).warnings)
+
+
+def test_bulk_writes_name_the_curator_outside_a_request(curator: User) -> None:
+    a, b = _seeded()[0], _seeded()[0]
+    assert set_status([a], Status.RETIRED, reason="admin: retire", user=curator) == 1
+    assert add_tags([b], ["triaged"], user=curator, reason="admin: add tag triaged") == 1
+    for record in (a, b):
+        assert record.history.latest().history_user == curator
+    assert ErrorRecord.objects.get(pk=b.pk).curated_fields == ["tags"]
 
 
 # --- edit, then re-import ------------------------------------------------------------

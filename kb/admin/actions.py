@@ -21,13 +21,13 @@ from kb.services import add_tags, set_status
 
 @admin.action(description="Publish selected records", permissions=["change"])
 def publish(modeladmin: Any, request: HttpRequest, queryset: QuerySet) -> None:
-    count = set_status(queryset, Status.PUBLISHED, reason="admin: publish")
+    count = set_status(queryset, Status.PUBLISHED, reason="admin: publish", user=request.user)
     modeladmin.message_user(request, f"Published {count} record(s).", messages.SUCCESS)
 
 
 @admin.action(description="Retire selected records", permissions=["change"])
 def retire(modeladmin: Any, request: HttpRequest, queryset: QuerySet) -> None:
-    count = set_status(queryset, Status.RETIRED, reason="admin: retire")
+    count = set_status(queryset, Status.RETIRED, reason="admin: retire", user=request.user)
     modeladmin.message_user(request, f"Retired {count} record(s).", messages.SUCCESS)
 
 
