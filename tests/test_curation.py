@@ -290,6 +290,24 @@ def test_history_shows_the_edit_and_a_revert_restores_it(curator_client: Client)
     assert record.history.count() == 3
 
 
+def test_a_revert_form_does_not_offer_settling_the_old_versions_conflicts(
+    curator_client: Client,
+) -> None:
+    record, line = _seeded()
+    curator_client.post(change_url(record), form_data(record, solutions="Mine"))
+    _reimport(line, solutions=["Theirs"])
+    with_conflict = record.history.latest()
+    assert with_conflict.conflicts
+    record.refresh_from_db()
+    assert "Take the import" in curator_client.get(change_url(record)).content.decode()
+    curator_client.post(change_url(record), form_data(record, keep_curated=["solutions"]))
+
+    revert_url = reverse(
+        "admin:kb_errorrecord_simple_history", args=[record.pk, with_conflict.history_id]
+    )
+    assert "Take the import" not in curator_client.get(revert_url).content.decode()
+
+
 # --- status and matching -------------------------------------------------------------
 def test_a_retired_record_stops_matching(curator_client: Client) -> None:
     record, _line = _seeded()

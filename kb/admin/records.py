@@ -151,7 +151,9 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
                 ),
             ]
         curation = ["curated_list", "conflicts_table", "change_reason"]
-        if obj.conflicts:
+        # Conflicts are settled on the record as it is now, not on an old version's
+        # revert form (its conflicts are the ones it had then).
+        if obj.conflicts and not is_historic(obj):
             curation[2:2] = ["accept_incoming", "keep_curated"]
         return [
             (None, {"fields": ["id", *main, "pattern_state"]}),
