@@ -137,6 +137,44 @@ def _differs(a: Any, b: Any) -> bool:
     return (None if a == "" else a) != (None if b == "" else b)
 
 
+def _keep_and_diff(
+    record: ErrorRecord, stored: ErrorRecord | None, changed_fields: Iterable[str]
+) -> set[str]:
+    """Put back on ``record`` what a curator does not own, and return the editable
+    attributes that changed: those the caller saw change and those that differ from the
+    stored row (a revert submits an old version's values, which its form sees as
+    unchanged)."""
+    changed = {a for a in changed_fields if a in EDITABLE_ATTRS}
+    if stored is None:
+        return changed
+    # An old version's instance (simple_history's ``.instance``) is built as if new.
+    record._state.adding = False
+    changed |= {a for a in EDITABLE_ATTRS if _differs(getattr(record, a), getattr(stored, a))}
+    kept = KEPT_AS_STORED
+    if record.message_pattern == stored.message_pattern:
+        kept = (*kept, *VERDICT_ATTRS)
+    for attr in kept:
+        setattr(record, attr, getattr(stored, attr))
+    return changed
+
+
+def _settle_conflicts(
+    record: ErrorRecord, *, take_incoming: Collection[str], keep_mine: Collection[str]
+) -> list[str]:
+    """Settle the conflicts named by dataset key; returns the attributes whose import
+    value was taken (they go back to the dataset: not curated any more)."""
+    taken = []
+    for key in take_incoming:
+        attr = BY_KEY[key].attr
+        setattr(record, attr, incoming_value(record, key))
+        record.curated_fields = [k for k in record.curated_fields if k != key]
+        record.conflicts.pop(key, None)
+        taken.append(attr)
+    for key in keep_mine:
+        record.conflicts.pop(key, None)
+    return taken
+
+
 def save_curator_edit(
     *,
     record: ErrorRecord,
@@ -148,38 +186,23 @@ def save_curator_edit(
     keep_mine: Collection[str] = (),
     via: str = "admin",
 ) -> CuratorEdit:
-    """Save a curator's edit of ``record`` (an instance holding the submitted values).
+    """Save a curator's edit of ``record``, an instance holding the submitted values (for
+    a revert: the old version's instance).
 
-    ``changed_fields`` are what the caller saw change (a form's ``changed_data``); what
-    differs from the stored row counts too, because a revert submits an old version's
-    values, which its form sees as unchanged. ``take_incoming`` and ``keep_mine`` are the
-    dataset keys of conflicts the curator settled. ``reason`` defaults to
-    ``"<via>: edit"`` or ``"<via>: revert"``.
+    ``changed_fields`` are what the caller saw change (a form's ``changed_data``);
+    ``take_incoming`` and ``keep_mine`` are the dataset keys of the conflicts the curator
+    settled. ``reason`` defaults to ``"<via>: edit"`` or ``"<via>: revert"``. The stored
+    row is read in the write's transaction, so what a save keeps is what is stored when
+    it writes (an import's provenance landing after the form loaded included).
     """
-    # Looked up by key rather than trusted from ``_state``: an old version's instance
-    # (simple_history's ``.instance``) is built as if new.
-    stored = ErrorRecord.objects.filter(pk=record.pk).first()
-    changed = {a for a in changed_fields if a in EDITABLE_ATTRS}
-    if stored is not None:
-        record._state.adding = False
-        changed |= {a for a in EDITABLE_ATTRS if _differs(getattr(record, a), getattr(stored, a))}
-        kept = KEPT_AS_STORED
-        if record.message_pattern == stored.message_pattern:
-            kept = (*kept, *VERDICT_ATTRS)
-        for attr in kept:
-            setattr(record, attr, getattr(stored, attr))
-    taken = [BY_KEY[key].attr for key in take_incoming]
-    for key, attr in zip(take_incoming, taken, strict=True):
-        setattr(record, attr, incoming_value(record, key))
-        record.curated_fields = [k for k in record.curated_fields if k != key]
-        record.conflicts.pop(key, None)
-        changed.discard(attr)
-    for key in keep_mine:
-        record.conflicts.pop(key, None)
-    if "message_pattern" in taken:
-        refresh_pattern_state(record)
     reason = reason or f"{via}: {'revert' if is_revert else 'edit'}"
     with transaction.atomic():
+        stored = ErrorRecord.objects.filter(pk=record.pk).first()
+        changed = _keep_and_diff(record, stored, changed_fields)
+        taken = _settle_conflicts(record, take_incoming=take_incoming, keep_mine=keep_mine)
+        changed.difference_update(taken)
+        if "message_pattern" in taken:
+            refresh_pattern_state(record)
         save_curated(record, changed_attrs=changed, reason=reason, user=user)
         if "tags" in taken:
             sync_tags([record])

@@ -38,8 +38,8 @@ import regex
 from kb.matcher import admit_pattern as matcher_admit
 from kb.schema import FIELDS, FieldError, clean_value
 
-# Placeholders of the source languages the dataset's messages are written in (see the
-# data README): Rust/SLF4J/Python-format braces, printf verbs, Python %(name)s.
+# Placeholders of the source languages the dataset's messages are written in:
+# Rust/SLF4J/Python-format braces, printf verbs, Python %(name)s.
 PLACEHOLDER_RE = re.compile(
     r"\{\{|\}\}"  # escaped braces (Rust/Python format): kept as one literal brace
     r"|\{(?:[^{}]|\{[^{}]*\}){0,300}\}"  # {}, {:?}, {name}, f-string {expr} (one nesting)
@@ -50,6 +50,9 @@ PLACEHOLDER_RE = re.compile(
 # Any one set whose rendering the pattern matches passes: a curator who tightens a
 # placeholder to ``(\d+)`` or ``(\w+)`` must not be refused for it.
 SAMPLE_VALUES: tuple[str, ...] = ("42", "x1", "some value", "/srv/a.b-c_d", "ä'\"(*)[?]")
+# Python's regex engine backtracks: a pattern that is catastrophic on one rendering gives
+# up on that rendering instead of holding the save. The collision search as a whole has a
+# budget too (a curator waits for it), and lists enough collisions to show the problem.
 REGEX_TIMEOUT_S = 0.05
 COLLISION_BUDGET_S = 2.0
 COLLISION_LIMIT = 20
