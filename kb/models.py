@@ -128,7 +128,6 @@ HISTORY_UNINDEXED = [
     "error_code",
     "error_type",
     "error_class",
-    "severity",
     "handling_strategy",
     "background_tag",
 ]
