@@ -142,6 +142,16 @@ def test_provenance_fields_are_read_only(curator_client: Client) -> None:
     assert record.github_url.startswith("https://github.com/")
 
 
+def test_github_link_is_a_link_only_for_a_web_url(curator_client: Client) -> None:
+    record = make_record()
+    page = curator_client.get(change_url(record)).content.decode()
+    assert f'<a href="{record.github_url}" rel="noopener noreferrer">' in page
+    ErrorRecord.objects.filter(pk=record.pk).update(github_url="javascript:alert(1)")
+    page = curator_client.get(change_url(record)).content.decode()
+    assert 'href="javascript:' not in page
+    assert "javascript:alert(1)" in page  # shown as text
+
+
 # --- saving through the curated path --------------------------------------------------
 def test_edit_marks_fields_curated_and_bumps_the_revision(curator_client: Client) -> None:
     record = make_record()

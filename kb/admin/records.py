@@ -37,6 +37,7 @@ from kb.schema import BY_KEY
 from kb.search import search_records
 from kb.search_index import SEARCH_FIELDS
 from kb.services import delete_records, save_curator_edit
+from kb.views.records import safe_external_url
 
 PROVENANCE = [
     "repo", "file_path", "line_number", "github_link", "analyzed_sha", "analyzed_at",
@@ -176,10 +177,11 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
-        url = obj.github_url or ""
-        if url.startswith("https://"):  # never render javascript: or other schemes as links
+        # The site's one rule for external links: javascript: and the like stay text.
+        url = safe_external_url(obj.github_url)
+        if url:
             return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
-        return url
+        return obj.github_url or ""
 
     @admin.display(description="pattern state")
     def pattern_state(self, obj: ErrorRecord) -> str:
