@@ -175,34 +175,36 @@ class ErrorRecord(models.Model):
     content_changed_at = models.DateTimeField(null=True, blank=True)
     schema_version = models.PositiveIntegerField(default=2)
     dataset_version = models.CharField(max_length=40, blank=True)
+    # Keys a future dataset version adds are kept here and exported back unchanged.
+    extra = models.JSONField(default=dict, blank=True)
 
     # --- the error ----------------------------------------------------------------------
     error_message = models.TextField()
     message_pattern = models.TextField()
-    error_code = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+
+    # --- classification: what kind of error it is (filters and facets read these) ------
     error_type = models.CharField(max_length=40, db_index=True)
     error_class = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+    error_code = models.CharField(max_length=200, null=True, blank=True, db_index=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     # No index of its own: three values, each shared by a large part of the records, so
     # any list is cheaper along an ordered index (migration 0012); facets read
     # kb_record_listing.
     severity = models.CharField(max_length=20, choices=Severity)
+    handling_strategy = models.CharField(max_length=60, null=True, blank=True, db_index=True)
+    background_tag = models.CharField(max_length=100, null=True, blank=True, db_index=True)
+    tags = models.JSONField(default=list, blank=True)
 
-    # --- analysis (often empty) -------------------------------------------------------
+    # --- analysis: what the record page tells the reader (often empty) ----------------
     documentation = models.TextField(null=True, blank=True)
     trigger_scenarios = models.TextField(null=True, blank=True)
     common_situations = models.TextField(null=True, blank=True)
     solutions = models.JSONField(default=list, blank=True)
+    prevention_tips = models.JSONField(default=list, blank=True)
     example_fix = models.TextField(null=True, blank=True)
-    handling_strategy = models.CharField(max_length=60, null=True, blank=True, db_index=True)
     validation_code = models.TextField(null=True, blank=True)
     type_guard = models.TextField(null=True, blank=True)
     try_catch_pattern = models.TextField(null=True, blank=True)
-    prevention_tips = models.JSONField(default=list, blank=True)
-    tags = models.JSONField(default=list, blank=True)
-    background_tag = models.CharField(max_length=100, null=True, blank=True, db_index=True)
-    # Keys a future dataset version adds are kept here and exported back unchanged.
-    extra = models.JSONField(default=dict, blank=True)
 
     # --- curation and matching state ---------------------------------------------------
     # Equality lookups on status use the leading column of kb_record_active (and, for
