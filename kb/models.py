@@ -17,12 +17,22 @@ from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.storage import FileSystemStorage
 from django.db import connection, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from kb.browse.links import record_url, tag_url
+from kb.schema import record_to_dataset
+from kb.validation import (
+    COLLISION_BUDGET_S,
+    COLLISION_LIMIT,
+    Collision,
+    find_collisions,
+    prefilter_word,
+    validate_record,
+)
 
 
 class Severity(models.TextChoices):
@@ -63,7 +73,7 @@ def current_revision() -> int:
     """The latest revision number (0 before the first write).
 
     Read on every page view that keys a cache on it, so it is one plain statement: the ORM
-    would spend ten times the query's own cost building it.
+    would spend more building the query than the query costs.
     """
     with connection.cursor() as cursor:
         cursor.execute("SELECT value FROM kb_revision WHERE id = 1")
@@ -144,10 +154,34 @@ HISTORY_UNINDEXED = [
     "error_code",
     "error_type",
     "error_class",
-    "severity",
     "handling_strategy",
     "background_tag",
 ]
+
+
+class ErrorRecordManager(models.Manager["ErrorRecord"]):
+    def colliding_with(
+        self,
+        pattern: str,
+        *,
+        exclude_id: str | None = None,
+        limit: int = COLLISION_LIMIT,
+        budget_s: float = COLLISION_BUDGET_S,
+    ) -> tuple[list[Collision], bool]:
+        """Other records, retired ones aside, whose sample messages ``pattern`` matches:
+        (collisions, complete), as ``kb.validation.find_collisions`` reports them.
+
+        Only messages containing the pattern's longest required word are read, so a
+        specific pattern inspects a handful of rows rather than the table.
+        """
+        rows = self.exclude(status=Status.RETIRED)
+        if exclude_id:
+            rows = rows.exclude(pk=exclude_id)
+        word = prefilter_word(pattern)
+        if word:
+            rows = rows.filter(error_message__icontains=word)
+        candidates = rows.values_list("id", "slug", "error_message").iterator(2000)
+        return find_collisions(pattern, candidates, limit=limit, budget_s=budget_s)
 
 
 class ErrorRecord(models.Model):
@@ -167,33 +201,36 @@ class ErrorRecord(models.Model):
     content_changed_at = models.DateTimeField(null=True, blank=True)
     schema_version = models.PositiveIntegerField(default=2)
     dataset_version = models.CharField(max_length=40, blank=True)
+    # Keys a future dataset version adds are kept here and exported back unchanged.
+    extra = models.JSONField(default=dict, blank=True)
 
     # --- the error ----------------------------------------------------------------------
     error_message = models.TextField()
     message_pattern = models.TextField()
-    error_code = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+
+    # --- classification: what kind of error it is (filters and facets read these) ------
     error_type = models.CharField(max_length=40, db_index=True)
     error_class = models.CharField(max_length=200, null=True, blank=True, db_index=True)
+    error_code = models.CharField(max_length=200, null=True, blank=True, db_index=True)
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    # No index of its own: three values, each on 10-75% of the records, so any list is
-    # cheaper along an ordered index (migration 0012); facets read kb_record_listing.
+    # No index of its own: three values, each shared by a large part of the records, so
+    # any list is cheaper along an ordered index (migration 0012); facets read
+    # kb_record_listing.
     severity = models.CharField(max_length=20, choices=Severity)
+    handling_strategy = models.CharField(max_length=60, null=True, blank=True, db_index=True)
+    background_tag = models.CharField(max_length=100, null=True, blank=True, db_index=True)
+    tags = models.JSONField(default=list, blank=True)
 
-    # --- analysis (often empty) -------------------------------------------------------
+    # --- analysis: what the record page tells the reader (often empty) ----------------
     documentation = models.TextField(null=True, blank=True)
     trigger_scenarios = models.TextField(null=True, blank=True)
     common_situations = models.TextField(null=True, blank=True)
     solutions = models.JSONField(default=list, blank=True)
+    prevention_tips = models.JSONField(default=list, blank=True)
     example_fix = models.TextField(null=True, blank=True)
-    handling_strategy = models.CharField(max_length=60, null=True, blank=True, db_index=True)
     validation_code = models.TextField(null=True, blank=True)
     type_guard = models.TextField(null=True, blank=True)
     try_catch_pattern = models.TextField(null=True, blank=True)
-    prevention_tips = models.JSONField(default=list, blank=True)
-    tags = models.JSONField(default=list, blank=True)
-    background_tag = models.CharField(max_length=100, null=True, blank=True, db_index=True)
-    # Keys a future dataset version adds are kept here and exported back unchanged.
-    extra = models.JSONField(default=dict, blank=True)
 
     # --- curation and matching state ---------------------------------------------------
     # Equality lookups on status use the leading column of kb_record_active (and, for
@@ -220,12 +257,18 @@ class ErrorRecord(models.Model):
     # history query filters on them, and each cost every import a B-tree insert per row.
     # ``source_code`` is not versioned: it is provenance (never curated, kept as it is on a
     # revert), fixed by the versioned ``github_url``/``analyzed_sha``/``file_path`` and
-    # line range, and it is 70% of a record's bytes: copied into every history row it
-    # doubled what an import writes.
+    # line range, and it is most of a record's bytes: copied into every history row it
+    # would double what an import writes.
     history = HistoricalRecords(
         excluded_fields=["revision", "updated_at", "source_code"], no_db_index=HISTORY_UNINDEXED
     )
-    objects = ErrorRecordQuerySet.as_manager()
+    objects = ErrorRecordManager.from_queryset(ErrorRecordQuerySet)()
+
+    # Not stored: the admin form or API code sets ``accept_collisions`` before
+    # ``full_clean()`` to save a pattern that also matches other records; ``clean()``
+    # leaves the collisions it found (new ones only) in ``collisions`` for the warnings.
+    accept_collisions: bool = False
+    collisions: tuple[Collision, ...] = ()
 
     class Meta:
         ordering = ["repo", "slug", "id"]
@@ -265,19 +308,29 @@ class ErrorRecord(models.Model):
         return bool(self.documentation or self.solutions or self.trigger_scenarios)
 
     def clean(self) -> None:
-        """Validation shared by the admin, the importer and the API."""
-        from kb.validation import validate_record
-
-        errors = validate_record(self)
-        if errors:
-            raise ValidationError(errors)
+        """Validation shared by the admin and the API (``kb.validation``), with the
+        stored row and the collision lookup it needs from the database."""
+        stored = None
+        if not self._state.adding:
+            stored = (
+                type(self)
+                .objects.filter(pk=self.pk)
+                .values_list("message_pattern", "error_message")
+                .first()
+            )
+        found = validate_record(
+            self,
+            stored=stored,
+            colliding_with=lambda p: type(self).objects.colliding_with(p, exclude_id=self.pk)[0],
+        )
+        self.collisions = tuple(found.collisions)
+        if found.errors:
+            raise ValidationError(found.errors)
 
     def tag_names(self) -> list[str]:
         return [str(t) for t in self.tags]
 
     def as_dict(self) -> dict[str, Any]:
-        from kb.schema import record_to_dataset
-
         return record_to_dataset(self)
 
 
@@ -304,14 +357,10 @@ class RecordTag(models.Model):
         return f"{self.record_id} #{self.tag_id}"
 
 
-def _import_storage() -> Any:
+def _import_storage() -> FileSystemStorage:
     """Where uploaded JSONL files wait for their import task (a directory every worker
-    can read: ``KB_IMPORT_DIR``, default ``.cache/imports``)."""
-    from django.conf import settings
-    from django.core.files.storage import FileSystemStorage
-
-    default = settings.BASE_DIR / ".cache" / "imports"
-    return FileSystemStorage(location=getattr(settings, "KB_IMPORT_DIR", default))
+    can read: the ``KB_IMPORT_DIR`` setting)."""
+    return FileSystemStorage(location=settings.KB_IMPORT_DIR)
 
 
 class ImportJob(models.Model):

@@ -14,6 +14,12 @@ that calls ``full_clean()`` (admin, API) refuses what the matcher could not use:
   A collision is something a curator may accept: set ``record.accept_collisions = True``
   (the admin form has a checkbox) and it becomes a warning.
 
+The module is pure: it reads the record's attributes and whatever the caller hands it
+(the stored pattern and message, a lookup of the records a pattern matches), and never
+queries the database itself. The model owns those lookups
+(``ErrorRecord.objects.colliding_with``), so models import validation and never the
+other way round.
+
 ``record_warnings`` lists what is allowed but worth a curator's attention (generic
 patterns, accepted collisions); the admin shows them after saving.
 """
@@ -22,16 +28,18 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import regex
 
+from kb.matcher import admit_pattern as matcher_admit
 from kb.schema import FIELDS, FieldError, clean_value
 
-# Placeholders of the source languages the dataset's messages are written in (see the
-# data README): Rust/SLF4J/Python-format braces, printf verbs, Python %(name)s.
+# Placeholders of the source languages the dataset's messages are written in:
+# Rust/SLF4J/Python-format braces, printf verbs, Python %(name)s.
 PLACEHOLDER_RE = re.compile(
     r"\{\{|\}\}"  # escaped braces (Rust/Python format): kept as one literal brace
     r"|\{(?:[^{}]|\{[^{}]*\}){0,300}\}"  # {}, {:?}, {name}, f-string {expr} (one nesting)
@@ -42,6 +50,9 @@ PLACEHOLDER_RE = re.compile(
 # Any one set whose rendering the pattern matches passes: a curator who tightens a
 # placeholder to ``(\d+)`` or ``(\w+)`` must not be refused for it.
 SAMPLE_VALUES: tuple[str, ...] = ("42", "x1", "some value", "/srv/a.b-c_d", "ä'\"(*)[?]")
+# Python's regex engine backtracks: a pattern that is catastrophic on one rendering gives
+# up on that rendering instead of holding the save. The collision search as a whole has a
+# budget too (a curator waits for it), and lists enough collisions to show the problem.
 REGEX_TIMEOUT_S = 0.05
 COLLISION_BUDGET_S = 2.0
 COLLISION_LIMIT = 20
@@ -67,20 +78,12 @@ class Collision:
 @lru_cache(maxsize=65536)
 def admit_pattern(pattern: str) -> PatternVerdict:
     """Can the matcher compile this pattern? Cached: the answer depends on the text only."""
-    try:
-        from kb.matcher import admit_pattern as matcher_admit
-    except ImportError:  # pragma: no cover - only before the matcher exists
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            return PatternVerdict(False, "", f"re: {exc}")
-        return PatternVerdict(True, "re", "")
     verdict = matcher_admit(pattern)
     return PatternVerdict(
         ok=verdict.ok,
         engine=verdict.engine or "",
         reason=verdict.reason or "",
-        generic=bool(getattr(verdict, "generic", False)),
+        generic=verdict.generic,
     )
 
 
@@ -195,29 +198,24 @@ def prefilter_word(pattern: str) -> str:
 
 def find_collisions(
     pattern: str,
+    candidates: Iterable[tuple[str, str, str]],
     *,
-    exclude_id: str | None = None,
     limit: int = COLLISION_LIMIT,
     budget_s: float = COLLISION_BUDGET_S,
 ) -> tuple[list[Collision], bool]:
-    """Other (not retired) records whose rendered sample messages ``pattern`` matches.
+    """The ``(id, slug, message)`` candidates whose rendered sample messages ``pattern``
+    matches, at most ``limit`` of them.
 
-    Returns (collisions, complete); ``complete`` is False when the time budget ran out.
+    Returns (collisions, complete); ``complete`` is False when the time budget ran out. The
+    candidates are read lazily, so a caller can hand in a database iterator and only the
+    rows inspected within the budget are fetched.
     """
-    from kb.models import ErrorRecord, Status
-
     rx = compile_pattern(pattern)
     if rx is None:
         return [], True
-    rows = ErrorRecord.objects.exclude(status=Status.RETIRED)
-    if exclude_id:
-        rows = rows.exclude(pk=exclude_id)
-    word = prefilter_word(pattern)
-    if word:
-        rows = rows.filter(error_message__icontains=word)
     deadline = time.perf_counter() + budget_s
     found: list[Collision] = []
-    for pk, slug, message in rows.values_list("id", "slug", "error_message").iterator(2000):
+    for pk, slug, message in candidates:
         if time.perf_counter() > deadline:
             return found, False
         if matches_any(rx, sample_renderings(message)):
@@ -228,37 +226,42 @@ def find_collisions(
 
 
 # --- the model's clean() --------------------------------------------------------------
-def _stored(record: Any) -> tuple[str, str] | None:
-    """(pattern, message) as stored, or None for a record not saved yet."""
-    if record._state.adding:
-        return None
-    return (
-        type(record)
-        .objects.filter(pk=record.pk)
-        .values_list("message_pattern", "error_message")
-        .first()
-    )
-
-
-def new_collisions(record: Any, stored: tuple[str, str] | None) -> tuple[list[Collision], bool]:
-    """Collisions of the record's pattern that its stored pattern did not already have."""
-    found, complete = find_collisions(record.message_pattern, exclude_id=record.pk)
-    if stored is None or not found:
-        return found, complete
-    old = compile_pattern(stored[0])
+def new_collisions(collisions: list[Collision], stored_pattern: str | None) -> list[Collision]:
+    """The collisions that the stored pattern did not already have: two records that
+    always shared a message stay saveable."""
+    old = compile_pattern(stored_pattern) if stored_pattern else None
     if old is None:
-        return found, complete
-    return [c for c in found if not matches_any(old, sample_renderings(c.message))], complete
+        return collisions
+    return [c for c in collisions if not matches_any(old, sample_renderings(c.message))]
 
 
-def describe_collisions(collisions: list[Collision]) -> str:
+def describe_collisions(collisions: Sequence[Collision]) -> str:
     shown = "; ".join(f"{c.id} ({c.message[:80]})" for c in collisions[:5])
     more = f" and {len(collisions) - 5} more" if len(collisions) > 5 else ""
     return f"{shown}{more}"
 
 
-def validate_record(record: Any) -> dict[str, list[str]]:
-    """Field errors for a record instance, keyed by model attribute (empty when valid)."""
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """What ``validate_record`` found: field errors keyed by model attribute (empty when
+    valid) and the collisions the pattern newly has (refused unless accepted)."""
+
+    errors: dict[str, list[str]]
+    collisions: list[Collision]
+
+
+def validate_record(
+    record: Any,
+    *,
+    stored: tuple[str, str] | None,
+    colliding_with: Callable[[str], list[Collision]],
+) -> Validation:
+    """Validate a record instance.
+
+    ``stored`` is the (pattern, message) pair as saved, None for a record not saved yet;
+    ``colliding_with(pattern)`` lists the other records a pattern matches. It is only
+    called when the pattern is new or edited and otherwise sound, because it reads rows.
+    """
     errors: dict[str, list[str]] = {}
     for field in FIELDS:
         try:
@@ -268,24 +271,17 @@ def validate_record(record: Any) -> dict[str, list[str]]:
             clean_value(field, value)
         except FieldError as exc:
             errors.setdefault(field.attr, []).append(f"{field.key} {exc.message}")
-    from kb.models import Severity
-
-    if record.severity not in Severity.values:
-        errors.setdefault("severity", []).append(
-            f"severity must be one of {', '.join(Severity.values)}"
-        )
     pattern = record.message_pattern or ""
     if not pattern or "message_pattern" in errors:
-        return errors
+        return Validation(errors, [])
     verdict = admit_pattern(pattern)
     if not verdict.ok:
         errors.setdefault("message_pattern", []).append(
             f"The matcher cannot use this pattern: {verdict.reason}"
         )
-        return errors
-    stored = _stored(record)
+        return Validation(errors, [])
     if stored == (pattern, record.error_message):
-        return errors  # neither edited: the dataset's own pairing stands
+        return Validation(errors, [])  # neither edited: the dataset's own pairing stands
     if "error_message" not in errors and not message_is_matched(pattern, record.error_message):
         sample = render_message(record.error_message, SAMPLE_VALUES[1])
         errors.setdefault("message_pattern", []).append(
@@ -294,23 +290,22 @@ def validate_record(record: Any) -> dict[str, list[str]]:
             "none of the renderings. Fix the pattern (placeholders are usually (.+?)) "
             "or the message."
         )
-        return errors
-    if stored is None or stored[0] != pattern:
-        collisions, _complete = new_collisions(record, stored)
-        record._collisions = collisions
-        if collisions and not getattr(record, "accept_collisions", False):
-            errors.setdefault("message_pattern", []).append(
-                f"This pattern also matches the messages of {len(collisions)} other "
-                f"record(s): {describe_collisions(collisions)}. Make it more specific, or "
-                "tick “accept collisions” to save it anyway."
-            )
-    return errors
+        return Validation(errors, [])
+    if stored is not None and stored[0] == pattern:
+        return Validation(errors, [])  # the pattern's collisions are the ones it had
+    collisions = new_collisions(colliding_with(pattern), stored[0] if stored else None)
+    if collisions and not record.accept_collisions:
+        errors.setdefault("message_pattern", []).append(
+            f"This pattern also matches the messages of {len(collisions)} other "
+            f"record(s): {describe_collisions(collisions)}. Make it more specific, or "
+            "tick “accept collisions” to save it anyway."
+        )
+    return Validation(errors, collisions)
 
 
-def record_warnings(record: Any) -> list[str]:
+def record_warnings(pattern: str, *, accepted_collisions: Sequence[Collision] = ()) -> list[str]:
     """What is allowed but worth telling the curator after a save."""
     warnings: list[str] = []
-    pattern = record.message_pattern or ""
     if pattern:
         verdict = admit_pattern(pattern)
         if verdict.ok and verdict.generic:
@@ -320,10 +315,9 @@ def record_warnings(record: Any) -> list[str]:
             )
         if not verdict.ok:
             warnings.append(f"The pattern is disabled: {verdict.reason}")
-    collisions = getattr(record, "_collisions", None)
-    if collisions and getattr(record, "accept_collisions", False):
+    if accepted_collisions:
         warnings.append(
             f"Saved with collisions accepted: the pattern also matches "
-            f"{describe_collisions(collisions)}."
+            f"{describe_collisions(accepted_collisions)}."
         )
     return warnings

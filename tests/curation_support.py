@@ -29,7 +29,7 @@ def curators_group() -> Group:
 
 
 def make_curator(username: str = "curator", password: str | None = None) -> User:
-    """A curator; without a password (hashing one costs a second) unless given."""
+    """A curator; without a password (hashing one is slow by design) unless given."""
     user = User.objects.create_user(username, f"{username}@example.com", password, is_staff=True)
     user.groups.add(curators_group())
     return user

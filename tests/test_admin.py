@@ -142,6 +142,16 @@ def test_provenance_fields_are_read_only(curator_client: Client) -> None:
     assert record.github_url.startswith("https://github.com/")
 
 
+def test_github_link_is_a_link_only_for_a_web_url(curator_client: Client) -> None:
+    record = make_record()
+    page = curator_client.get(change_url(record)).content.decode()
+    assert f'<a href="{record.github_url}" rel="noopener noreferrer">' in page
+    ErrorRecord.objects.filter(pk=record.pk).update(github_url="javascript:alert(1)")
+    page = curator_client.get(change_url(record)).content.decode()
+    assert 'href="javascript:' not in page
+    assert "javascript:alert(1)" in page  # shown as text
+
+
 # --- saving through the curated path --------------------------------------------------
 def test_edit_marks_fields_curated_and_bumps_the_revision(curator_client: Client) -> None:
     record = make_record()
@@ -255,7 +265,7 @@ def test_curator_cannot_delete(curator_client: Client) -> None:
     assert "delete_selected" not in page
 
 
-# --- CSRF and methods (RELIABILITY #8) -------------------------------------------------
+# --- CSRF and methods (docs/reliability.md#r8-csrf) -----------------------------------
 def test_state_changing_admin_views_reject_get(curator_client: Client) -> None:
     record = make_record()
     bench = curator_client.get(reverse("admin:kb_errorrecord_bench", args=[record.pk]))
@@ -421,7 +431,8 @@ def test_bench_on_the_add_page(curator_client: Client) -> None:
     assert "<mark>INFO starting</mark>" in response.content.decode()
 
 
-# --- hostile data and audit trail (RELIABILITY #6, #18) --------------------------------
+# --- hostile data and audit trail ---------------------------------------------------
+# docs/reliability.md#r6-stored-xss and docs/reliability.md#r18-audit-trail
 def test_hostile_record_renders_inert_in_every_admin_page(curator_client: Client) -> None:
     from tests.hostile import hostile_overrides
 

@@ -2,7 +2,8 @@
 
 The record form adds what curation needs beyond the model's fields: list editors, an
 "accept collisions" box (read by ``kb.validation`` through the instance), and per
-conflict a choice between the import's value and the curator's own.
+conflict a choice between the import's value and the curator's own. The form only
+collects those choices (``take_incoming``, ``keep_mine``); ``kb.services`` applies them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from django.core.exceptions import ValidationError
 
 from kb.admin.widgets import LinesField, TagsField
 from kb.models import ErrorRecord
-from kb.schema import BY_KEY, FieldError, clean_value
+from kb.schema import BY_KEY, FieldError
+from kb.services import incoming_value
 
 NULLABLE_TEXT = {f.name for f in ErrorRecord._meta.fields if f.null}
 
@@ -55,6 +57,9 @@ class ErrorRecordForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Dataset keys of the conflicts the curator settles, set by clean().
+        self.take_incoming: list[str] = []
+        self.keep_mine: list[str] = []
         for name, formfield in self.fields.items():
             # The dataset tells null from "": a nullable text left empty stays null, so
             # saving a form nobody typed in changes nothing (and exports the same).
@@ -92,21 +97,19 @@ class ErrorRecordForm(forms.ModelForm):
         both = sorted(set(accept) & set(keep))
         if both:
             raise ValidationError(f"Choose either the import's value or yours for {both}.")
-        conflicts = self.instance.conflicts or {}
-        self.accepted_attrs: list[str] = []
         for key in accept:
-            field = BY_KEY[key]
+            attr = BY_KEY[key].attr
             try:
-                value = clean_value(field, conflicts[key].get("incoming"))
+                value = incoming_value(self.instance, key)
             except FieldError as exc:
                 raise ValidationError(f"The import's {key} is not valid: {exc.message}") from None
-            if field.attr in self.fields:
-                data[field.attr] = value
+            # Validated with the rest of the record, as if the curator had typed it.
+            if attr in self.fields:
+                data[attr] = value
             else:
-                setattr(self.instance, field.attr, value)
-            self.accepted_attrs.append(field.attr)
-        self.kept_keys = keep
-        self.accepted_keys = accept
+                setattr(self.instance, attr, value)
+        self.take_incoming = accept
+        self.keep_mine = keep
         return data
 
 

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from kb.admin.forms import UploadForm
+from kb.http import HtmxHttpRequest
 from kb.models import ImportJob
 from kb.tasks import enqueue_import
 
@@ -117,7 +118,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     @method_decorator(require_GET)
     @method_decorator(vary_on_headers("HX-Request"))
-    def progress_view(self, request: Any, job_id: int) -> HttpResponse:
+    def progress_view(self, request: HtmxHttpRequest, job_id: int) -> HttpResponse:
         """The job's progress fragment (polled by htmx while the job runs)."""
         if not self.has_view_permission(request):
             raise PermissionDenied

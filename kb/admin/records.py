@@ -1,10 +1,11 @@
 """The record admin: where curators fix patterns, write remediation and settle imports.
 
-Every save goes through ``kb.services.save_curated`` so the edited dataset fields become
-curated (a re-import keeps them and reports a conflict instead) and the revision bumps
-(the matcher picks the change up). History comes from django-simple-history: the history
-page lists each version with user and time and can revert to any of them; a revert is
-saved through the same path as an edit.
+Every save goes through ``kb.services.save_curator_edit``, which holds the curation
+rules (what becomes curated, how a conflict is settled, what a revert keeps); this module
+lays out the pages and hands it the facts of each save. History comes from
+django-simple-history: the history page lists each version with user and time and can
+revert to any of them; its revert form edits the old version's instance, which is how a
+save is known to be a revert.
 """
 
 from __future__ import annotations
@@ -23,26 +24,21 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.middleware import HtmxDetails
 from simple_history.admin import SimpleHistoryAdmin
+from simple_history.models import is_historic
 
 from kb.admin import actions, filters
 from kb.admin.bench import run_bench
 from kb.admin.forms import ErrorRecordForm
 from kb.admin.widgets import TextField
+from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord
-from kb.schema import BY_KEY, FIELDS
+from kb.schema import BY_KEY
 from kb.search.index import SEARCH_FIELDS
 from kb.search.query import search_records
-from kb.services import delete_records, refresh_pattern_state, save_curated, sync_tags
-from kb.validation import record_warnings
+from kb.services import delete_records, save_curator_edit
+from kb.views.records import safe_external_url
 
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
-
-CURATABLE = [f.attr for f in FIELDS if f.curatable]
 PROVENANCE = [
     "repo", "file_path", "line_number", "github_link", "analyzed_sha", "analyzed_at",
     "content_changed_at", "source_code", "source_code_start", "source_code_end",
@@ -59,11 +55,6 @@ ANALYSIS = [
     "documentation", "trigger_scenarios", "common_situations", "solutions",
     "prevention_tips", "example_fix", "validation_code", "type_guard", "try_catch_pattern",
 ]  # fmt: skip
-KEPT_ON_REVERT = [
-    *(f.attr for f in FIELDS if not f.curatable and f.attr != "id"),
-    "extra", "dataset_version", "created_at",
-]  # fmt: skip
-FORM_ONLY = {"accept_collisions", "accept_incoming", "keep_curated", "change_reason"}
 
 
 @admin.register(ErrorRecord)
@@ -119,10 +110,9 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         self, request: HttpRequest, queryset: QuerySet, search_term: str
     ) -> tuple[QuerySet, bool]:
         """The site's search (``kb.search.query``: the trigram index on SQLite and PostgreSQL),
-        in the list's own order. ``LIKE '%word%'`` over six columns read every row: at 200k
-        records "NullPointerException" took 613 ms and "connection refused" 1.3 s, 17 and
-        4 ms through the index (a word on a third of the records, "error": 0.8 s, was
-        0.4). Repositories are the sidebar's filter."""
+        in the list's own order, rather than the admin's ``LIKE '%word%'`` over each
+        search field, which reads every row whatever the word. Repositories are the
+        sidebar's filter."""
         return search_records(queryset, search_term), False
 
     @admin.display(description="message", ordering="error_message")
@@ -162,7 +152,9 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
                 ),
             ]
         curation = ["curated_list", "conflicts_table", "change_reason"]
-        if obj.conflicts:
+        # Conflicts are settled on the record as it is now, not on an old version's
+        # revert form (its conflicts are the ones it had then).
+        if obj.conflicts and not is_historic(obj):
             curation[2:2] = ["accept_incoming", "keep_curated"]
         return [
             (None, {"fields": ["id", *main, "pattern_state"]}),
@@ -185,10 +177,11 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
-        url = obj.github_url or ""
-        if url.startswith("https://"):  # never render javascript: or other schemes as links
+        # The site's one rule for external links: javascript: and the like stay text.
+        url = safe_external_url(obj.github_url)
+        if url:
             return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
-        return url
+        return obj.github_url or ""
 
     @admin.display(description="pattern state")
     def pattern_state(self, obj: ErrorRecord) -> str:
@@ -222,40 +215,17 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
 
     # ------------------------------------------------------------------ saving
     def save_model(self, request: HttpRequest, obj: ErrorRecord, form: Any, change: bool) -> None:
-        obj._history_user = request.user  # type: ignore[attr-defined]
-        changed = {n for n in form.changed_data if n not in FORM_ONLY}
-        stored = ErrorRecord.objects.filter(pk=obj.pk).first() if change else None
-        reason = form.cleaned_data.get("change_reason") or "admin: edit"
-        if stored is not None:
-            # Also what differs from the stored row: a history revert submits the old
-            # version's values, which the form sees as unchanged.
-            changed |= {a for a in CURATABLE if _differs(getattr(obj, a), getattr(stored, a))}
-            if stored.status != obj.status:
-                changed.add("status")
-            obj.curated_fields = list(stored.curated_fields)
-            obj.conflicts = dict(stored.conflicts)
-            # A revert restores what curators own; provenance stays the newest import's.
-            keep = KEPT_ON_REVERT
-            if obj.message_pattern == stored.message_pattern:
-                keep = [*keep, "disabled_reason", "pattern_engine"]
-            for attr in keep:
-                setattr(obj, attr, getattr(stored, attr))
-            if "/history/" in request.path:
-                reason = form.cleaned_data.get("change_reason") or "admin: revert"
-        accepted = list(getattr(form, "accepted_attrs", []))
-        for attr in accepted:
-            key = BY_KEY_ATTR[attr]
-            obj.curated_fields = [k for k in obj.curated_fields if k != key]
-            obj.conflicts.pop(key, None)
-            changed.discard(attr)
-        for key in getattr(form, "kept_keys", []):
-            obj.conflicts.pop(key, None)
-        if "message_pattern" in accepted:
-            refresh_pattern_state(obj)
-        save_curated(obj, changed_attrs=sorted(changed), reason=reason)
-        if "tags" in accepted:
-            sync_tags([obj])
-        for warning in record_warnings(obj):
+        edit = save_curator_edit(
+            record=obj,
+            changed_fields=form.changed_data,
+            user=request.user,
+            reason=form.cleaned_data.get("change_reason") or "",
+            # The revert form edits the old version's instance (``history_form_view``).
+            is_revert=is_historic(obj),
+            take_incoming=form.take_incoming,
+            keep_mine=form.keep_mine,
+        )
+        for warning in edit.warnings:
             messages.warning(request, warning)
 
     def delete_model(self, request: HttpRequest, obj: ErrorRecord) -> None:
@@ -312,13 +282,6 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         if request.htmx:
             template += "#results"
         return render(request, template, context)
-
-
-BY_KEY_ATTR = {f.attr: f.key for f in FIELDS}
-
-
-def _differs(a: Any, b: Any) -> bool:
-    return (None if a == "" else a) != (None if b == "" else b)
 
 
 def _show(value: Any) -> str:
