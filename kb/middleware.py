@@ -202,7 +202,8 @@ class RequestLimitsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        # Every response carries a nonce in its CSP (RELIABILITY #2/#3), used or not.
+        # Every response carries a nonce in its CSP, used or not: touching it makes Django's
+        # CSP middleware put one in the header (docs/reliability.md#r3-csp-nonce).
         nonce = getattr(request, "_csp_nonce", None)
         if nonce is not None:
             str(nonce)

@@ -1,4 +1,5 @@
-"""The JSON API: POST /api/match (CONTRACT.md), the browse twins, and the OpenAPI schema."""
+"""The JSON API: POST /api/match (the shape `manage.py match --json` prints), the browse
+twins, and the OpenAPI schema."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The JSON API (django-ninja): matching for tools, and a JSON twin of every browse page.
 
 - ``POST /api/match`` answers exactly ``kb.matching.match_text(text).as_json()``, the object
-  ``manage.py match --json`` prints (CONTRACT.md), for a JSON body ``{"text": "..."}``, a
+  ``manage.py match --json`` prints (the matching contract), for a JSON body ``{"text": "..."}``, a
   ``text/plain`` body, or a form field ``text``. It changes no state, so it takes no
   session and needs no CSRF token (django-ninja checks CSRF only for cookie-based auth,
   and this API has none): CI jobs and scripts call it with a bare ``curl``. Abuse is bounded

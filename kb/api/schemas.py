@@ -42,7 +42,8 @@ class MatchSuggestion(Schema):
 
 
 class MatchOut(Schema):
-    """The CONTRACT.md shape (more keys may follow: groups, normalisation, reasons)."""
+    """What ``manage.py match --json`` prints (more keys may follow: groups, normalisation,
+    reasons); tools rely on these keys, so they only ever grow."""
 
     matches: list[MatchHit]
     suggestions: list[MatchSuggestion]

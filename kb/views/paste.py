@@ -28,8 +28,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.middleware import HtmxDetails
 
+from kb.http import HtmxHttpRequest
 from kb.matcher import PasteTooLarge
 from kb.matching import MatchResult, MatchView, match_text
 from kb.models import ErrorRecord
@@ -40,10 +40,6 @@ LINE_CONTEXT = 160
 NORMALISED_PREVIEW = 4000
 # Multipart framing around the file and the text field.
 MULTIPART_SLACK = 64 * 1024
-
-
-class HtmxHttpRequest(HttpRequest):  # typing only: django-htmx adds ``htmx``
-    htmx: HtmxDetails
 
 
 class BoundedMemoryUploadHandler(FileUploadHandler):

@@ -3,7 +3,7 @@
      for the text field) is read into the textarea when small, else sent as a log upload;
    - copy buttons on code blocks;
    - htmx errors: htmx 2 does not swap 5xx (or 403/429...) responses, so show a plain
-     message in the request's target instead of failing silently (RELIABILITY #28). */
+     message in the request's target instead of failing silently (docs/reliability.md#r28-friendly-failure). */
 (function () {
   "use strict";
 
