@@ -45,6 +45,25 @@ def test_pages_declare_the_hardened_htmx_config(path: str) -> None:
     assert config["historyCacheSize"] == 0
 
 
+def test_the_admin_runs_the_same_htmx_config_as_the_site(admin_client: Client) -> None:
+    """One configuration: the admin's htmx pages (the pattern bench, an import's progress)
+    swap the same friendly 400/413/429 fragments the public pages do."""
+    from kb.models import ImportJob
+
+    record = make_record()
+    job = ImportJob.objects.create(source="demo.jsonl", state=ImportJob.State.RUNNING, size=10)
+    site = _htmx_config(Client().get("/").content.decode())
+    for path in (
+        f"/admin/kb/errorrecord/{record.pk}/change/",
+        f"/admin/kb/importjob/{job.pk}/change/",
+    ):
+        response = admin_client.get(path)
+        assert response.status_code == 200, path
+        assert _htmx_config(response.content.decode()) == site, path
+    swapped = [r for r in site["responseHandling"] if r.get("swap")]  # type: ignore[union-attr]
+    assert {"code": "400|413|429", "swap": True, "error": False} in swapped
+
+
 def test_htmx_is_served_from_our_origin_with_the_nonce() -> None:
     response = Client().get("/")
     html = response.content.decode()
