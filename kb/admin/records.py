@@ -30,6 +30,7 @@ from kb.admin import actions, filters
 from kb.admin.bench import run_bench
 from kb.admin.forms import ErrorRecordForm
 from kb.admin.widgets import TextField
+from kb.external_links import safe_external_url
 from kb.models import ErrorRecord
 from kb.schema import BY_KEY, FIELDS
 from kb.search import search_records
@@ -185,10 +186,10 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
-        url = obj.github_url or ""
-        if url.startswith("https://"):  # never render javascript: or other schemes as links
+        url = safe_external_url(obj.github_url)  # the record page's rule: same links
+        if url:
             return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
-        return url
+        return obj.github_url or ""
 
     @admin.display(description="pattern state")
     def pattern_state(self, obj: ErrorRecord) -> str:

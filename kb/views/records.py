@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -23,6 +22,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_safe
 from django_htmx.middleware import HtmxDetails
 
+from kb.external_links import safe_external_url
 from kb.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
 from kb.models import ErrorRecord, RecordTag, Status, Tag, current_revision
 
@@ -40,22 +40,6 @@ CODE_EXAMPLES = (
 
 class HtmxHttpRequest(HttpRequest):  # typing only: django-htmx adds ``htmx``
     htmx: HtmxDetails
-
-
-def safe_external_url(url: str | None) -> str:
-    """``url`` if it is an absolute http(s) URL, else ``""`` (no ``javascript:`` links)."""
-    if not url:
-        return ""
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
-        return ""
-    if any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return ""
-    return url
 
 
 def tag_url(tag: str) -> str:
