@@ -19,6 +19,7 @@ import codecs
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -34,6 +35,7 @@ from kb.api.schemas import (
     MatchOut,
     RecordFilters,
     RecordPage,
+    RefusalOut,
     TagDetail,
     TagPage,
     ValidationOut,
@@ -47,8 +49,10 @@ from kb.browsing import (
     tag_page,
     visible_record,
 )
+from kb.limits import TooLarge, from_matcher
 from kb.models import ErrorRecord
 from kb.views.browse import record_link, tag_link
+from kb.views.errors import refusal_response
 
 
 class HtmlDocs(DocsBase):
@@ -200,7 +204,7 @@ def _paste_text(request: HttpRequest) -> str:
 
 @api.post(
     "/match",
-    response={200: MatchOut, 400: ErrorOut, 413: ErrorOut, 415: ErrorOut},
+    response={200: MatchOut, 400: ErrorOut, 413: RefusalOut, 415: ErrorOut, 429: RefusalOut},
     summary="Match a paste against every active record",
     description=(
         'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
@@ -216,16 +220,16 @@ def match(request: HttpRequest) -> HttpResponse:
 
     try:
         text = _paste_text(request)
-    except RequestDataTooBig:
-        return _error(413, "The paste is too large; send only the part around the error.")
+    except RequestDataTooBig:  # a multipart text field past Django's field limit
+        return refusal_response(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES).refusal)
     except Unsupported as exc:
         return _error(415, str(exc))
     except ValueError as exc:
         return _error(400, str(exc))
     try:
-        result = match_text(text)
+        result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except PasteTooLarge as exc:
-        return _error(413, str(exc))
+        return refusal_response(request, from_matcher(exc).refusal)
     return _no_store(JsonResponse(result.as_json()))
 
 

@@ -14,6 +14,16 @@ class ErrorOut(Schema):
     detail: str
 
 
+class RefusalOut(ErrorOut):
+    """A request refused as too large (413) or past the rate limit (429): ``kb.limits``."""
+
+    error: str
+    status: int
+    max_bytes: int | None = None
+    size: int | None = None
+    retry_after: int | None = None
+
+
 class ValidationOut(Schema):
     """django-ninja's answer to a bad parameter (which one, why)."""
 
