@@ -88,13 +88,18 @@ class FacetOut(Schema):
     values: list[FacetValueOut]
 
 
-class RecordPage(Schema):
+class PageMeta(Schema):
+    """Where a page sits in its listing: every paged answer starts with these."""
+
     count: int
     page: int
     pages: int
     page_size: int
     next: str | None
     previous: str | None
+
+
+class RecordPage(PageMeta):
     params: dict[str, str]
     items: list[RecordRow]
     facets: list[FacetOut]
@@ -107,25 +112,13 @@ class TagOut(Schema):
     api_url: str
 
 
-class TagPage(Schema):
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
+class TagPage(PageMeta):
     items: list[TagOut]
 
 
-class TagDetail(Schema):
+class TagDetail(PageMeta):
     tag: str
     url: str
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
     items: list[RecordRow]
 
 
