@@ -7,7 +7,9 @@ JavaScript) and htmx's debounced post (just the results, the ``results`` partial
 Pastes may hold secrets (tokens, passwords in connection strings), so they travel only in
 POST bodies, are matched in memory, never stored or logged, and every response that could
 echo them is ``Cache-Control: no-store``. An uploaded log file is read into memory by a
-bounded upload handler instead of Django's temporary file on disk.
+bounded upload handler instead of Django's temporary file on disk. What is too large is
+``kb.limits``' decision (the body in the middleware, the file here, the text in the
+matcher); the refusal shows in the results area like any other answer.
 
 Highlighting the matched span builds plain strings (before / match / after) that the
 template escapes piece by piece: pasted text is never marked safe.
@@ -150,12 +152,13 @@ def build_cards(text: str, result: MatchResult) -> list[Card]:
     return cards
 
 
-def limits() -> dict[str, int]:
+def limit_context() -> dict[str, int]:
+    """The limits the form states and app.js enforces before sending."""
     return {"max_paste": settings.KB_MAX_PASTE_BYTES, "max_log": settings.KB_MAX_LOG_BYTES}
 
 
 def _respond(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    context = {**limits(), **context}
+    context = {**limit_context(), **context}
     template = "kb/paste.html#results" if request.htmx else "kb/paste.html"
     return render(request, template, context, status=status)
 
@@ -167,7 +170,7 @@ def _too_large(request: HtmxHttpRequest, exc: TooLarge) -> HttpResponse:
 
 @require_safe
 def paste_page(request: HtmxHttpRequest) -> HttpResponse:
-    return render(request, "kb/paste.html", {**limits(), "autofocus": True})
+    return render(request, "kb/paste.html", {**limit_context(), "autofocus": True})
 
 
 @never_cache
