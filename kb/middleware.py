@@ -66,9 +66,9 @@ def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
     A counter need not survive a power cut, so its commit skips the fsync that curated data
     gets (``synchronous=FULL`` stays for every other transaction): on SQLite the connection
     is switched to ``NORMAL`` around this one transaction, on PostgreSQL the transaction
-    sets ``synchronous_commit`` off. That halves the cost of a match request. On SQLite it
-    also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a long curator or import
-    transaction makes the limiter skip a count, never the paste wait.
+    sets ``synchronous_commit`` off: that fsync would be the dearest part of a match
+    request. On SQLite it also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a
+    long curator or import transaction makes the limiter skip a count, never the paste wait.
     """
     db = router.db_for_write(None) or "default"
     connection = connections[db]
@@ -119,10 +119,10 @@ def _retry_after(window: int, now: float) -> int:
 
 def request_weight(request: HttpRequest, limit: int) -> int:
     """What a match request counts against the limit: one per started
-    ``KB_RATE_LIMIT_UNIT_BYTES`` of body (32 KiB: an ordinary paste counts 1, the largest
-    paste 9), at most the whole limit (so a big log upload is still served in a fresh
+    ``KB_RATE_LIMIT_UNIT_BYTES`` of body (an ordinary paste counts once, the largest paste
+    several times), at most the whole limit (so a big log upload is still served in a fresh
     window). Matching costs CPU in proportion to the text, and so does the budget: a
-    client sending only maximum-size pastes gets about 66 a minute, not 600."""
+    client sending only maximum-size pastes gets proportionally fewer a minute."""
     unit = max(1, settings.KB_RATE_LIMIT_UNIT_BYTES)
     try:
         length = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
