@@ -147,6 +147,7 @@ def test_match_with_htmx_is_the_results_fragment(
         "not found, backfill_state not initialized properly</mark></code>"
     ) in html
     assert "<code>17</code>" in html
+    assert "98% of the message's fixed text" in html  # the same percent filter as suggestions
     assert "Verify the progress table contains one row per vnode" in html
     assert "Check whether vnode mapping" not in html  # only the first solution
     assert "exact message; 78 literal characters" in html

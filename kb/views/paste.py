@@ -101,10 +101,6 @@ class Card:
     def record(self) -> ErrorRecord:
         return self.match.record
 
-    @property
-    def coverage_percent(self) -> int:
-        return round(self.match.coverage * 100)
-
 
 def line_pieces(
     text: str, span: tuple[int, int], fallback: str
