@@ -140,6 +140,7 @@ def test_body_over_the_upload_limit_without_javascript_is_a_friendly_page() -> N
     html = response.content.decode()
     assert "<html" in html
     assert 'href="/"' in html
+    assert "<h1>That is more than we can match at once</h1>" in html
 
 
 def test_api_body_over_the_limit_is_json_413() -> None:
