@@ -3,10 +3,10 @@
 Every "too large" decision is made here: the request body's ``Content-Length``
 (``check_body``, from ``kb.middleware`` before anything reads the body), and through
 ``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
-bench's sample and ``manage.py match``'s input.
-A pasted text itself is measured by the matcher (``match_text(text, max_bytes=...)`` raises
-``kb.matcher.PasteTooLarge``), and ``from_matcher`` turns that into the same refusal, so the
-paste page, the API, the bench and the command all word it alike.
+bench's sample and ``manage.py match``'s input. A pasted text itself is measured by the
+matcher (``match_text(text, max_bytes=...)`` raises ``kb.matcher.PasteTooLarge``) and
+``from_matcher`` turns that into the same refusal, so the paste page, the API, the bench
+and the command all word it alike.
 
 A refusal is data (``Refusal``: status, title, detail, extra JSON keys), not markup: the
 API answers ``as_json()``, pages and htmx fragments render ``templates/kb/_error.html``
