@@ -49,7 +49,7 @@ from kb.browsing import (
     tag_page,
     visible_record,
 )
-from kb.limits import TooLarge, from_matcher
+from kb.limits import Refusal, TooLarge, from_matcher
 from kb.models import ErrorRecord
 from kb.views.browse import record_link, tag_link
 from kb.views.errors import refusal_response
@@ -153,8 +153,10 @@ def _no_store(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def _error(status: int, detail: str) -> HttpResponse:
-    return _no_store(JsonResponse({"detail": detail}, status=status))
+def _refuse(request: HttpRequest, status: int, title: str, detail: str) -> HttpResponse:
+    """A match request refused for its body: the same JSON as a too-large or rate-limited
+    one (``kb.limits.Refusal``), so a tool reads every refusal one way."""
+    return refusal_response(request, Refusal(status, title, detail))
 
 
 def _charset(name: str | None) -> str:
@@ -204,7 +206,7 @@ def _paste_text(request: HttpRequest) -> str:
 
 @api.post(
     "/match",
-    response={200: MatchOut, 400: ErrorOut, 413: RefusalOut, 415: ErrorOut, 429: RefusalOut},
+    response={200: MatchOut, 400: RefusalOut, 413: RefusalOut, 415: RefusalOut, 429: RefusalOut},
     summary="Match a paste against every active record",
     description=(
         'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
@@ -223,9 +225,9 @@ def match(request: HttpRequest) -> HttpResponse:
     except RequestDataTooBig:  # a multipart text field past Django's field limit
         return refusal_response(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES).refusal)
     except Unsupported as exc:
-        return _error(415, str(exc))
+        return _refuse(request, 415, "Unsupported media type", str(exc))
     except ValueError as exc:
-        return _error(400, str(exc))
+        return _refuse(request, 400, "Bad request", str(exc))
     try:
         result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except PasteTooLarge as exc:

@@ -15,7 +15,8 @@ class ErrorOut(Schema):
 
 
 class RefusalOut(ErrorOut):
-    """A request refused as too large (413) or past the rate limit (429): ``kb.limits``."""
+    """A match request refused (``kb.limits.Refusal``): a bad body (400), too large (413),
+    an unsupported media type (415), past the rate limit (429)."""
 
     error: str
     status: int
