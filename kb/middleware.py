@@ -1,10 +1,13 @@
-"""Request limits for the matching endpoints, enforced before any body is read.
+"""Request limits, enforced before any body is read: body size everywhere, the rate limit
+on the matching endpoints.
 
 Why a middleware: Django reads the body lazily, and the first reader of an oversized
 request (CSRF, in ``process_view``) raises ``RequestDataTooBig``, which Django turns into a
 bare 400. Checking ``Content-Length`` first answers 413 with a friendly message at once,
-without buffering anything. The rate limit lives here for the same reason: a refused
-request costs one counter update, not a session, CSRF check or match.
+without buffering anything (the limit and its wording are ``kb.limits``', the response is
+``kb.views.errors.refusal_response``, the one every view answers a refusal with). The rate
+limit lives here for the same reason: a refused request costs one counter update, not a
+session, CSRF check or match.
 
 The counter is in the default cache, which is the database (``DatabaseCache``), so every
 gunicorn worker — and every host sharing the database — counts in the same place; per-
@@ -18,19 +21,19 @@ result must not sit in a browser or proxy cache. Nothing here logs or keeps a bo
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import zlib
 from collections.abc import Callable
-from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
-from django.utils.html import escape
 from django.views.debug import SafeExceptionReporterFilter
+
+from kb.limits import TooLarge, check_body, rate_limited
+from kb.views.errors import refusal_response
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +46,6 @@ LIMITER_LOCK_WAIT_MS = 50
 
 def _is_match_path(path: str) -> bool:
     return path in MATCH_PATHS or path.rstrip("/") == "/api/match"
-
-
-def _is_api(path: str) -> bool:
-    return path.startswith("/api/")
 
 
 def client_address(request: HttpRequest) -> str:
@@ -67,9 +66,9 @@ def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
     A counter need not survive a power cut, so its commit skips the fsync that curated data
     gets (``synchronous=FULL`` stays for every other transaction): on SQLite the connection
     is switched to ``NORMAL`` around this one transaction, on PostgreSQL the transaction
-    sets ``synchronous_commit`` off. That halves the cost of a match request. On SQLite it
-    also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a long curator or import
-    transaction makes the limiter skip a count, never the paste wait.
+    sets ``synchronous_commit`` off: that fsync would be the dearest part of a match
+    request. On SQLite it also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a
+    long curator or import transaction makes the limiter skip a count, never the paste wait.
     """
     db = router.db_for_write(None) or "default"
     connection = connections[db]
@@ -120,10 +119,10 @@ def _retry_after(window: int, now: float) -> int:
 
 def request_weight(request: HttpRequest, limit: int) -> int:
     """What a match request counts against the limit: one per started
-    ``KB_RATE_LIMIT_UNIT_BYTES`` of body (32 KiB: an ordinary paste counts 1, the largest
-    paste 9), at most the whole limit (so a big log upload is still served in a fresh
+    ``KB_RATE_LIMIT_UNIT_BYTES`` of body (an ordinary paste counts once, the largest paste
+    several times), at most the whole limit (so a big log upload is still served in a fresh
     window). Matching costs CPU in proportion to the text, and so does the budget: a
-    client sending only maximum-size pastes gets about 66 a minute, not 600."""
+    client sending only maximum-size pastes gets proportionally fewer a minute."""
     unit = max(1, settings.KB_RATE_LIMIT_UNIT_BYTES)
     try:
         length = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
@@ -157,44 +156,6 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     return _retry_after(window, now)
 
 
-def friendly_response(
-    request: HttpRequest, status: int, title: str, message: str, **extra: Any
-) -> HttpResponse:
-    """A refusal the person can act on: JSON for the API, a fragment for htmx, else a page."""
-    if _is_api(request.path):
-        body = {"error": title, "detail": message, "status": status, **extra}
-        response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
-    else:
-        fragment = (
-            f'<div class="notice notice-error" role="alert" data-status="{status}">'
-            f"<strong>{escape(title)}</strong> <p>{escape(message)}</p></div>"
-        )
-        if request.headers.get("HX-Request") == "true":
-            html = fragment
-        else:
-            html = (
-                '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-                f"<title>{escape(title)}</title></head><body><main>{fragment}"
-                '<p><a href="/">Back to the paste page</a></p></main></body></html>'
-            )
-        response = HttpResponse(html, status=status, content_type="text/html; charset=utf-8")
-        response["Vary"] = "HX-Request"
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-def _is_upload(request: HttpRequest) -> bool:
-    return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
-
-
-def _body_limit(request: HttpRequest) -> int:
-    """Form and JSON bodies: ``DATA_UPLOAD_MAX_MEMORY_SIZE``; uploads (a log file on the
-    paste page, a JSONL file in the admin) may be larger: the views bound them further."""
-    if _is_upload(request):
-        return settings.KB_MAX_UPLOAD_BYTES
-    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-
-
 class RequestLimitsMiddleware:
     """413 for oversized bodies, 429 past the match rate limit, no-store on match results."""
 
@@ -202,7 +163,8 @@ class RequestLimitsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        # Every response carries a nonce in its CSP (RELIABILITY #2/#3), used or not.
+        # Every response carries a nonce in its CSP, used or not: touching it makes Django's
+        # CSP middleware put one in the header (docs/reliability.md#r3-csp-nonce).
         nonce = getattr(request, "_csp_nonce", None)
         if nonce is not None:
             str(nonce)
@@ -215,35 +177,13 @@ class RequestLimitsMiddleware:
 
     def _limit(self, request: HttpRequest) -> HttpResponse | None:
         try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        limit = _body_limit(request)
-        if length > limit:
-            if _is_upload(request):
-                what, max_bytes = "file", settings.KB_MAX_LOG_BYTES
-                advice = "Upload a smaller file, or only the part of the log around the error."
-            else:
-                what, max_bytes = "paste", settings.KB_MAX_PASTE_BYTES
-                advice = "Paste only the part of the log around the error."
-            return friendly_response(
-                request,
-                413,
-                f"That {what} is too large",
-                f"The server accepts up to {max_bytes // 1024} KiB per {what}. {advice}",
-                max_bytes=max_bytes,
-            )
+            check_body(request)
+        except TooLarge as exc:
+            return refusal_response(request, exc.refusal)
         if request.method == "POST" and _is_match_path(request.path):
             wait = rate_limit_hit(request)
             if wait is not None:
-                response = friendly_response(
-                    request,
-                    429,
-                    "Too many requests",
-                    f"You have matched a lot of text in the last minute. "
-                    f"Try again in {wait} seconds.",
-                    retry_after=wait,
-                )
+                response = refusal_response(request, rate_limited(wait))
                 response["Retry-After"] = str(wait)
                 return response
         return None

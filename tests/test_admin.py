@@ -410,7 +410,7 @@ def test_bench_refuses_an_oversized_sample(curator_client: Client, settings: Any
     settings.KB_MAX_PASTE_BYTES = 100
     record = make_record()
     page = _bench(curator_client, record, bench_text="x" * 500).content.decode()
-    assert "the bench takes at most 100" in page
+    assert "The sample is 500\xa0bytes; the limit is 100\xa0bytes." in page
 
 
 def test_bench_survives_a_catastrophic_pattern(curator_client: Client) -> None:

@@ -1,4 +1,5 @@
-"""The JSON API: POST /api/match (CONTRACT.md), the browse twins, and the OpenAPI schema."""
+"""The JSON API: POST /api/match (the shape `manage.py match --json` prints), the browse
+twins, and the OpenAPI schema."""
 
 from __future__ import annotations
 
@@ -121,7 +122,11 @@ def test_match_refuses_missing_or_unsupported_bodies(
 ) -> None:
     response = client.post("/api/match", body, content_type=content_type)
     assert response.status_code == status
-    assert response.json()["detail"]
+    payload = response.json()
+    assert payload["detail"]
+    assert payload["status"] == status  # every refusal of a match reads the same way
+    assert set(payload) >= {"error", "detail", "status"}
+    assert "no-store" in response["Cache-Control"]
 
 
 @pytest.mark.usefixtures("seed")

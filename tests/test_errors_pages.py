@@ -104,3 +104,19 @@ def test_csrf_failure_is_friendly_for_pages_and_htmx(settings) -> None:
     fragment = client.post("/match/", {"text": "x"}, headers={"HX-Request": "true"})
     assert fragment.status_code == 403
     assert "Your session expired" in fragment.content.decode()
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_body_past_djangos_field_limit_is_the_too_large_refusal(htmx: bool) -> None:
+    """``RequestDataTooBig`` (a field Django will not buffer) is answered 413 like every
+    other too-large request, not as a generic 400."""
+    from django.core.exceptions import RequestDataTooBig
+
+    headers = {"HX-Request": "true"} if htmx else {}
+    request = RequestFactory().post("/admin/kb/importjob/upload/", headers=headers)
+    response = errors.bad_request(request, RequestDataTooBig("too big"))
+    assert response.status_code == 413
+    assert response["Cache-Control"] == "no-store"
+    html = response.content.decode()
+    assert "That is more than we can match at once" in html
+    assert ("<html" in html) is not htmx

@@ -1,4 +1,6 @@
-"""RELIABILITY #5, #8, #28 without a browser (the browser half: tests/browser/test_hardening.py).
+"""htmx hardening, CSRF and friendly failure without a browser (the browser half:
+tests/browser/test_hardening.py); docs/reliability.md#r5-htmx-config, #r8-csrf and
+#r28-friendly-failure state the bars.
 
 The htmx configuration is declared in the page (a ``<meta name="htmx-config">``), CSRF is
 enforced on every htmx post, state-changing endpoints refuse GET, and a server error inside
@@ -41,6 +43,24 @@ def test_pages_declare_the_hardened_htmx_config(path: str) -> None:
     assert config["selfRequestsOnly"] is True
     assert config["includeIndicatorStyles"] is False
     assert config["historyCacheSize"] == 0
+
+
+def test_the_admin_runs_the_same_htmx_config_as_the_site(admin_client: Client) -> None:
+    """One configuration: the admin's htmx pages (the pattern bench, an import's progress)
+    swap the same friendly 400/413/429 fragments the public pages do."""
+    from kb.models import ImportJob
+
+    record = make_record()
+    job = ImportJob.objects.create(source="demo.jsonl", state=ImportJob.State.RUNNING, size=10)
+    site = _htmx_config(Client().get("/").content.decode())
+    for path in (
+        f"/admin/kb/errorrecord/{record.pk}/change/",
+        f"/admin/kb/importjob/{job.pk}/change/",
+    ):
+        response = admin_client.get(path)
+        assert response.status_code == 200, path
+        assert _htmx_config(response.content.decode()) == site, path
+    assert {"code": "400|413|429", "swap": True, "error": False} in site["responseHandling"]
 
 
 def test_htmx_is_served_from_our_origin_with_the_nonce() -> None:

@@ -1,15 +1,20 @@
-"""RELIABILITY #10: request size limits answer 413 with a friendly message, never 500.
+"""Request size limits answer 413 with a friendly message, never 500
+(docs/reliability.md#r10-size-limits).
 
 Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
 ``Content-Length`` before anything reads it (Django alone would raise
 ``RequestDataTooBig`` inside CSRF and answer a bare 400); the matcher refuses a paste past
-``KB_MAX_PASTE_BYTES`` and the paste view and API answer that with 413 too.
+``KB_MAX_PASTE_BYTES`` and the paste view and API answer that with 413 too. Both are
+``kb.limits`` refusals, so every door (page, fragment, JSON, the match command) words them
+alike.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -135,6 +140,7 @@ def test_body_over_the_upload_limit_without_javascript_is_a_friendly_page() -> N
     html = response.content.decode()
     assert "<html" in html
     assert 'href="/"' in html
+    assert "<h1>That is more than we can match at once</h1>" in html
 
 
 def test_api_body_over_the_limit_is_json_413() -> None:
@@ -189,3 +195,62 @@ def test_too_many_fields_is_a_client_error_not_500() -> None:
     data = {f"f{i}": "x" for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 5)}
     response = Client().post("/match/", data, headers=HX)
     assert 400 <= response.status_code < 500
+
+
+def test_check_refuses_only_past_the_limit() -> None:
+    from kb.limits import TooLarge, check
+
+    check("paste", 100, 100)
+    check("paste", None, 100)  # an unknown size is not refused here
+    with pytest.raises(TooLarge) as refused:
+        check("paste", 101, 100)
+    assert (refused.value.size, refused.value.limit) == (101, 100)
+    with pytest.raises(TooLarge) as unmeasured:
+        check("input", 101, 100, exact=False)
+    assert unmeasured.value.size is None
+    assert "larger than the limit of 100" in unmeasured.value.detail
+
+
+def test_a_too_large_paste_reads_the_same_on_the_page_and_in_the_api(settings: Any) -> None:
+    """One wording: the paste page's fragment and the API's JSON carry the same detail."""
+    from html import unescape
+
+    settings.KB_MAX_PASTE_BYTES = 1000
+    text = _paste(1500)
+    api = Client().post("/api/match", json.dumps({"text": text}), content_type="application/json")
+    page = Client().post("/match/", {"text": text}, headers=HX)
+    assert (api.status_code, page.status_code) == (413, 413)
+    payload = api.json()
+    assert (payload["size"], payload["max_bytes"]) == (1500, 1000)
+    assert payload["detail"].startswith("The paste is 1.5")
+    html = unescape(page.content.decode())
+    assert payload["error"] in html
+    assert payload["detail"] in html
+
+
+def test_a_body_refused_by_the_middleware_reads_the_same_as_a_view_refusal() -> None:
+    """The middleware renders the same error fragment (from its template) as the views."""
+    text = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
+    refused = Client().post("/match/", _form(text), content_type=FORM, headers=HX)
+    small = Client().post("/match/", {"text": _paste(settings.KB_MAX_PASTE_BYTES + 10)}, headers=HX)
+    fragments = [
+        re.sub(r"<p>.*?</p>", "<p/>", r.content.decode(), flags=re.S).strip()
+        for r in (refused, small)
+    ]
+    assert (refused.status_code, small.status_code) == (413, 413)
+    assert fragments[0] == fragments[1]
+    assert 'data-status="413"' in fragments[0]
+
+
+def test_match_command_refuses_input_past_max_bytes_in_the_same_words(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from django.core.management import CommandError, call_command
+
+    log = Path(str(tmp_path)) / "app.log"
+    log.write_text(_paste(5000))
+    out = io.StringIO()
+    call_command("match", str(log), "--max-bytes", "5000", "--json", stdout=out)
+    assert "matches" in json.loads(out.getvalue())
+    with pytest.raises(CommandError, match=r"^The input is larger than the limit of 4\.9\sKB\."):
+        call_command("match", str(log), "--max-bytes", "4999", "--json")

@@ -147,6 +147,7 @@ def test_match_with_htmx_is_the_results_fragment(
         "not found, backfill_state not initialized properly</mark></code>"
     ) in html
     assert "<code>17</code>" in html
+    assert "98% of the message's fixed text" in html  # the same percent filter as suggestions
     assert "Verify the progress table contains one row per vnode" in html
     assert "Check whether vnode mapping" not in html  # only the first solution
     assert "exact message; 78 literal characters" in html
@@ -424,3 +425,23 @@ def test_secrets_in_pastes_are_not_logged(
     assert "no-store" in response["Cache-Control"]
     assert "hunter2" not in caplog.text
     assert "AKIA" not in caplog.text
+
+
+@pytest.mark.parametrize("severity", ["fatal", "error", "warning"])
+def test_a_severity_badge_is_the_same_on_results_record_page_and_list(
+    client: Client, fake_matcher: Any, severity: str
+) -> None:
+    """One badge (``kb/_severity.html``): the paste results, the record page and the record
+    list render a severity identically."""
+    record = make_record(severity=severity)
+    record.error_message = "Backfill progress for vnode 17 not found"
+    fake_matcher.answer = lambda text: result_for(text, [seed_match(text, record)])
+    badge = re.compile(r'<span class="sev [^"]*">[^<]*</span>')
+    pages = {
+        "results": client.post("/match/", {"text": LINE}, headers=HX),
+        "record": client.get(f"/records/{record.pk}/"),
+        "list": client.get("/records/"),
+    }
+    found = {name: badge.findall(r.content.decode()) for name, r in pages.items()}
+    expected = f'<span class="sev sev-{severity}">{severity.capitalize()}</span>'
+    assert found == {name: [expected] for name in pages}

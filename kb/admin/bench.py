@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from kb.limits import TooLarge, check, text_bytes
 from kb.validation import PatternVerdict, admit_pattern, compile_pattern, message_is_matched
 
 LINE_TIMEOUT_S = 0.02
@@ -105,10 +106,10 @@ def run_bench(*, pattern: str, message: str, text: str, record_id: str | None) -
     """What the edited ``pattern`` and the live matcher find in ``text``."""
     started = time.perf_counter()
     result = BenchResult(pattern=pattern)
-    limit = settings.KB_MAX_PASTE_BYTES
-    size = len(text.encode("utf-8", "replace"))
-    if size > limit:
-        result.error = f"The sample is {size:,} bytes; the bench takes at most {limit:,}."
+    try:
+        check("sample", text_bytes(text), settings.KB_MAX_PASTE_BYTES)
+    except TooLarge as exc:
+        result.error = exc.detail
         return result
     if not pattern.strip():
         result.error = "The pattern is empty."
@@ -127,13 +128,9 @@ def run_bench(*, pattern: str, message: str, text: str, record_id: str | None) -
 
 def _live_matches(result: BenchResult, text: str, record_id: str | None) -> None:
     try:
-        from kb.matcher import PasteTooLarge
         from kb.matching import match_text
 
-        live = match_text(text)
-    except PasteTooLarge as exc:
-        result.notes.append(str(exc))
-        return
+        live = match_text(text)  # run_bench has checked the sample's size
     except Exception as exc:  # the bench must answer even if the live matcher cannot
         result.notes.append(f"The live matcher is unavailable: {type(exc).__name__}: {exc}")
         return

@@ -31,13 +31,13 @@ from kb.admin import actions, filters
 from kb.admin.bench import run_bench
 from kb.admin.forms import ErrorRecordForm
 from kb.admin.widgets import TextField
+from kb.external_links import safe_external_url
 from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord
 from kb.schema import BY_KEY
 from kb.search.index import SEARCH_FIELDS
 from kb.search.query import search_records
 from kb.services import delete_records, save_curator_edit
-from kb.views.records import safe_external_url
 
 PROVENANCE = [
     "repo", "file_path", "line_number", "github_link", "analyzed_sha", "analyzed_at",
@@ -177,8 +177,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
-        # The site's one rule for external links: javascript: and the like stay text.
-        url = safe_external_url(obj.github_url)
+        url = safe_external_url(obj.github_url)  # the record page's rule: same links
         if url:
             return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
         return obj.github_url or ""

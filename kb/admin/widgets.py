@@ -42,6 +42,7 @@ class LinesField(forms.Field):
     """An ordered list of strings edited as one item per line; blank lines are dropped."""
 
     widget = forms.Textarea
+    joiner = "\n"  # how the list is shown for editing; ``split`` reads it back
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
@@ -49,9 +50,13 @@ class LinesField(forms.Field):
         self.widget.attrs.setdefault("rows", 6)
         self.widget.attrs.setdefault("class", "kb-lines vLargeTextField")
 
+    def split(self, text: str) -> list[str]:
+        lines = _newlines(text).split("\n")
+        return [line.strip() for line in lines if line.strip()]
+
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, list | tuple):
-            return "\n".join(str(item) for item in value)
+            return self.joiner.join(str(item) for item in value)
         return value
 
     def to_python(self, value: Any) -> list[str]:
@@ -59,8 +64,7 @@ class LinesField(forms.Field):
             return []
         if isinstance(value, list | tuple):
             return [str(v) for v in value]
-        lines = _newlines(str(value)).split("\n")
-        return [line.strip() for line in lines if line.strip()]
+        return self.split(str(value))
 
     def has_changed(self, initial: Any, data: Any) -> bool:
         return list(initial or []) != self.to_python(data)
@@ -74,24 +78,16 @@ class TagsField(LinesField):
     """Tags, separated by commas or newlines; order kept, duplicates dropped."""
 
     widget = forms.TextInput
+    joiner = ", "
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.widget.attrs.pop("rows", None)
         self.widget.attrs["class"] = "kb-tags vTextField"
 
-    def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            return ", ".join(str(item) for item in value)
-        return value
-
-    def to_python(self, value: Any) -> list[str]:
-        if value in (None, ""):
-            return []
-        if isinstance(value, list | tuple):
-            return [str(v) for v in value]
+    def split(self, text: str) -> list[str]:
         out: list[str] = []
-        for part in TAG_SPLIT.split(str(value)):
+        for part in TAG_SPLIT.split(text):
             tag = part.strip()
             if tag and tag not in out:
                 out.append(tag)

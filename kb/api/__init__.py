@@ -1,7 +1,7 @@
 """The JSON API (django-ninja): matching for tools, and a JSON twin of every browse page.
 
 - ``POST /api/match`` answers exactly ``kb.matching.match_text(text).as_json()``, the object
-  ``manage.py match --json`` prints (CONTRACT.md), for a JSON body ``{"text": "..."}``, a
+  ``manage.py match --json`` prints (the matching contract), for a JSON body ``{"text": "..."}``, a
   ``text/plain`` body, or a form field ``text``. It changes no state, so it takes no
   session and needs no CSRF token (django-ninja checks CSRF only for cookie-based auth,
   and this API has none): CI jobs and scripts call it with a bare ``curl``. Abuse is bounded
@@ -19,6 +19,7 @@ import codecs
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.paginator import Page
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -34,6 +35,7 @@ from kb.api.schemas import (
     MatchOut,
     RecordFilters,
     RecordPage,
+    RefusalOut,
     TagDetail,
     TagPage,
     ValidationOut,
@@ -48,7 +50,9 @@ from kb.browse.selectors import (
     tag_page,
     visible_record,
 )
+from kb.limits import Refusal, TooLarge, from_matcher
 from kb.models import ErrorRecord
+from kb.views.errors import refusal_response
 
 
 class HtmlDocs(DocsBase):
@@ -149,8 +153,10 @@ def _no_store(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def _error(status: int, detail: str) -> HttpResponse:
-    return _no_store(JsonResponse({"detail": detail}, status=status))
+def _refuse(request: HttpRequest, status: int, title: str, detail: str) -> HttpResponse:
+    """A match request refused for its body: the same JSON as a too-large or rate-limited
+    one (``kb.limits.Refusal``), so a tool reads every refusal one way."""
+    return refusal_response(request, Refusal(status, title, detail))
 
 
 def _charset(name: str | None) -> str:
@@ -200,7 +206,7 @@ def _paste_text(request: HttpRequest) -> str:
 
 @api.post(
     "/match",
-    response={200: MatchOut, 400: ErrorOut, 413: ErrorOut, 415: ErrorOut},
+    response={200: MatchOut, 400: RefusalOut, 413: RefusalOut, 415: RefusalOut, 429: RefusalOut},
     summary="Match a paste against every active record",
     description=(
         'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
@@ -216,16 +222,16 @@ def match(request: HttpRequest) -> HttpResponse:
 
     try:
         text = _paste_text(request)
-    except RequestDataTooBig:
-        return _error(413, "The paste is too large; send only the part around the error.")
+    except RequestDataTooBig:  # a multipart text field past Django's field limit
+        return refusal_response(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES).refusal)
     except Unsupported as exc:
-        return _error(415, str(exc))
+        return _refuse(request, 415, "Unsupported media type", str(exc))
     except ValueError as exc:
-        return _error(400, str(exc))
+        return _refuse(request, 400, "Bad request", str(exc))
     try:
-        result = match_text(text)
+        result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except PasteTooLarge as exc:
-        return _error(413, str(exc))
+        return refusal_response(request, from_matcher(exc).refusal)
     return _no_store(JsonResponse(result.as_json()))
 
 

@@ -14,6 +14,17 @@ class ErrorOut(Schema):
     detail: str
 
 
+class RefusalOut(ErrorOut):
+    """A match request refused (``kb.limits.Refusal``): a bad body (400), too large (413),
+    an unsupported media type (415), past the rate limit (429)."""
+
+    error: str
+    status: int
+    max_bytes: int | None = None
+    size: int | None = None
+    retry_after: int | None = None
+
+
 class ValidationOut(Schema):
     """django-ninja's answer to a bad parameter (which one, why)."""
 
@@ -42,7 +53,8 @@ class MatchSuggestion(Schema):
 
 
 class MatchOut(Schema):
-    """The CONTRACT.md shape (more keys may follow: groups, normalisation, reasons)."""
+    """What ``manage.py match --json`` prints (more keys may follow: groups, normalisation,
+    reasons); tools rely on these keys, so they only ever grow."""
 
     matches: list[MatchHit]
     suggestions: list[MatchSuggestion]
@@ -77,13 +89,18 @@ class FacetOut(Schema):
     values: list[FacetValueOut]
 
 
-class RecordPage(Schema):
+class PageMeta(Schema):
+    """Where a page sits in its listing: every paged answer starts with these."""
+
     count: int
     page: int
     pages: int
     page_size: int
     next: str | None
     previous: str | None
+
+
+class RecordPage(PageMeta):
     params: dict[str, str]
     items: list[RecordRow]
     facets: list[FacetOut]
@@ -96,25 +113,13 @@ class TagOut(Schema):
     api_url: str
 
 
-class TagPage(Schema):
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
+class TagPage(PageMeta):
     items: list[TagOut]
 
 
-class TagDetail(Schema):
+class TagDetail(PageMeta):
     tag: str
     url: str
-    count: int
-    page: int
-    pages: int
-    page_size: int
-    next: str | None
-    previous: str | None
     items: list[RecordRow]
 
 

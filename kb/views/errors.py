@@ -1,19 +1,26 @@
-"""Friendly error pages (400/403/404/500): plain words, a way back, never a stack trace.
+"""Friendly error pages and refusals: plain words, a way back, never a stack trace.
 
-An htmx request gets a small fragment instead of a whole page, so a results area shows
-the message in place (400 is configured to swap in ``base.html``; other statuses are
-shown by ``static/kb/app.js``). The 500 view must work when little else does, so it
-falls back to a fixed string if even its template fails to render.
+An htmx request gets the ``kb/_error.html`` fragment instead of a whole page, so a results
+area shows the message in place (400, 413 and 429 swap, see ``kb/_htmx_head.html``; other
+statuses are shown by ``static/kb/app.js``). A refusal (``kb.limits.Refusal``: too large,
+too many requests) is answered by ``refusal_response`` wherever it is decided, the
+middleware included, so it reads the same from every door; the JSON API gets it as JSON.
+The 500 view must work when little else does, so it falls back to a fixed string if even
+its template fails to render.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
+
+from kb.limits import Refusal, TooLarge
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +30,16 @@ FALLBACK_500 = (
 )
 
 
-def _render(request: HttpRequest, template: str, status: int, context: dict) -> HttpResponse:
-    if getattr(request, "htmx", False):
+def wants_fragment(request: HttpRequest) -> bool:
+    """An htmx request. Read from the header, not ``request.htmx``: the limits middleware
+    answers before django-htmx's middleware has run."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def _render(
+    request: HttpRequest, template: str, status: int, context: dict[str, Any]
+) -> HttpResponse:
+    if wants_fragment(request):
         response = render(request, "kb/_error.html", {**context, "status": status}, status=status)
     else:
         response = render(request, template, context, status=status)
@@ -32,9 +47,22 @@ def _render(request: HttpRequest, template: str, status: int, context: dict) -> 
     return response
 
 
+def refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
+    """JSON under ``/api/``, else the error fragment (htmx) or a page; never cached, since
+    the request it answers may carry a paste."""
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse(refusal.as_json(), status=refusal.status)
+    else:
+        response = _render(request, "refusal.html", refusal.status, {"refusal": refusal})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    too_big = isinstance(exception, RequestDataTooBig)
-    return _render(request, "400.html", 400, {"too_big": too_big})
+    if isinstance(exception, RequestDataTooBig):  # a body past Django's own field limit
+        too_large = TooLarge("request", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        return refusal_response(request, too_large.refusal)
+    return _render(request, "400.html", 400, {})
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

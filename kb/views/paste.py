@@ -7,7 +7,9 @@ JavaScript) and htmx's debounced post (just the results, the ``results`` partial
 Pastes may hold secrets (tokens, passwords in connection strings), so they travel only in
 POST bodies, are matched in memory, never stored or logged, and every response that could
 echo them is ``Cache-Control: no-store``. An uploaded log file is read into memory by a
-bounded upload handler instead of Django's temporary file on disk.
+bounded upload handler instead of Django's temporary file on disk. What is too large is
+``kb.limits``' decision (the body in the middleware, the file here, the text in the
+matcher); the refusal shows in the results area like any other answer.
 
 Highlighting the matched span builds plain strings (before / match / after) that the
 template escapes piece by piece: pasted text is never marked safe.
@@ -15,6 +17,7 @@ template escapes piece by piece: pasted text is never marked safe.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +31,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.middleware import HtmxDetails
 
+from kb.http import HtmxHttpRequest
+from kb.limits import TooLarge, check, from_matcher
 from kb.matcher import PasteTooLarge
 from kb.matching import MatchResult, MatchView, match_text
 from kb.models import ErrorRecord
@@ -38,12 +42,6 @@ from kb.models import ErrorRecord
 LINE_CONTEXT = 160
 # The normalised text shown in the "no known error" state is cut here.
 NORMALISED_PREVIEW = 4000
-# Multipart framing around the file and the text field.
-MULTIPART_SLACK = 64 * 1024
-
-
-class HtmxHttpRequest(HttpRequest):  # typing only: django-htmx adds ``htmx``
-    htmx: HtmxDetails
 
 
 class BoundedMemoryUploadHandler(FileUploadHandler):
@@ -52,7 +50,7 @@ class BoundedMemoryUploadHandler(FileUploadHandler):
     def __init__(self, request: HttpRequest, limit: int) -> None:
         super().__init__(request)
         self.limit = limit
-        self.too_large = False
+        self.refused: TooLarge | None = None
         self.size = 0
         self._chunks: list[bytes] = []
 
@@ -63,16 +61,16 @@ class BoundedMemoryUploadHandler(FileUploadHandler):
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
         self.size += len(raw_data)
-        if self.size > self.limit:
-            self.too_large = True
+        try:
+            check("file", self.size, self.limit)
+        except TooLarge as exc:
+            self.refused = exc
             self._chunks = []
-            raise StopUpload(connection_reset=False)
+            raise StopUpload(connection_reset=False) from None
         self._chunks.append(raw_data)
         return None
 
     def file_complete(self, file_size: int) -> InMemoryUploadedFile:
-        import io
-
         data = io.BytesIO(b"".join(self._chunks))
         self._chunks = []
         return InMemoryUploadedFile(
@@ -102,10 +100,6 @@ class Card:
     @property
     def record(self) -> ErrorRecord:
         return self.match.record
-
-    @property
-    def coverage_percent(self) -> int:
-        return round(self.match.coverage * 100)
 
 
 def line_pieces(
@@ -154,23 +148,25 @@ def build_cards(text: str, result: MatchResult) -> list[Card]:
     return cards
 
 
-def limits() -> dict[str, int]:
+def limit_context() -> dict[str, int]:
+    """The limits the form states and app.js enforces before sending."""
     return {"max_paste": settings.KB_MAX_PASTE_BYTES, "max_log": settings.KB_MAX_LOG_BYTES}
 
 
 def _respond(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    context = {**limits(), **context}
+    context = {**limit_context(), **context}
     template = "kb/paste.html#results" if request.htmx else "kb/paste.html"
     return render(request, template, context, status=status)
 
 
-def _too_large(request: HtmxHttpRequest, size: int | None, limit: int) -> HttpResponse:
-    return _respond(request, {"too_large": {"size": size, "limit": limit}}, status=413)
+def _too_large(request: HtmxHttpRequest, exc: TooLarge) -> HttpResponse:
+    """The refusal in the paste page's own results area (the form stays, without htmx too)."""
+    return _respond(request, {"refusal": exc.refusal}, status=413)
 
 
 @require_safe
 def paste_page(request: HtmxHttpRequest) -> HttpResponse:
-    return render(request, "kb/paste.html", {**limits(), "autofocus": True})
+    return render(request, "kb/paste.html", {**limit_context(), "autofocus": True})
 
 
 @never_cache
@@ -181,21 +177,15 @@ def match_view(request: HtmxHttpRequest) -> HttpResponse:
     if request.method != "POST":
         # Pastes belong in POST bodies, never in URLs: a GET just goes back to the form.
         return redirect("paste")
-    log_limit = settings.KB_MAX_LOG_BYTES
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > log_limit + MULTIPART_SLACK:
-        return _too_large(request, length, log_limit)
-    handler = BoundedMemoryUploadHandler(request, log_limit)
+    # kb.middleware has refused a body too large to read; the handler bounds the log file.
+    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
     request.upload_handlers = [handler]
     try:
         request.POST  # noqa: B018 - parse now, so an oversized text field is a friendly 413
     except RequestDataTooBig:
-        return _too_large(request, length or None, settings.KB_MAX_PASTE_BYTES)
-    if handler.too_large:
-        return _too_large(request, None, log_limit)
+        return _too_large(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES))
+    if handler.refused is not None:
+        return _too_large(request, handler.refused)
     return _match(request)
 
 
@@ -204,23 +194,20 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
     upload = request.FILES.get("log")
     if upload is not None and upload.size:
         text = upload.read().decode("utf-8", errors="replace")
-        limit = settings.KB_MAX_LOG_BYTES
+        what, limit = "file", settings.KB_MAX_LOG_BYTES
         echo = ""  # a whole log is not echoed back into the textarea
         source = {"name": upload.name, "size": upload.size}
     else:
         text = request.POST.get("text", "")
-        limit = settings.KB_MAX_PASTE_BYTES
+        what, limit = "paste", settings.KB_MAX_PASTE_BYTES
         echo = text
         source = None
     if not text.strip():
         return _respond(request, {"text": echo, "empty": True, "source": source})
-    size = len(text.encode("utf-8", "replace"))
-    if size > limit:
-        return _too_large(request, size, limit)
     try:
-        result = match_text(text, max_bytes=limit)
+        result = match_text(text, max_bytes=limit)  # the matcher measures the text
     except PasteTooLarge as exc:
-        return _too_large(request, exc.size, exc.limit)
+        return _too_large(request, from_matcher(exc, what))
     cards = build_cards(text, result)
     groups = result.groups
     show_summary = bool(groups) and (len(groups) > 1 or any(g.count > 1 for g in groups))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.db.models import Count
 from django.http import Http404, HttpResponse
@@ -22,6 +21,7 @@ from django.views.decorators.http import require_safe
 
 from kb.browse.links import record_url, tag_links
 from kb.browse.selectors import visible_record
+from kb.external_links import safe_external_url
 from kb.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
 from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord, RecordTag, Status, Tag, current_revision
@@ -38,20 +38,6 @@ CODE_EXAMPLES = (
 )
 
 
-def safe_external_url(url: str | None) -> str:
-    """``url`` if it is an absolute http(s) URL, else ``""`` (no ``javascript:`` links)."""
-    if not url:
-        return ""
-    url = url.strip()
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    if parts.scheme.lower() not in {"http", "https"} or not parts.netloc:
-        return ""
-    if any(ch.isspace() or ord(ch) < 32 for ch in url):
-        return ""
-    return url
 
 
 def _sharing_tags(record: ErrorRecord, tags: list[str]) -> list[str]:

@@ -2,8 +2,9 @@
    - paste page: Ctrl/Cmd+Enter matches now; a file (chosen, dropped, or a paste too large
      for the text field) is read into the textarea when small, else sent as a log upload;
    - copy buttons on code blocks;
-   - htmx errors: htmx 2 does not swap 5xx (or 403/429...) responses, so show a plain
-     message in the request's target instead of failing silently (RELIABILITY #28). */
+   - htmx errors: 400, 413 and 429 carry a friendly fragment and swap (templates/kb/_htmx_head.html);
+     other error statuses (403, 404, 5xx) do not, so show a plain message in the request's
+     target instead of failing silently (docs/reliability.md#r28-friendly-failure). */
 (function () {
   "use strict";
 
@@ -144,7 +145,6 @@
   function errorMessage(status) {
     if (status === 0) return "Could not reach the server. Check your connection and try again.";
     if (status === 403) return "Your session expired. Reload the page and try again.";
-    if (status === 429) return "Too many requests. Wait a few seconds and try again.";
     if (status === 404) return "Not found. Reload the page.";
     return "Something went wrong on our side. Please try again in a moment.";
   }

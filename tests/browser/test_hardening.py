@@ -1,5 +1,6 @@
-"""RELIABILITY #5, #8, #9, #27, #28 in a real browser: htmx's hardened configuration, CSRF on
-htmx posts, clickjacking, nothing of a paste kept client-side, and a friendly 500.
+"""In a real browser: htmx's hardened configuration, CSRF on htmx posts, clickjacking,
+nothing of a paste kept client-side, and a friendly 500 (docs/reliability.md#r5-htmx-config,
+#r8-csrf, #r9-clickjacking, #r27-paste-privacy, #r28-friendly-failure).
 """
 
 from __future__ import annotations

@@ -31,12 +31,16 @@ def seed(transactional_db: None) -> ErrorRecord:
 
 @pytest.fixture
 def stub_matcher(monkeypatch: pytest.MonkeyPatch, seed: ErrorRecord) -> list[str]:
-    """The seed matches wherever "Backfill" appears; returns the texts it was asked about."""
-    from kb.matcher import MatchReport
+    """The seed matches wherever "Backfill" appears; returns the texts it matched. Like the
+    real matcher it refuses a text past ``max_bytes`` before doing any work."""
+    from kb.matcher import MatchReport, PasteTooLarge
 
     seen: list[str] = []
 
     def fake(text: str, *, max_bytes: int | None = None) -> MatchResult:
+        size = len(text.encode("utf-8", "replace"))
+        if max_bytes is not None and size > max_bytes:
+            raise PasteTooLarge(size, max_bytes)
         seen.append(text)
         matches = []
         if "Backfill" in text:

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from kb.limits import TooLarge, check, from_matcher
 from kb.matcher import PasteTooLarge
 from kb.matching import MatchResult, match_text
 
@@ -32,8 +33,8 @@ class Command(BaseCommand):
         text = self._read(options["file"], limit)
         try:
             result = match_text(text, max_bytes=limit)
-        except PasteTooLarge as exc:
-            raise CommandError(str(exc)) from exc
+        except PasteTooLarge as exc:  # the decoded text grew past the limit
+            raise CommandError(from_matcher(exc, "input").detail) from exc
         if options["json"]:
             self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
         else:
@@ -48,8 +49,10 @@ class Command(BaseCommand):
                     data = fh.read(limit + 1)
         except OSError as exc:
             raise CommandError(f"{name}: cannot read: {exc}") from exc
-        if len(data) > limit:
-            raise CommandError(f"input is larger than {limit} bytes (--max-bytes to raise)")
+        try:
+            check("input", len(data), limit, exact=False)  # read one byte past the limit at most
+        except TooLarge as exc:
+            raise CommandError(exc.detail) from exc
         return data.decode("utf-8", errors="replace")
 
     def _print_human(self, result: MatchResult) -> None:
