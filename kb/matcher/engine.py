@@ -29,12 +29,13 @@ from .candidates import (
     confirm_hits,
     fallback,
 )
+from .normalise import normalise
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import EditedSimilarity, similarity_index
-from .textmap import HitLine, get_normaliser, locate_lines
+from .textmap import HitLine, locate_lines
 from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 
 __all__ = [  # the confirm tunables live in `candidates.py`; still importable from here
@@ -105,7 +106,6 @@ class Matcher:
         }
         self.stats: dict[str, object] = dict(stats or {})
         self._cache_dir = cache_dir
-        self._normalise = get_normaliser()
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -279,7 +279,16 @@ class Matcher:
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:
+        """Record keys held (refused patterns included: their records are known)."""
         return len(self._key_pid)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._key_pid
+
+    def keys(self) -> frozenset[str]:
+        """Every record key this matcher holds, so a caller can tell by key, not by a
+        count, which records it still matches."""
+        return frozenset(self._key_pid)
 
     def _analysis(self, pid: int) -> Analysis:
         a = self._analyses.get(pid)
@@ -312,11 +321,11 @@ class Matcher:
         pre = None
         if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
             pre = text.encode("utf-8", "replace")
-            norm = self._normalise(text, encoded=pre)
+            norm = normalise(text, encoded=pre)
         else:
-            norm = self._normalise(text)
+            norm = normalise(text)
         ntext: str = norm.text
-        data = getattr(norm, "encoded", None)
+        data = norm.encoded
         if data is None:
             data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
         else:

@@ -49,7 +49,7 @@ def shard_digest(patterns: list[str]) -> str:
     """Content hash of a shard: format, engine version and the sorted patterns."""
     h = hashlib.sha256()
     h.update(FORMAT.encode())
-    h.update(getattr(hyperscan, "__version__", "").encode())
+    h.update(hyperscan.__version__.encode())
     h.update("\x00".join(patterns).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
