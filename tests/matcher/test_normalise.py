@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,11 +16,7 @@ from kb.matcher.normalise import (
     prefix_info,
     strip_prefix,
 )
-
-SHARED_DATA = Path(
-    os.environ.get("KB_SHARED_DATA")
-    or Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-)
+from tests.datasets import EVAL_PUBLIC, dataset_path, requires_dataset
 
 
 def lines_of(n) -> list[str]:
@@ -447,19 +441,14 @@ def test_steps_describe_what_was_done():
 # -- the public eval set ----------------------------------------------------------------
 
 
-def _eval_cases():
-    path = SHARED_DATA / "eval-public.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.open(encoding="utf-8")]
+def _eval_cases() -> list[dict]:
+    with dataset_path(EVAL_PUBLIC).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
 
 
-EVAL = _eval_cases()
-
-
-@pytest.mark.skipif(not EVAL, reason="shared eval data not available")
+@requires_dataset(EVAL_PUBLIC)
 def test_every_public_eval_paste_normalises_with_sound_offsets():
-    for case in EVAL:
+    for case in _eval_cases():
         n = normalise(case["text"])
         assert not any("normalisation failed" in s for s in n.steps), case["id"]
         for li in n.lines:
@@ -474,9 +463,9 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile(".+?".join(re.escape(p) for p in parts))
 
 
-@pytest.mark.skipif(not EVAL, reason="shared eval data not available")
+@requires_dataset(EVAL_PUBLIC)
 def test_typographic_quote_paste_matches_its_ascii_template_after_normalising():
-    case = next(c for c in EVAL if c["id"] == "sa-104")
+    case = next(c for c in _eval_cases() if c["id"] == "sa-104")
     n = normalise(case["text"])
     rx = re.compile(r"expression 'Role\.id' failed to locate a name \(\"name 'Role' is not")
     assert rx.search(n.text)
