@@ -13,7 +13,6 @@ hands the confirmed candidates to `rank.py`. Nothing here imports Django.
 from __future__ import annotations
 
 import math
-import pickle
 import time
 import zlib
 from collections.abc import Iterable
@@ -60,7 +59,7 @@ def _shard_of(pattern: str, n_shards: int) -> int:
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
 
 
-class Matcher:
+class Matcher(cache.Pickled):
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
     def __init__(
@@ -120,8 +119,8 @@ class Matcher:
     ) -> Matcher:
         """Compile (or load from `cache_dir`) one database per shard of the patterns.
 
-        `workers` > 1 compiles cache-missing shards in that many processes (a full
-        rebuild at 100k patterns; not needed when the cache is warm).
+        `workers` > 1 compiles cache-missing shards in that many processes (for a full
+        rebuild of a large set; not needed when the cache is warm).
         """
         t0 = time.perf_counter()
         specs = specs if isinstance(specs, list) else list(specs)
@@ -190,7 +189,7 @@ class Matcher:
         """A new matcher: this one's shards, minus `removed`/changed keys, plus a delta.
 
         Only the delta (the patterns edited since the full build) is compiled, so an
-        edit reaches matching in milliseconds; the large tables are shared with this
+        edit reaches matching without recompiling a shard; the large tables are shared with this
         matcher (copied at C speed, entries replaced, never mutated in place). The
         original matcher is not modified.
         """
@@ -252,16 +251,6 @@ class Matcher:
             n_base = sum(len(s.data.patterns) for s in self._shards)
             self._base_pid = dict(zip(self._patterns[:n_base], range(n_base), strict=True))
         return self._base_pid
-
-    def dumps(self) -> bytes:
-        return pickle.dumps(self, protocol=5)
-
-    @staticmethod
-    def loads(data: bytes) -> Matcher:
-        obj = pickle.loads(data)  # noqa: S301 - only our own dumps
-        if not isinstance(obj, Matcher):
-            raise TypeError("not a Matcher")
-        return obj
 
     def __getstate__(self) -> dict[str, object]:
         return {

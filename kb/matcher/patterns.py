@@ -149,7 +149,7 @@ def _hs_escape(text: str, *, relaxed: bool) -> str:
 
     Relaxed: a run of several whitespace characters (or a newline/tab) becomes \\s+, so
     `a.  b` also matches `a. b` and a message broken over lines. A single space stays a
-    space: turning every space into a class multiplies compile time (measured).
+    space: turning every space into a class multiplies Hyperscan's compile time.
     """
     out: list[str] = []
     for run in re.findall(r"\s+|\S+", text):

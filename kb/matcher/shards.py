@@ -1,9 +1,9 @@
 """Compiled pattern shards: one Hyperscan block database (plus an RE2 set) per shard.
 
 Why shards: Hyperscan compile time grows faster than linearly with the number of
-patterns (about 15 s for our 16.7k, 150 s for 100k). Splitting the set by a stable hash
+patterns. Splitting the set by a stable hash
 of the pattern text lets every shard compile on its own, be serialised under a name that
-is the hash of its content, and be loaded (milliseconds) instead of compiled whenever its
+is the hash of its content, and be loaded (far cheaper) instead of compiled whenever its
 content has not changed. An edit to one record changes one shard's content; the
 `Matcher.with_changes` overlay avoids even that recompile until the next full build.
 
