@@ -473,8 +473,8 @@ def test_prop_the_same_paste_gives_the_same_report(text: str) -> None:
     first = matcher().match(text)
     matcher().match("ERROR " + text[::-1])  # something else in between
     again = matcher().match(text)
-    if any("budget" in n for n in [*first.notes, *again.notes]):
-        return  # the confirm time budget ran out: how far it got depends on the clock
+    if any("budget" in n or "timed out" in n for n in [*first.notes, *again.notes]):
+        return  # a confirm ran out of time: how far it got depends on the clock
     assert again.matches == first.matches
     assert again.suggestions == first.suggestions
     assert again.groups == first.groups
