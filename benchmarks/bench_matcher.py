@@ -1,4 +1,4 @@
-"""Benchmark of the matcher core (issue 3 goals), as ratios measured in one run.
+"""Benchmark of the matcher core against its goals, as ratios measured in one run.
 
 At 16.7k real patterns and at 100k (1M with --full) patterns synthesised from them:
 one-line latency p50/p99 of the whole path (normalise, scan, confirm, rank), whole-log

@@ -4,7 +4,7 @@ it was made from and with what `kb/matcher/types.py` and `report.py` document.
 
 The matcher is the demo records' (``fixtures/demo-records.jsonl``) plus a few opaque and
 catastrophic hand-made patterns, built once per session and cached under
-``.cache/matcher-test`` (0.4 s cold, milliseconds warm). Texts: arbitrary unicode; real
+``.cache/matcher-test`` (compiled once, loaded on later runs). Texts: arbitrary unicode; real
 error messages of the records, whole or in pieces, glued with log noise (timestamps,
 levels, ANSI codes, JSON log lines, CRLF, tracebacks, 80-column wraps); ReDoS bait
 (``a``*n + ``!``, 20k spaces, ``x=``*n); NULs and lone surrogates.
