@@ -127,7 +127,6 @@ class MatcherHolder:
         self._lock = threading.Lock()
         self._matcher: Matcher | None = None
         self._revision = -1
-        self._base_revision = -1
         self._checked_at = 0.0
         self._delta_size = 0
         # Matched records as results show them, for the revision the matcher reflects.
@@ -137,7 +136,7 @@ class MatcherHolder:
     def reset(self) -> None:
         with self._lock:
             self._matcher = None
-            self._revision = self._base_revision = -1
+            self._revision = -1
             self._checked_at = 0.0
             self._shown = {}
 
@@ -182,7 +181,7 @@ class MatcherHolder:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self._matcher = None  # the old one can go before the new one is loaded
         self._matcher = Matcher.build(specs, cache_dir=cache_dir)
-        self._revision = self._base_revision = revision
+        self._revision = revision
         self._delta_size = 0
         # The matcher lives as long as the process: keep the garbage collector from walking
         # its millions of objects on every full collection, which would land in the middle
