@@ -28,6 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
+import hyperscan
+
 MATCHER_FORMAT = "kb-matcher-built-v1"
 KEEP_UNUSED = 8  # most recently used files kept whatever their age
 MAX_UNUSED_AGE_S = 24 * 3600  # unused files older than this (and not among those) go
@@ -48,8 +50,6 @@ def code_digest() -> str:
 
 def specs_digest(specs: Sequence[Any], options: str) -> str:
     """Content hash of the specs (in order: the first key of a pattern is the one shown)."""
-    import hyperscan
-
     h = hashlib.sha256()
     h.update(f"{MATCHER_FORMAT}\x00{code_digest()}\x00{hyperscan.__version__}\x00".encode())
     h.update(options.encode())

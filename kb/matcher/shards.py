@@ -18,6 +18,7 @@ import os
 import pickle
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,8 +75,6 @@ def _re2_accepts(expr: str) -> str | None:
 
 def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardData:
     """Compile one shard (patterns sorted); analyses are reused when already computed."""
-    import time
-
     t0 = time.perf_counter()
     exprs: list[bytes] = []
     ids: list[int] = []
