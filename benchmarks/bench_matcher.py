@@ -1,4 +1,4 @@
-"""Benchmark of the matcher core (issue 3 goals), as ratios measured in one run.
+"""Benchmark of the matcher core against its goals, as ratios measured in one run.
 
 At 16.7k real patterns and at 100k (1M with --full) patterns synthesised from them:
 one-line latency p50/p99 of the whole path (normalise, scan, confirm, rank), whole-log
@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from kb.matcher import Matcher, PatternSpec, cache  # noqa: E402
 from kb.matcher.engine import SHARD_SIZE  # noqa: E402
-from tests.matcher.test_redos import paste_256k  # noqa: E402  (the row-11 text)
+from tests.matcher.test_redos import EVIL_INPUTS, SIZE, paste_256k  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from matcher_data import load_specs, make_lines, make_log, synthesise  # noqa: E402
@@ -100,7 +100,7 @@ def cpu_ms(m: Matcher, text: str, repeat: int = 5) -> float:
 
 
 def scaling(m: Matcher, log: str) -> dict:
-    """RELIABILITY #12: CPU time of 64 KiB ... 1 MiB pastes; time(2N)/time(N) <= 2.5."""
+    """docs/reliability.md#r12-linear-scaling: CPU time of 64 KiB ... 1 MiB pastes."""
     sizes = [64, 128, 256, 512, 1024]
     ms = []
     for kib in sizes:
@@ -236,6 +236,11 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     res["scaling"] = scaling(msim, log)
     res["scaling_max_ratio"] = max(res["scaling"]["ratios"])
     res["paste_256k_cpu_ms"] = round(cpu_ms(msim, paste_256k()), 1)
+    # the ReDoS bait of tests/matcher/test_redos.py, at the size its ratios start from
+    res["hostile_cpu_ms"] = {
+        k: round(cpu_ms(msim, make(SIZE)), 1) for k, make in EVIL_INPUTS.items()
+    }
+    res["hostile_max_cpu_ms"] = max(res["hostile_cpu_ms"].values())
     res["log_groups"] = len(rep.groups)
     log_lines = log.split("\n")[:200]
     naive_log = naive_per_line_us(specs, log_lines, min(len(specs), 500)) * len(log.split("\n"))
@@ -278,8 +283,9 @@ def main() -> None:
         "speedup_vs_naive_at_100k": ">= 1000x",
         "line_p99_at_100k": "< 2000 us",
         "log_vs_raw": ">= 0.5 (log_vs_raw_cpu: the same in CPU time)",
-        "scaling_max_ratio": "<= 2.5 (RELIABILITY #12: time(2N)/time(N), 64 KiB..1 MiB)",
-        "paste_256k_cpu_ms": "< 50 (RELIABILITY #11)",
+        "scaling_max_ratio": "<= 2.5 (docs/reliability.md#r12-linear-scaling: 64 KiB..1 MiB)",
+        "paste_256k_cpu_ms": "< 50 (docs/reliability.md#r11-redos)",
+        "hostile_max_cpu_ms": "< 50 (docs/reliability.md#r11-redos: every bait input)",
         "load_s": "< 1 s",
         "edit_to_match_at_100k": "< 2 s",
         "line_p99_at_1M": "< 5000 us",
@@ -287,7 +293,8 @@ def main() -> None:
     cols = ["label", "line_p50_us", "line_p99_us", "line_p99_cpu_us", "line_p99_warm_cpu_us",
             "naive_line_us_extrapolated",
             "speedup_vs_naive_p50", "log_mb_s", "raw_scan_mb_s", "log_vs_raw", "log_vs_raw_cpu",
-            "scaling_max_ratio", "paste_256k_cpu_ms", "load_s", "build_from_shard_cache_s",
+            "scaling_max_ratio", "paste_256k_cpu_ms", "hostile_max_cpu_ms", "load_s",
+            "build_from_shard_cache_s",
             "pickled_matcher_load_s", "serialised_mb", "edit_to_match_s"]  # fmt: skip
     print("\n" + " | ".join(cols))
     for r in results:

@@ -8,8 +8,8 @@ false-suggestion rate on non-error lines (INFO chatter from the eval
 ``negative`` texts plus synthetic INFO lines). Also compares scoring methods.
 
 Run: ``cd /work/main && .venv/bin/python benchmarks/bench_similar.py``
-Writes ``benchmarks/results/similar.json``. Data dir: env ``KB_SHARED_DATA`` or
-``../shared/data`` relative to the repo. The data and the drift / negative sets come
+Writes ``benchmarks/results/similar.json``. Data dir: env ``KB_SHARED_DATA`` (the full
+dataset's directory). The data and the drift / negative sets come
 from ``benchmarks/similar_cases.py``; this file measures and reports.
 """
 
@@ -218,6 +218,21 @@ def compare_methods(
     return out
 
 
+def long_token_query_ms(idx: SimilarityIndex) -> dict[str, float]:
+    """CPU milliseconds of a query on an unbroken 5,000-character token (best of 5): the
+    query cap and the linear line cleaner keep it near an ordinary line's cost
+    (``tests/matcher/test_similar.py`` checks the same as ratios between sizes)."""
+    out = {}
+    for token in ("x=", "a/", "/=", "ab"):
+        best = float("inf")
+        for _ in range(5):
+            c0 = time.process_time()
+            idx.query_explained(token * 2500)
+            best = min(best, time.process_time() - c0)
+        out[token] = round(best * 1e3, 3)
+    return out
+
+
 def main() -> None:
     records = load_records()
     results: dict[str, object] = {
@@ -254,6 +269,7 @@ def main() -> None:
         row["query_many_ms_per_line"] = round((time.perf_counter() - t0) * 1e3 / len(q_lines), 3)
         if label == "16.7k":
             row["eval_drifted"] = eval_drifted(idx, records)
+            row["long_token_query_ms"] = long_token_query_ms(idx)
         results[label] = row
         print(label, row, flush=True)
         del idx, items

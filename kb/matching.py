@@ -75,7 +75,7 @@ class MatchResult:
         return list(self.report.normalised.steps)
 
     def as_json(self) -> dict[str, Any]:
-        """The shape of CONTRACT.md (``manage.py match --json`` and ``POST /api/match``)."""
+        """The one JSON shape of a result, for ``manage.py match --json`` and the API."""
         return {
             "matches": [
                 {
@@ -127,8 +127,6 @@ class MatcherHolder:
         self._lock = threading.Lock()
         self._matcher: Matcher | None = None
         self._revision = -1
-        self._base_revision = -1
-        self._active_count = -1
         self._checked_at = 0.0
         self._delta_size = 0
         # Matched records as results show them, for the revision the matcher reflects.
@@ -138,7 +136,7 @@ class MatcherHolder:
     def reset(self) -> None:
         with self._lock:
             self._matcher = None
-            self._revision = self._base_revision = -1
+            self._revision = -1
             self._checked_at = 0.0
             self._shown = {}
 
@@ -183,12 +181,11 @@ class MatcherHolder:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self._matcher = None  # the old one can go before the new one is loaded
         self._matcher = Matcher.build(specs, cache_dir=cache_dir)
-        self._revision = self._base_revision = revision
-        self._active_count = len(specs)
+        self._revision = revision
         self._delta_size = 0
         # The matcher lives as long as the process: keep the garbage collector from walking
-        # its millions of objects on every full collection (at 1M patterns one took 0.28 s,
-        # in the middle of somebody's paste). Refcounting still frees what is dropped.
+        # its millions of objects on every full collection, which would land in the middle
+        # of somebody's paste. Refcounting still frees what is dropped.
         gc.collect()
         gc.freeze()
 
@@ -199,7 +196,6 @@ class MatcherHolder:
                 "id", "message_pattern", "error_message", "status", "disabled_reason"
             )
         )
-        active_count = ErrorRecord.objects.active().count()
         self._delta_size += len(rows)
         if self._delta_size > DELTA_LIMIT:
             self._full_build(revision)
@@ -209,17 +205,35 @@ class MatcherHolder:
             for k, p, m, status, disabled in rows
             if status == "published" and not disabled
         ]
-        gone = [k for k, _p, _m, status, disabled in rows if status != "published" or disabled]
+        gone = {k for k, _p, _m, status, disabled in rows if status != "published" or disabled}
         assert self._matcher is not None
-        candidate = self._matcher.with_changes(live, gone)
-        # Deletions leave no changed row behind; a count that does not add up means some
-        # record vanished, and only a full build (mostly from the cache) can tell which.
-        if getattr(candidate, "size", active_count) != active_count:
-            self._full_build(revision)
-            return
-        self._matcher = candidate
+        vanished, missing = _reconcile(self._matcher, gone, {s.key for s in live})
+        live += missing
+        self._matcher = self._matcher.with_changes(live, gone | vanished)
         self._revision = revision
-        self._active_count = active_count
+
+
+def _reconcile(
+    matcher: Matcher, gone: set[str], live: set[str]
+) -> tuple[set[str], list[PatternSpec]]:
+    """What the changed rows cannot tell: keys ``matcher`` holds whose record was deleted
+    (a deletion leaves no row behind), and active records it lacks (none, unless a write
+    skipped the revision).
+
+    Every write that makes a record active stamps it with a new revision, so once the
+    changed rows are folded in, the matcher holds every active record, plus any deleted
+    ones: equal sizes mean equal sets, and cost one count. Otherwise the active keys are
+    read and compared key by key, and the difference is folded in like any other change;
+    a full build could not know more, and would recompile every shard a deletion touches.
+    """
+    held = len(matcher) - sum(k in matcher for k in gone | live) + len(live)
+    active = ErrorRecord.objects.active()
+    if held == active.count():
+        return set(), []
+    keys = set(active.values_list("id", flat=True))
+    vanished = set(matcher.keys() - gone - live - keys)
+    missing = keys - live - matcher.keys()
+    return vanished, _specs(active.filter(pk__in=missing)) if missing else []
 
 
 holder = MatcherHolder()

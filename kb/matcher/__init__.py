@@ -9,12 +9,15 @@ bounded clean-up of the cache directory), `engine` (scan, confirm, orchestration
 
 Extensions to the documented interface:
 
-* `Matcher.build(specs, *, cache_dir=None, shard_size=8000, with_similarity=True,
+* `Matcher.build(specs, *, cache_dir=None, shard_size=SHARD_SIZE, with_similarity=True,
   workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes. With a
   `cache_dir`, an unchanged set of specs (same order) loads the whole built matcher from
   one file (`stats["matcher_from_cache"]`), and old unused cache files are cleaned up.
 * `Matcher.admission(key) -> Admission` and `Matcher.refused() -> {key: reason}`: refused
   patterns are reported, never silently dropped.
+* `len(matcher)`, `key in matcher`, `Matcher.keys()`: the record keys it holds, so its
+  owner can tell by key which records it still matches (``kb.matching`` finds deleted
+  records that way).
 * `Matcher.dumps() / Matcher.loads(bytes)` (and plain pickle): databases are serialised
   bytes, Hyperscan scratch is re-created per thread after loading.
 * `Match.kind`: "exact" | "relaxed" (case/whitespace) | "truncated" (paste stops inside
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 from .engine import Matcher
 from .patterns import analyse
+from .shards import HS_FLAGS_OPAQUE, HS_FLAGS_TEMPLATE, _hs_accepts, _re2_accepts
 from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
 
 __all__ = [
@@ -47,8 +51,6 @@ __all__ = [
 
 def admit_pattern(pattern: str) -> Admission:
     """Can this pattern be matched, by which engine, and how specific is it?"""
-    from .shards import HS_FLAGS_OPAQUE, HS_FLAGS_TEMPLATE, _hs_accepts, _re2_accepts
-
     a = analyse(pattern)
     if not a.ok:
         return Admission(False, None, a.reason, a.generic, float(a.literal_chars))

@@ -2,7 +2,7 @@
 
 Template patterns (literal text and `(.+?)` placeholders, which is every record in the
 dataset) are confirmed here with `str.find`, so a worker never pays the `regex`
-package's compile (milliseconds per pattern) on the request path, and nothing here can
+package's compile (costly per pattern) on the request path, and nothing here can
 backtrack: every function is a bounded number of linear scans of a bounded window.
 
 * `strict_find`: exactly what Python `re.search` would report (span and captures);
@@ -28,7 +28,7 @@ def fuzzy_literal(analysis: Analysis, text: str) -> tuple[int, int, int]:
 
     Returns (literal characters matched, start, end) where a piece aligned with
     similarity s counts len(piece) * s characters and unaligned pieces count nothing.
-    Used only for near-miss candidates (rapidfuzz, bit-parallel: microseconds a piece).
+    Used only for near-miss candidates (rapidfuzz, bit-parallel: cheap per piece).
     """
     assert analysis.pieces is not None
     low = text.lower()

@@ -13,7 +13,6 @@ hands the confirmed candidates to `rank.py`. Nothing here imports Django.
 from __future__ import annotations
 
 import math
-import pickle
 import time
 import zlib
 from collections.abc import Iterable
@@ -29,12 +28,13 @@ from .candidates import (
     confirm_hits,
     fallback,
 )
+from .normalise import normalise
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import EditedSimilarity, similarity_index
-from .textmap import HitLine, get_normaliser, locate_lines
+from .textmap import HitLine, locate_lines
 from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
 
 __all__ = [  # the confirm tunables live in `candidates.py`; still importable from here
@@ -59,7 +59,7 @@ def _shard_of(pattern: str, n_shards: int) -> int:
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
 
 
-class Matcher:
+class Matcher(cache.Pickled):
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
     def __init__(
@@ -105,7 +105,6 @@ class Matcher:
         }
         self.stats: dict[str, object] = dict(stats or {})
         self._cache_dir = cache_dir
-        self._normalise = get_normaliser()
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -120,8 +119,8 @@ class Matcher:
     ) -> Matcher:
         """Compile (or load from `cache_dir`) one database per shard of the patterns.
 
-        `workers` > 1 compiles cache-missing shards in that many processes (a full
-        rebuild at 100k patterns; not needed when the cache is warm).
+        `workers` > 1 compiles cache-missing shards in that many processes (for a full
+        rebuild of a large set; not needed when the cache is warm).
         """
         t0 = time.perf_counter()
         specs = specs if isinstance(specs, list) else list(specs)
@@ -190,7 +189,7 @@ class Matcher:
         """A new matcher: this one's shards, minus `removed`/changed keys, plus a delta.
 
         Only the delta (the patterns edited since the full build) is compiled, so an
-        edit reaches matching in milliseconds; the large tables are shared with this
+        edit reaches matching without recompiling a shard; the large tables are shared with this
         matcher (copied at C speed, entries replaced, never mutated in place). The
         original matcher is not modified.
         """
@@ -253,16 +252,6 @@ class Matcher:
             self._base_pid = dict(zip(self._patterns[:n_base], range(n_base), strict=True))
         return self._base_pid
 
-    def dumps(self) -> bytes:
-        return pickle.dumps(self, protocol=5)
-
-    @staticmethod
-    def loads(data: bytes) -> Matcher:
-        obj = pickle.loads(data)  # noqa: S301 - only our own dumps
-        if not isinstance(obj, Matcher):
-            raise TypeError("not a Matcher")
-        return obj
-
     def __getstate__(self) -> dict[str, object]:
         return {
             "shards": self._shards,
@@ -279,7 +268,16 @@ class Matcher:
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:
+        """Record keys held (refused patterns included: their records are known)."""
         return len(self._key_pid)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._key_pid
+
+    def keys(self) -> frozenset[str]:
+        """Every record key this matcher holds, so a caller can tell by key, not by a
+        count, which records it still matches."""
+        return frozenset(self._key_pid)
 
     def _analysis(self, pid: int) -> Analysis:
         a = self._analyses.get(pid)
@@ -312,11 +310,11 @@ class Matcher:
         pre = None
         if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
             pre = text.encode("utf-8", "replace")
-            norm = self._normalise(text, encoded=pre)
+            norm = normalise(text, encoded=pre)
         else:
-            norm = self._normalise(text)
+            norm = normalise(text)
         ntext: str = norm.text
-        data = getattr(norm, "encoded", None)
+        data = norm.encoded
         if data is None:
             data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
         else:

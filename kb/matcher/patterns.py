@@ -20,17 +20,12 @@ derived forms of it, all computed here so that the engine and the ranker agree:
 from __future__ import annotations
 
 import re
+import re._constants as sre_constants  # the stdlib parser: the one `re` itself reads
+import re._parser as sre_parse
 from dataclasses import dataclass
 from functools import cached_property
 
 import regex
-
-try:  # Python 3.11+: the parser moved to a private module
-    import re._constants as sre_constants
-    import re._parser as sre_parse
-except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
 
 PLACEHOLDER = "(.+?)"
 MAX_REPEAT = 1000  # larger counted repeats are refused (compile blow-up)
@@ -102,6 +97,9 @@ def parse_template(pattern: str) -> list[Piece] | None:
     return pieces
 
 
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
 def _sre_literal_chars(tree: sre_parse.SubPattern) -> int:
     """Minimum number of literal characters any match of the parsed regex contains."""
     total = 0
@@ -110,14 +108,12 @@ def _sre_literal_chars(tree: sre_parse.SubPattern) -> int:
             total += 1
         elif op is sre_constants.SUBPATTERN:
             total += _sre_literal_chars(av[-1])
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) or (
-            hasattr(sre_constants, "POSSESSIVE_REPEAT") and op is sre_constants.POSSESSIVE_REPEAT
-        ):
+        elif op in _REPEATS:
             lo, _hi, sub = av
             total += min(lo, MAX_REPEAT) * _sre_literal_chars(sub)
         elif op is sre_constants.BRANCH:
             total += min((_sre_literal_chars(b) for b in av[1]), default=0)
-        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+        elif op is sre_constants.ATOMIC_GROUP:
             total += _sre_literal_chars(av)
     return total
 
@@ -132,16 +128,14 @@ def _sre_problems(tree: sre_parse.SubPattern) -> str | None:
         subs: list[sre_parse.SubPattern] = []
         if op is sre_constants.SUBPATTERN:
             subs = [av[-1]]
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) or (
-            hasattr(sre_constants, "POSSESSIVE_REPEAT") and op is sre_constants.POSSESSIVE_REPEAT
-        ):
+        elif op in _REPEATS:
             lo, hi, sub = av
             if (hi is not sre_constants.MAXREPEAT and hi > MAX_REPEAT) or lo > MAX_REPEAT:
                 return f"counted repeat above {MAX_REPEAT} ({{{lo},{hi}}}) is refused"
             subs = [sub]
         elif op is sre_constants.BRANCH:
             subs = list(av[1])
-        elif op is getattr(sre_constants, "ATOMIC_GROUP", None):
+        elif op is sre_constants.ATOMIC_GROUP:
             subs = [av]
         for sub in subs:
             problem = _sre_problems(sub)
@@ -155,7 +149,7 @@ def _hs_escape(text: str, *, relaxed: bool) -> str:
 
     Relaxed: a run of several whitespace characters (or a newline/tab) becomes \\s+, so
     `a.  b` also matches `a. b` and a message broken over lines. A single space stays a
-    space: turning every space into a class multiplies compile time (measured).
+    space: turning every space into a class multiplies Hyperscan's compile time.
     """
     out: list[str] = []
     for run in re.findall(r"\s+|\S+", text):

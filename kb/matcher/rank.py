@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .lineclass import MAX_CHARS, is_errorish, is_infoish
+from .normalise import strip_prefix
 from .patterns import GENERIC_LITERAL_CHARS
 
 KIND_FACTOR = {"exact": 1.0, "relaxed": 0.9, "truncated": 0.85, "diverged": 0.8, "fuzzy": 0.8}
@@ -93,15 +94,32 @@ def confident(c: Candidate) -> tuple[bool, str]:
         return False, f"only the first {c.literal_exact} literal characters matched"
     if c.kind == "fuzzy" and c.literal_exact < MIN_FUZZY_CHARS:
         return False, f"approximate match of a short message ({c.literal_exact} characters)"
-    # a leading placeholder's capture runs back to the line start whatever the message
-    # is (search semantics), so it says nothing about how placeholder-heavy the match is
-    values = sum(len(v) for v in (c.captures[1:] if c.lead else c.captures))
+    values = _values(c)
     if c.literal_exact < PLACEHOLDER_RATIO_BELOW and values > PLACEHOLDER_RATIO * c.literal_exact:
         return False, (
             f"mostly placeholder text: {c.literal_exact} literal characters around "
             f"{values} characters of values"
         )
     return True, ""
+
+
+def _values(c: Candidate) -> int:
+    """Characters the match's placeholders captured from the message itself.
+
+    A leading placeholder's capture runs back to the line start whatever the message is
+    (search semantics), so it says nothing about how placeholder-heavy the match is. Nor
+    does the log prefix (timestamp, level, logger) in any later capture: when the first
+    literal of such a pattern also occurs in the prefix (the ``.`` of ``{app}.{model} has
+    no field``, met in ``05:40:23.29Z``), the search reads it there and the next capture
+    holds the rest of the prefix. An exact match knows where its literals were read, so
+    its captures are counted from where the message body starts.
+    """
+    if not (c.lead and c.literals):
+        return sum(len(v) for v in (c.captures[1:] if c.lead else c.captures))
+    body = c.line_start + strip_prefix(c.line_text)
+    ends = [e for _s, e in c.literals]
+    starts = [s for s, _e in c.literals[1:]] + [c.end]
+    return sum(max(0, b - max(a, body)) for a, b in zip(ends, starts, strict=True))
 
 
 def rank(cands: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:

@@ -1,9 +1,9 @@
 """Compiled pattern shards: one Hyperscan block database (plus an RE2 set) per shard.
 
 Why shards: Hyperscan compile time grows faster than linearly with the number of
-patterns (about 15 s for our 16.7k, 150 s for 100k). Splitting the set by a stable hash
+patterns. Splitting the set by a stable hash
 of the pattern text lets every shard compile on its own, be serialised under a name that
-is the hash of its content, and be loaded (milliseconds) instead of compiled whenever its
+is the hash of its content, and be loaded (far cheaper) instead of compiled whenever its
 content has not changed. An edit to one record changes one shard's content; the
 `Matcher.with_changes` overlay avoids even that recompile until the next full build.
 
@@ -18,6 +18,7 @@ import os
 import pickle
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def shard_digest(patterns: list[str]) -> str:
     """Content hash of a shard: format, engine version and the sorted patterns."""
     h = hashlib.sha256()
     h.update(FORMAT.encode())
-    h.update(getattr(hyperscan, "__version__", "").encode())
+    h.update(hyperscan.__version__.encode())
     h.update("\x00".join(patterns).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
@@ -74,8 +75,6 @@ def _re2_accepts(expr: str) -> str | None:
 
 def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardData:
     """Compile one shard (patterns sorted); analyses are reused when already computed."""
-    import time
-
     t0 = time.perf_counter()
     exprs: list[bytes] = []
     ids: list[int] = []

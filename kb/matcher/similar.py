@@ -30,16 +30,16 @@ How it works (pure Python + rapidfuzz, no Django):
 Placeholder stripping, tokens, path blanking and the reason text are in ``similar_text.py``
 (re-exported here: ``literal_text``, ``tokens``).
 
-Why this scorer (benchmarks/results/similar.json, 600 synthetic rewordings of
-real templates vs 370 INFO lines, recall@3 at the threshold giving 5% false
-suggestions): coverage+partial_ratio 0.91, coverage+token_set_ratio 0.93 (the
-two swap places across seeds: noise), coverage alone 0.88, partial_ratio alone
-0.78, WRatio alone 0.30, partial_token_set_ratio alone 0.0 (100 for any one
-shared word), without the specificity factor 0.78.
+Why this scorer: on the synthetic rewordings of real templates against INFO lines
+(``benchmarks/bench_similar.py``, which compares the variants and writes the figures
+to ``benchmarks/results/similar.json``), coverage combined with ``partial_ratio`` is
+as good as the best combination tried and better than any single measure; without the
+specificity factor, templates of common words crowd out the right one.
+``partial_token_set_ratio`` is useless here: it gives full marks for any one shared word.
 
-Score scale: every score is a float in ``[0, 1]``. ``DEFAULT_MIN_SCORE`` (0.58)
-gives recall@3 ~0.92 on the synthetic drift set and ~6% of INFO lines with a
-suggestion at 16.7k records.
+Score scale: every score is a float in ``[0, 1]``. ``DEFAULT_MIN_SCORE`` is where the
+drift set's recall@3 stays high while few INFO lines get a suggestion (the benchmark
+reports both at the threshold).
 
 Limitations: words are matched whole (no stemming, typos or camelCase
 splitting; a word truncated mid-way is lost); a line made only of common words
@@ -50,7 +50,6 @@ others are in ``SimilarHit.same_message``).
 from __future__ import annotations
 
 import math
-import pickle
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
+from .cache import Pickled
 from .similar_text import _MAX_QUERY_CHARS, _clean_line, explain, literal_text, tokens
 
 __all__ = [
@@ -80,8 +80,8 @@ _POSTING_BUDGET = 5000  # posting entries intersected (C speed) per line when re
 _COVERAGE_CANDIDATES = 60  # entries re-scored by exact weighted coverage
 _FUZZY_CANDIDATES = 30  # entries scored with rapidfuzz
 # Total IDF weight from which a template counts as fully specific, in units of
-# the largest possible IDF (log(N+1)): about 2.6 unique words' worth, i.e. 25 at
-# the real 16.7k records. Below it the score is scaled by sqrt(weight / this).
+# the largest possible IDF (log(N+1)): a few unique words' worth, whatever the corpus
+# size. Below it the score is scaled by sqrt(weight / this).
 _SPECIFIC_WORDS = 2.6
 
 
@@ -96,7 +96,7 @@ class SimilarHit:
     template: str
 
 
-class SimilarityIndex:
+class SimilarityIndex(Pickled):
     """Inverted index of template words + rapidfuzz rescoring; see module doc."""
 
     #: Tunables (class attributes; the benchmark sweeps them).
@@ -107,7 +107,7 @@ class SimilarityIndex:
     fuzzy_size: int = _FUZZY_CANDIDATES
     fuzzy_scorer = staticmethod(fuzz.partial_ratio)
     coverage_weight: float = 0.5
-    tail_discount: float = 0.0  # measured: 0.3-0.7 gave no recall gain at equal false rate
+    tail_discount: float = 0.0  # discounting later words gave no recall at equal false rate
 
     __slots__ = (
         "_entry_inv_sqrt_w",
@@ -188,7 +188,7 @@ class SimilarityIndex:
 
     # --------------------------------------------------------- serialisation
     def __getstate__(self) -> dict[str, object]:
-        # Strings are joined into one blob so pickling 100k entries is a few memcpy's
+        # Strings are joined into one blob so pickling many entries is a few memcpy's
         # (a template holding NUL itself, never seen in the data, falls back to lists).
         if any("\x00" in t for t in self._templates):
             return {"plain": {k: getattr(self, k) for k in self.__slots__}}
@@ -227,18 +227,6 @@ class SimilarityIndex:
         self._post = state["post"]  # type: ignore[assignment]
         self._post_off = state["post_off"]  # type: ignore[assignment]
 
-    def dumps(self) -> bytes:
-        """Serialise (pickle protocol 5)."""
-        return pickle.dumps(self, protocol=5)
-
-    @staticmethod
-    def loads(data: bytes) -> SimilarityIndex:
-        """Inverse of :meth:`dumps` (only load data you wrote yourself: it is a pickle)."""
-        obj = pickle.loads(data)  # noqa: S301 - our own cache file
-        if not isinstance(obj, SimilarityIndex):
-            raise TypeError("not a SimilarityIndex pickle")
-        return obj
-
     # ------------------------------------------------------------------ query
     def keys_of(self, key: str) -> tuple[str, ...]:
         """All keys sharing ``key``'s template (linear scan; for tests and tools)."""
@@ -268,8 +256,9 @@ class SimilarityIndex:
         inv = self._entry_inv_sqrt_w
         budget, admit = self.posting_budget, self.admit_size
         if len(inv) > _ADMIT_SCALE_FROM:
-            # Rare words' lists grow with the corpus; admit more to keep recall
-            # (measured at 1M: 1500 -> recall@3 0.49, 6000 -> 0.60, at ~3x the time).
+            # Rare words' lists grow with the corpus; admit more to keep recall (a
+            # fixed admission loses recall on large corpora; the square root keeps
+            # the work per line growing slower than the corpus).
             admit = int(admit * math.sqrt(len(inv) / _ADMIT_SCALE_FROM))
         for tid in ordered:
             a, b = off[tid], off[tid + 1]

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from .lineclass import is_errorish, is_frame, is_infoish
+from .similar import SimilarityIndex
 
 MAX_QUERY_LINES = 12
 MAX_SCAN_LINES = 5000
@@ -21,11 +22,7 @@ LONG_TOKEN = 60
 _LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")  # linear: one greedy class
 
 
-def similarity_index(messages: dict[str, str]) -> Any | None:
-    try:
-        from .similar import SimilarityIndex
-    except ImportError:
-        return None
+def similarity_index(messages: dict[str, str]) -> SimilarityIndex:
     return SimilarityIndex.build((k, m) for k, m in messages.items() if m)
 
 

@@ -2,57 +2,12 @@
 
 Hyperscan reports end offsets in the UTF-8 bytes of the normalised text. Confirming,
 ranking and reporting work on `str` offsets and on lines. This module converts, in one
-forward pass over sorted hits, without ever decoding more than once, and provides the
-identity normaliser used when `kb.matcher.normalise` is not importable.
+forward pass over sorted hits, without ever decoding more than once.
 """
 
 from __future__ import annotations
 
-import bisect
-from dataclasses import dataclass, field
-
-
-def get_normaliser():
-    """`kb.matcher.normalise.normalise` if present, else the identity normaliser."""
-    try:
-        from .normalise import normalise
-    except ImportError:
-        return identity_normalise
-    return normalise
-
-
-@dataclass(slots=True)
-class IdentityNormalised:
-    """The `Normalised` interface for text that needs no normalisation."""
-
-    original: str
-    text: str
-    steps: list[str] = field(default_factory=list)
-    _starts: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        starts = [0]
-        find = self.text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        self._starts = starts
-
-    def to_original(self, start: int, end: int) -> tuple[int, int]:
-        return start, end
-
-    def line_of(self, orig_offset: int) -> int:
-        return bisect.bisect_right(self._starts, orig_offset)
-
-    def line_bounds(self, start: int, end: int) -> tuple[int, int]:
-        s = self.text.rfind("\n", 0, start) + 1
-        e = self.text.find("\n", end)
-        return s, len(self.text) if e < 0 else e
-
-
-def identity_normalise(text: str, *, encoded: bytes | None = None) -> IdentityNormalised:
-    return IdentityNormalised(text, text.replace("\r\n", "\n"))
+from dataclasses import dataclass
 
 
 @dataclass(slots=True)

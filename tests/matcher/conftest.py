@@ -1,35 +1,34 @@
 """Session-wide fixtures for the matcher core tests: the full dataset matcher is built
 once per session and its compiled shards are cached under .cache/matcher-test, so later
-runs load them (milliseconds) instead of compiling (tens of seconds)."""
+runs load them instead of compiling every pattern again.
+
+The dataset's files are found through ``tests.datasets``: on a clone without the full
+dataset the tests that need it skip with the reason.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from kb.matcher import Matcher, PatternSpec
+from tests.datasets import ALL_RECORDS, EVAL_PUBLIC, dataset_path, requires_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("KB_SHARED_DATA", ROOT.parent / "shared" / "data"))
-RECORDS = DATA / "records-all.jsonl"
-EVAL = DATA / "eval-public.jsonl"
 CACHE = ROOT / ".cache" / "matcher-test"
 
-needs_data = pytest.mark.skipif(not RECORDS.exists(), reason=f"no dataset at {DATA}")
+needs_data = requires_dataset(ALL_RECORDS)
 
 
 def load_records() -> list[dict]:
-    with RECORDS.open(encoding="utf-8") as fh:
+    with dataset_path(ALL_RECORDS).open(encoding="utf-8") as fh:
         return [json.loads(line)["record"] for line in fh if line.strip()]
 
 
 @pytest.fixture(scope="session")
 def records() -> list[dict]:
-    if not RECORDS.exists():
-        pytest.skip(f"no dataset at {DATA}")
     return load_records()
 
 
@@ -42,7 +41,5 @@ def full_matcher(records: list[dict]) -> Matcher:
 
 @pytest.fixture(scope="session")
 def eval_cases() -> list[dict]:
-    if not EVAL.exists():
-        pytest.skip(f"no eval set at {DATA}")
-    with EVAL.open(encoding="utf-8") as fh:
+    with dataset_path(EVAL_PUBLIC).open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]

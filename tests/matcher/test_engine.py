@@ -309,3 +309,19 @@ def test_a_line_shared_by_many_look_alike_records_costs_bounded_work(
     assert 0 < len(walked) <= candidates.MAX_HEADS_PER_LINE
     found = [x.key for x in report.matches] + [x.key for x in report.suggestions]
     assert found[:1] == ["k-60"], found[:3]
+
+
+def test_an_opaque_confirm_that_runs_out_of_time_is_said_in_the_notes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether a regex finishes within its timeout depends on the machine: the report says
+    when one did not, instead of looking complete (the hit is then not confirmed)."""
+    m = Matcher.build([PatternSpec("opaque", r"\d+ errors? in [a-z_]+ module loading", "")])
+    text = "boot: 12 errors in foo module loading"
+    assert [x.key for x in m.match(text).matches] == ["opaque"]
+    assert not m.match(text).notes
+
+    monkeypatch.setattr("kb.matcher.candidates.CONFIRM_TIMEOUT_S", 0)
+    report = m.match(text)
+    assert report.matches == []
+    assert any("timed out" in n for n in report.notes), report.notes

@@ -1,5 +1,5 @@
-"""The issue's acceptance figures, computed through the public interface on
-eval-public.jsonl (real pastes). Marked slow: it uses the full 16.7k-record matcher."""
+"""The matcher's acceptance figures, computed through the public interface on
+eval-public.jsonl (real pastes). Marked slow: it uses the full dataset's matcher."""
 
 from __future__ import annotations
 

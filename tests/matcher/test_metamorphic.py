@@ -1,4 +1,4 @@
-"""Metamorphic test (issue 3): the `exact` cases dressed up the way real logs arrive
+"""Metamorphic test: the `exact` cases dressed up the way real logs arrive
 (timestamps and levels prepended, ANSI colours, JSON log lines, CRLF line ends, hard
 wrap at 80 columns) must keep their top-1 within 2 points of the plain cases."""
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,11 +16,7 @@ from kb.matcher.normalise import (
     prefix_info,
     strip_prefix,
 )
-
-SHARED_DATA = Path(
-    os.environ.get("KB_SHARED_DATA")
-    or Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-)
+from tests.datasets import EVAL_PUBLIC, dataset_path, requires_dataset
 
 
 def lines_of(n) -> list[str]:
@@ -295,7 +289,7 @@ def test_a_long_terminal_wrap_gets_the_hard_join_only_and_every_run_fits_the_bud
     n = normalise(wrapped)
     joined = [n.text[li.start : li.end] for li in n.lines if li.derived == "joined"]
     assert joined == [msg[strip_prefix(msg) :]]
-    many = "\n".join([wrapped] * 400)  # 400 wrapped messages, about 100 KiB
+    many = "\n".join([wrapped] * 400)  # many wrapped messages
     n = normalise(many)
     assert sum(li.derived == "joined" for li in n.lines) == 400
     assert not any("budget" in s for s in n.steps)
@@ -447,19 +441,14 @@ def test_steps_describe_what_was_done():
 # -- the public eval set ----------------------------------------------------------------
 
 
-def _eval_cases():
-    path = SHARED_DATA / "eval-public.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.open(encoding="utf-8")]
+def _eval_cases() -> list[dict]:
+    with dataset_path(EVAL_PUBLIC).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
 
 
-EVAL = _eval_cases()
-
-
-@pytest.mark.skipif(not EVAL, reason="shared eval data not available")
+@requires_dataset(EVAL_PUBLIC)
 def test_every_public_eval_paste_normalises_with_sound_offsets():
-    for case in EVAL:
+    for case in _eval_cases():
         n = normalise(case["text"])
         assert not any("normalisation failed" in s for s in n.steps), case["id"]
         for li in n.lines:
@@ -474,9 +463,9 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile(".+?".join(re.escape(p) for p in parts))
 
 
-@pytest.mark.skipif(not EVAL, reason="shared eval data not available")
+@requires_dataset(EVAL_PUBLIC)
 def test_typographic_quote_paste_matches_its_ascii_template_after_normalising():
-    case = next(c for c in EVAL if c["id"] == "sa-104")
+    case = next(c for c in _eval_cases() if c["id"] == "sa-104")
     n = normalise(case["text"])
     rx = re.compile(r"expression 'Role\.id' failed to locate a name \(\"name 'Role' is not")
     assert rx.search(n.text)
@@ -487,7 +476,7 @@ def test_multi_megabyte_coloured_log_maps_every_sampled_character_back():
     import random
 
     line = "\x1b[2m2024-01-26T05:40:23Z\x1b[0m \x1b[32m INFO\x1b[0m a::b: step {i} done\r\n"
-    text = "".join(line.format(i=i) for i in range(60_000))  # ~3.7 MB, several chunks
+    text = "".join(line.format(i=i) for i in range(60_000))  # a whole log: several chunks
     n = normalise(text)
     assert "\x1b" not in n.text
     assert "\r" not in n.text

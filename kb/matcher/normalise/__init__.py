@@ -20,7 +20,7 @@ Design:
   length and `LineInfo.body_start` where a line's message starts.
 * Fast paths: C-speed presence checks; a plain log is returned as is (``text is original``).
   Only lines that need a look are visited in Python (unprefixed, JSON, escaped quotes,
-  typographic quotes); in a whole log (> 4 MB) only structural ones (indented lines,
+  typographic quotes); in a whole log (past `BIG_TEXT`) only structural ones (indented lines,
   traceback/panic headers, JSON), and INFO/DEBUG JSON lines are not decoded there. A whole
   log is not even passed over by the Python passes: one Hyperscan scan finds the triggers
   of every pass (`_prefilter`), only the regions around them are normalised and the rest
@@ -221,7 +221,7 @@ _LINE_CHUNK = 1 << 12
 
 
 class _LineIndex:
-    """line_of for a text without CR: newlines counted per 4 KiB chunk (C-speed
+    """line_of for a text without CR: newlines counted per fixed-size chunk (C-speed
     `str.count`, built lazily chunk by chunk), then within the chunk on each query."""
 
     __slots__ = ("_cum", "_s")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 
 from ._mapping import Builder, Layer, deletion_layer
 
@@ -113,6 +114,26 @@ _TAG_RE = re.compile(r"</?(?:pre|code|samp|kbd|tt)\b[^>\n]{0,200}>|<br\s*/?>", r
 _ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
+_MARKUP_STEPS = {
+    "fence": "removed {n} Markdown code fence marker(s)",
+    "quote": "removed {n} Markdown quote marker(s)",
+    "tag": "removed {n} HTML tag(s)",
+    "entity": "decoded {n} HTML entit{ies}",
+}
+
+
+def describe_counts(counts: Mapping[str, int], phrases: Mapping[str, str]) -> list[str]:
+    """The steps a pass reports: one per kind of edit it made at least once, in the order
+    of ``phrases`` (``{n}``: the count; ``{s}``, ``{ies}``: the plural endings).
+
+    One wording rule for every pass, so the steps a user reads are phrased alike."""
+    return [
+        phrase.format(n=n, s="s" * (n != 1), ies="ies" if n != 1 else "y")
+        for kind, phrase in phrases.items()
+        if (n := counts[kind])
+    ]
+
+
 def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
     """Strip code fences, `> ` quote markers, <pre>/<code> tags; decode HTML entities."""
     # single characters first: `in` on one character runs at memchr speed
@@ -123,7 +144,7 @@ def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
     if not (has_fence or has_quote or has_tag or has_entity):
         return src, None, []
     edits: list[tuple[int, int, str]] = []
-    counts = {"fence": 0, "quote": 0, "tag": 0, "entity": 0}
+    counts = dict.fromkeys(_MARKUP_STEPS, 0)
     if has_fence:
         for m in _FENCE_LINE_RE.finditer(src):
             if m.end() > m.start():
@@ -161,18 +182,7 @@ def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
         pos = e
     b.copy(src, pos, len(src))
     out, layer = b.finish(len(src))
-    steps = []
-    if counts["fence"]:
-        steps.append(f"removed {counts['fence']} Markdown code fence marker(s)")
-    if counts["quote"]:
-        steps.append(f"removed {counts['quote']} Markdown quote marker(s)")
-    if counts["tag"]:
-        steps.append(f"removed {counts['tag']} HTML tag(s)")
-    if counts["entity"]:
-        steps.append(
-            f"decoded {counts['entity']} HTML entit{'ies' if counts['entity'] != 1 else 'y'}"
-        )
-    return out, layer, steps
+    return out, layer, describe_counts(counts, _MARKUP_STEPS)
 
 
 # --- typographic quotes and dashes (folded on copies of lines, not in place) ----------

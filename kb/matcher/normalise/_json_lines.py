@@ -49,21 +49,20 @@ class JsonLinesMixin:
         self.mark(ls, level=jlevel)
         if not spans:
             return
-        lines: list[list[Piece]] = []
-        for vs, ve in spans:
-            lines.extend(decode_escapes(src, vs, ve))
-        texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
-        self.add_variant(le, lines, per_line=traceback_marks(texts), derived="json", level=jlevel)
-        self.counts["json"] += 1
+        self._add_decoded(le, spans, jlevel)
 
     def _json_value_spans(self, js: int, le: int) -> list[tuple[int, int]]:
         """Raw spans (inside the quotes) of the message-like string values of a JSON line."""
-        spans = [
+        return self._message_spans(js, le) or self._json_value_spans_loose(js, le)
+
+    def _message_spans(self, start: int, end: int) -> list[tuple[int, int]]:
+        """Spans of the values of message keys between ``start`` and ``end`` (four or more
+        characters: shorter values are codes, not wording)."""
+        return [
             m.span(2)
-            for m in JSON_MESSAGE_PAIR_RE.finditer(self.src, js, le)
+            for m in JSON_MESSAGE_PAIR_RE.finditer(self.src, start, end)
             if m.end(2) - m.start(2) >= 4
         ]
-        return spans or self._json_value_spans_loose(js, le)
 
     def _json_value_spans_loose(self, js: int, le: int) -> list[tuple[int, int]]:
         """For JSON that does not parse (cut off, pasted partly): find "key": "value" pairs."""
@@ -91,22 +90,17 @@ class JsonLinesMixin:
             m = JSON_LEVEL_RE.search(src, ls, le)
             if m:
                 level = canonical_level(m.group("lvl")) or level
-            spans += [
-                m.span(2)
-                for m in JSON_MESSAGE_PAIR_RE.finditer(src, ls, le)
-                if m.end(2) - m.start(2) >= 4
-            ]
+            spans += self._message_spans(ls, le)
         if not spans:
             return
+        self._add_decoded(self.line_end(run[-1]), spans, level)
+
+    def _add_decoded(self, end: int, spans: list[tuple[int, int]], level: str | None) -> None:
+        """The decoded message values ``spans`` as a variant line after ``end``."""
+        src = self.src
         lines: list[list[Piece]] = []
         for vs, ve in spans:
             lines.extend(decode_escapes(src, vs, ve))
         texts = ["".join(src[s:e] if t is None else t for t, s, e in p) for p in lines]
+        self.add_variant(end, lines, per_line=traceback_marks(texts), derived="json", level=level)
         self.counts["json"] += 1
-        self.add_variant(
-            self.line_end(run[-1]),
-            lines,
-            per_line=traceback_marks(texts),
-            derived="json",
-            level=level,
-        )

@@ -7,8 +7,8 @@ segments, each saying "these output characters come from that input range". A se
 character, an inserted separator) the whole output segment maps to the whole input range.
 
 Deleted input (ANSI codes, fence markers) simply has no segment. Segments are kept in three
-`array('q')` columns and found by bisection, so a 50 MB log with a million edits costs tens
-of MB, not a Python object per character.
+`array('q')` columns and found by bisection, so a whole log with a million edits costs a
+few machine words per edit, not a Python object per character.
 """
 
 from __future__ import annotations
@@ -104,17 +104,23 @@ class Builder:
         self._last_linear = False
         self._all_linear = True
 
+    def _segment(self, start: int, end: int, linear: bool) -> None:
+        """Map the next output characters to input ``[start, end)``; a linear segment
+        that continues the previous linear one extends it instead."""
+        if linear and self._last_linear and self.oe[-1] == start:
+            self.oe[-1] = end
+            return
+        self.ns.append(self.pos)
+        self.os.append(start)
+        self.oe.append(end)
+        self._last_linear = linear
+        self._all_linear = self._all_linear and linear
+
     def copy(self, s: str, start: int, end: int) -> None:
         """Append ``s[start:end]`` unchanged (a linear segment)."""
         if end <= start:
             return
-        if self._last_linear and self.oe[-1] == start:
-            self.oe[-1] = end
-        else:
-            self.ns.append(self.pos)
-            self.os.append(start)
-            self.oe.append(end)
-            self._last_linear = True
+        self._segment(start, end, True)
         self.out.append(s[start:end])
         self.pos += end - start
 
@@ -126,20 +132,7 @@ class Builder:
         """
         if not text:
             return
-        if len(text) == end - start:
-            if self._last_linear and self.oe[-1] == start:
-                self.oe[-1] = end
-            else:
-                self.ns.append(self.pos)
-                self.os.append(start)
-                self.oe.append(end)
-                self._last_linear = True
-        else:
-            self.ns.append(self.pos)
-            self.os.append(start)
-            self.oe.append(end)
-            self._last_linear = False
-            self._all_linear = False
+        self._segment(start, end, len(text) == end - start)
         self.out.append(text)
         self.pos += len(text)
 
@@ -159,9 +152,9 @@ def deletion_layer(src: str, pattern, lead: str | None = None) -> tuple[str, Lay
     Returns (new text, layer or None, number of deletions). Runs at C speed: `split` gives the
     kept pieces, and `findall` -- or, when every match starts at a ``lead`` character (ANSI
     codes start at ESC), `str.split(lead)` -- gives where they were; `itertools.accumulate`
-    turns the lengths into the segment table. Large texts are processed in ~1 MB chunks cut
-    after a newline (no pattern used here spans a line end), so the temporary piece lists
-    stay small: a 50 MB log with 1.6M ANSI codes costs the output and three int arrays.
+    turns the lengths into the segment table. Large texts are processed in chunks cut after a
+    newline (no pattern used here spans a line end), so the temporary piece lists stay
+    small: a whole log full of ANSI codes costs the output and three int arrays.
     """
     from itertools import repeat
     from operator import add

@@ -1,8 +1,8 @@
 """Whole logs: decide in one Hyperscan pass whether the normaliser has anything to do.
 
 The normaliser's fast paths are C-speed presence checks (`in`, `str.isascii`, one compiled
-search), but there are about ten of them, each a full pass over the text: on a 10 MB plain
-log they add up to a third of the whole match. In a whole log (> `BIG_TEXT`, where only
+search), but there are about ten of them, each a full pass over the text: on a large plain
+log they add up to a large share of the whole match. In a whole log (> `BIG_TEXT`, where only
 structural lines are visited) the text is left exactly as pasted unless one of a known set
 of *triggers* occurs: a control character, one of the non-ASCII characters the passes fold
 or drop, a code fence, a quote marker, an HTML tag or entity, a structural line start
@@ -14,18 +14,13 @@ single pass at memory speed. Only the regions around triggers are then normalise
 The triggers are derived from the passes' own constants, and may over-approximate (a false
 trigger only means the normal path runs); they must never miss, which
 tests/matcher/test_normalise_props.py checks against the full normaliser.
-
-Optional: without the `hyperscan` package `trigger_ends` answers None (normalise it all).
 """
 
 from __future__ import annotations
 
 import threading
 
-try:
-    import hyperscan
-except ImportError:  # pragma: no cover - the matcher needs it, the normaliser does not
-    hyperscan = None
+import hyperscan
 
 from ._clean import _C1_CHARS, _SPACE_CHARS, _ZERO_WIDTH_CHARS, TYPO_CHARS
 from ._structure import HOT_LINE_BIG_ALTERNATIVES
@@ -74,10 +69,8 @@ def _database():
 
 
 def trigger_ends(data: bytes, cap: int) -> list[int] | None:
-    """End offsets of the triggers in ``data`` (UTF-8), or None when Hyperscan is missing
-    or there are more than ``cap`` of them (then normalising everything is cheaper)."""
-    if hyperscan is None:
-        return None
+    """End offsets of the triggers in ``data`` (UTF-8), or None when there are more than
+    ``cap`` of them (then normalising everything is cheaper)."""
     db = _database()
     scratch = getattr(_LOCAL, "scratch", None)
     if scratch is None:

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._classify import FRAME, classify
-from ._clean import FOLD, TYPO_RE
+from ._clean import FOLD, TYPO_RE, describe_counts
 from ._escapes import Piece, decode_escapes
 from ._joins import MAX_RUN_CHARS, MAX_RUN_LINES, WRAP_SLACK, JoinsMixin, is_fixed_width
 from ._json_lines import JsonLinesMixin
@@ -81,6 +81,16 @@ class Mark:
     exc_type: str | None = None
 
 
+_STRUCTURE_STEPS = {
+    "json": "decoded {n} JSON log line{s}",
+    "unescaped": "unescaped quotes on {n} line(s)",
+    "joined": "joined {n} wrapped message(s) into single lines",
+    "collapsed": "collapsed {n} multi-line value(s) onto one line",
+    "folded": "added ASCII-quote copies of {n} line(s) with typographic quotes",
+    "quiet_json": "left {n} INFO/DEBUG JSON line(s) undecoded (large log)",
+}
+
+
 class Structurer(StacksMixin, JsonLinesMixin, JoinsMixin):
     """The structure pass over one text (or one region of a whole log); see module doc."""
 
@@ -90,14 +100,7 @@ class Structurer(StacksMixin, JsonLinesMixin, JoinsMixin):
         self.copied = 0
         self.marks: dict[int, Mark] = {}
         self.budget = len(src) + 65_536  # at most about doubles the text
-        self.counts = {
-            "json": 0,
-            "joined": 0,
-            "folded": 0,
-            "unescaped": 0,
-            "collapsed": 0,
-            "quiet_json": 0,
-        }
+        self.counts = dict.fromkeys(_STRUCTURE_STEPS, 0)
         self.big = len(src) > BIG_TEXT if big is None else big  # a region of a whole log: True
         self.visit_first = visit_first  # False for a region: line 0 is context, not hot
         self.exhausted = False
@@ -227,23 +230,7 @@ class Structurer(StacksMixin, JsonLinesMixin, JoinsMixin):
         return self.marks
 
     def _steps(self) -> list[str]:
-        c = self.counts
-        steps = []
-        if c["json"]:
-            steps.append(f"decoded {c['json']} JSON log line{'s' * (c['json'] != 1)}")
-        if c["unescaped"]:
-            steps.append(f"unescaped quotes on {c['unescaped']} line(s)")
-        if c["joined"]:
-            steps.append(f"joined {c['joined']} wrapped message(s) into single lines")
-        if c["collapsed"]:
-            steps.append(f"collapsed {c['collapsed']} multi-line value(s) onto one line")
-        if c["folded"]:
-            steps.append(
-                f"added ASCII-quote copies of {c['folded']} line(s) with typographic quotes"
-            )
-        if c["quiet_json"]:
-            n = c["quiet_json"]
-            steps.append(f"left {n} INFO/DEBUG JSON line(s) undecoded (large log)")
+        steps = describe_counts(self.counts, _STRUCTURE_STEPS)
         if self.exhausted:
             steps.append("stopped adding joined/decoded copies: size budget reached")
         return steps
