@@ -110,8 +110,8 @@ def _values(c: Candidate) -> int:
     (search semantics), so it says nothing about how placeholder-heavy the match is. Nor
     does the log prefix (timestamp, level, logger) in any later capture: when the first
     literal of such a pattern also occurs in the prefix (the ``.`` of ``{app}.{model} has
-    no field``, met in ``05:40:23.29Z``), the search reads it there and the next capture
-    holds the rest of the prefix. An exact match knows where its literals were read, so
+    no field``, met in a timestamp's ``hh:mm:ss.ff``), the search reads it there and the
+    next capture holds the rest of the prefix. An exact match knows where its literals were read, so
     its captures are counted from where the message body starts.
     """
     if not (c.lead and c.literals):

@@ -25,19 +25,19 @@ _LEVEL = rf"(?:{_LEVEL_WORDS}|[Tt]race|[Dd]ebug|[Ii]nfo|[Ww]arn(?:ing)?|[Ee]rror
 _PREFIXES: list[re.Pattern[str]] = [
     # Markdown quote markers and docker-compose service columns: `web_1  | `
     re.compile(r"[\w.-]+\s+\|[ \t]"),
-    # syslog / journald: `Jan 10 07:55:33 host proc[820]: ` or `kubelet[1495]: `
+    # syslog / journald: `Jan 10 hh:mm:ss host proc[820]: ` or `kubelet[1495]: `
     re.compile(
         r"(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]+ )?"
         r"[\w./-]+(?:\[\d+\])?: (?=\S)(?<=\]: )"
     ),
     re.compile(r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)? [\w.-]+ [\w./-]+: "),
-    # klog / glog: `E1120 12:00:00.123456    1495 file.go:12] `
+    # klog / glog: `E1120 hh:mm:ss.ffffff    1495 file.go:12] `
     re.compile(r"(?P<lvl>[IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w./-]+:\d+\] "),
-    # env_logger: `[2024-01-01T00:00:00Z ERROR my_crate::module] `
+    # env_logger: `[<ISO timestamp> ERROR my_crate::module] `
     re.compile(rf"\[(?:{_TS} +)?(?P<lvl>{_LEVEL}) +[\w:.-]*\] "),
-    # bracketed timestamp: `[2024-01-01 12:00:00,123] `, Django's `[30/Nov/2026 01:39:57] `
+    # bracketed timestamp: `[YYYY-MM-DD hh:mm:ss,fff] `, Django's `[DD/Mon/YYYY hh:mm:ss] `
     re.compile(rf"\[(?:{_TS}|\d{{2}}/\w{{3}}/\d{{4}}[: ]\d{{2}}:\d{{2}}:\d{{2}}[^\]]*)\] "),
-    # capnslog: `2017-03-15 13:00:43.015534 W | etcdserver: `
+    # capnslog: `YYYY-MM-DD hh:mm:ss.ffffff W | etcdserver: `
     re.compile(rf"{_TS} (?P<lvl>[DINWECF]) \| (?:[\w./-]+: )?"),
     # timestamp (+ level) (+ pid --- [thread]) (+ thread/module): tracing, log4j, logback
     re.compile(
@@ -46,7 +46,7 @@ _PREFIXES: list[re.Pattern[str]] = [
         r"(?: +(?:[\w-]+ +)?[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?:)?"
         r"(?: +[\w$.]+ +(?:-|:) | +[a-z_][\w$-]*(?:\.[\w$-]+)+:(?= ))?[ \t]?"
     ),
-    # level first: `ERROR 2026-11-30 01:53:06,185 `, `[error] `, `ERROR:django.request:`
+    # level first: `ERROR YYYY-MM-DD hh:mm:ss,fff `, `[error] `, `ERROR:django.request:`
     re.compile(rf"\[(?P<lvl>{_LEVEL})\][ \t]"),
     re.compile(rf"(?P<lvl>{_LEVEL_WORDS}):(?:[\w.]+:)(?=\S)"),
     re.compile(
