@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
@@ -66,26 +66,63 @@ _KEY_TOKENS = 12  # an exact key is the first words: pastes cut long messages sh
 _BLOCK_WORDS = 3  # fuzzy: rarest literal words whose gaps are compared
 _BLOCK_CAP = 200  # fuzzy: most gaps compared per report
 
-# Masks, applied in order; every pattern is a bounded single pass (linear on any line).
-_REPR = re.compile(r"<[^<>\n]{0,200}>")  # <User at 0x7f..>, <class 'x'>, <email>
-_QUOTED = re.compile(
-    r"(?<![\w\\])(?:'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
-    "|\u201c[^\u201d\n]{0,200}\u201d|\u2018[^\u2019\n]{0,200}\u2019)(?!\\w)"
-)
-_URL_OR_PATH = re.compile(
-    r"(?<![\w/\\])(?:[A-Za-z][\w+.-]{0,20}://|\.{0,2}/|[A-Za-z]:\\|~/)[^\s'\"`<>()\[\],;]{0,400}"
-    r"|(?<![\w/])[\w.-]{1,100}/[\w.-]{1,100}/[^\s'\"`<>()\[\],;]{0,400}"
-)
-_UUID = re.compile(r"(?<![\w-])[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}(?![\w-])")
-_HEX = re.compile(r"(?<![\w.])(?:0x[0-9a-fA-F]{1,64}|[0-9a-f]{8,64})(?!\w)")
-# Dotted names of things (User.addresses, parent.id, Mapper[User(users)]) and constants
-# (INSTALLED_APPS): values in a message, not its wording.
-_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_][\w$]{0,80}(?:\.[A-Za-z_][\w$]{0,80}){1,10}(?![\w(])")
-_CONSTANT = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]{1,40}(?:_[A-Z0-9]{1,40}){1,10}(?![\w.])")
-_TRAILER = re.compile(r"\(Background on this error at: <\*>\)")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d.,_:]{0,40}(?<![.,:])")
-_VARS = re.compile(r"<\*>(?:[\s,:;=]{0,4}<\*>){1,50}")
 _SPACES = re.compile(r"\s+")
+
+
+def _quoted(m: re.Match[str]) -> str:
+    """A quoted value is masked; a quoted sentence (a validation message) is wording."""
+    s = m[0]
+    return s if s.count(" ") >= 4 else s[0] + VAR + s[-1]
+
+
+def _hex(m: re.Match[str]) -> str:
+    """Hex ids ("684f2e4032b4dcc2", "0x7f0c"), not hex-looking words ("deadface")."""
+    s = m[0]
+    return VAR if s.startswith("0x") or any(c.isdigit() for c in s) else s
+
+
+# (what it masks, the regex, its replacement), applied in this order by `template_of`;
+# every regex is one bounded pass (linear on any line).
+_MASKS: tuple[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    ("reprs: <User at 0x7f..>, <class 'x'>, <email>", re.compile(r"<[^<>\n]{0,200}>"), VAR),
+    ("nested reprs: <AdaptedConnection <...>>", re.compile(r"<[^<>\n]{0,200}>"), VAR),
+    (
+        "quoted values",
+        re.compile(
+            r"(?<![\w\\])(?:'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"
+            "|\u201c[^\u201d\n]{0,200}\u201d|\u2018[^\u2019\n]{0,200}\u2019)(?!\\w)"
+        ),
+        _quoted,
+    ),
+    (
+        "URLs and paths",
+        re.compile(
+            r"(?<![\w/\\])(?:[A-Za-z][\w+.-]{0,20}://|\.{0,2}/|[A-Za-z]:\\|~/)"
+            r"[^\s'\"`<>()\[\],;]{0,400}"
+            r"|(?<![\w/])[\w.-]{1,100}/[\w.-]{1,100}/[^\s'\"`<>()\[\],;]{0,400}"
+        ),
+        VAR,
+    ),
+    (
+        "UUIDs",
+        re.compile(r"(?<![\w-])[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}(?![\w-])"),
+        VAR,
+    ),
+    ("hex ids", re.compile(r"(?<![\w.])(?:0x[0-9a-fA-F]{1,64}|[0-9a-f]{8,64})(?!\w)"), _hex),
+    ("SQLAlchemy's link trailer", re.compile(r"\(Background on this error at: <\*>\)"), ""),
+    (
+        "dotted names of things: User.addresses, parent.id (values, not wording)",
+        re.compile(r"(?<![\w.])[A-Za-z_][\w$]{0,80}(?:\.[A-Za-z_][\w$]{0,80}){1,10}(?![\w(])"),
+        VAR,
+    ),
+    (
+        "constants: INSTALLED_APPS",
+        re.compile(r"(?<![\w.])[A-Z][A-Z0-9]{1,40}(?:_[A-Z0-9]{1,40}){1,10}(?![\w.])"),
+        VAR,
+    ),
+    ("numbers", re.compile(r"(?<![\w.])[-+]?\d[\d.,_:]{0,40}(?<![.,:])"), VAR),
+    ("runs of variables", re.compile(r"<\*>(?:[\s,:;=]{0,4}<\*>){1,50}"), VAR),
+)
 # A head that names the error's class or kind rather than saying what went wrong; stripped
 # (when enough message is left) so "sqlalchemy.exc.TimeoutError: X", "TimeoutError: X" and
 # a bare "X" fold together.
@@ -109,30 +146,9 @@ def template_of(line: str) -> str:
         if m is None or len(_WORD.findall(t, m.end())) < 3:
             break
         t = t[m.end() :]
-    for _ in range(2):  # nested reprs: <AdaptedConnection <asyncpg...>>
-        t = _REPR.sub(VAR, t)
-    t = _QUOTED.sub(_quoted, t)
-    t = _URL_OR_PATH.sub(VAR, t)
-    t = _UUID.sub(VAR, t)
-    t = _HEX.sub(_hex, t)
-    t = _TRAILER.sub("", t)
-    t = _DOTTED.sub(VAR, t)
-    t = _CONSTANT.sub(VAR, t)
-    t = _NUMBER.sub(VAR, t)
-    t = _VARS.sub(VAR, t)
+    for _what, pattern, replacement in _MASKS:
+        t = pattern.sub(replacement, t)
     return _SPACES.sub(" ", t).strip()[:MAX_TEMPLATE_CHARS]
-
-
-def _quoted(m: re.Match[str]) -> str:
-    """A quoted value is masked; a quoted sentence (a validation message) is wording."""
-    s = m[0]
-    return s if s.count(" ") >= 4 else s[0] + VAR + s[-1]
-
-
-def _hex(m: re.Match[str]) -> str:
-    """Hex ids ("684f2e4032b4dcc2", "0x7f0c"), not hex-looking words ("deadface")."""
-    s = m[0]
-    return VAR if s.startswith("0x") or any(c.isdigit() for c in s) else s
 
 
 def key_of(template: str) -> str:
