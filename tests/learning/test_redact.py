@@ -558,11 +558,9 @@ FRAGMENTS = [
     ".local",
     "/home/",
 ]
-pasted = st.one_of(
-    st.text(max_size=300),
-    st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join),
-    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=12).map("".join),
-)
+# Whole random texts, or shapes glued to each other and to random bits.
+_piece = st.sampled_from(FRAGMENTS) | st.text(max_size=6)
+pasted = st.text(max_size=300) | st.lists(_piece, max_size=12).map("".join)
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
