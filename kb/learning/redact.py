@@ -199,12 +199,30 @@ _RULES: list[Rule] = [
 
 
 def redact(text: str) -> Redacted:
-    """``text`` with secrets and personal data replaced by placeholders (`PLACEHOLDERS`)."""
+    """``text`` with secrets and personal data replaced by placeholders (`PLACEHOLDERS`).
+
+    A placeholder can open a boundary that the replaced text closed (``/home/0/home/0``:
+    the second home directory follows a word character until the first becomes
+    ``<user>``), so the rules run again while they still change something; a text with
+    nothing to replace, the usual case, is read once.
+    """
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     counts: Counter[str] = Counter()
+    for _ in range(_MAX_ROUNDS):
+        before = sum(counts.values())
+        text = _round(text, counts)
+        if sum(counts.values()) == before:
+            break
+    return Redacted(text, dict(counts))
+
+
+_MAX_ROUNDS = 4
+
+
+def _round(text: str, counts: Counter[str]) -> str:
     for trigger, pattern, replace in _RULES:
         if trigger is not None and trigger not in text:
             continue
         text = pattern.sub(lambda m, replace=replace: replace(m, counts), text)
-    return Redacted(text, dict(counts))
+    return text
