@@ -10,6 +10,8 @@ MAX_REPORTED_ERRORS = 1000
 
 @dataclass(slots=True)
 class LineError:
+    """One rejected line: its number, the field (``-`` for the line as a whole) and why."""
+
     line: int
     field: str
     message: str
@@ -17,6 +19,8 @@ class LineError:
 
 @dataclass(slots=True)
 class ImportReport:
+    """Counts and named rejections of one import (or of several files, ``add``)."""
+
     created: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -67,7 +71,8 @@ class ImportReport:
         self.rolled_back = self.rolled_back or other.rolled_back
 
     def as_json(self) -> dict[str, Any]:
-        """The contract's summary object (CONTRACT.md), plus extra keys."""
+        """The command's `--json` summary (docs/importing.md): the six documented keys first,
+        then the extra ones."""
         data = asdict(self)
         return {
             "created": data.pop("created"),
