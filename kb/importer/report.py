@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_REPORTED_ERRORS = 1000
 
 
-@dataclass(slots=True)
-class LineError:
+class LineError(NamedTuple):
     """One rejected line: its number, the field (``-`` for the line as a whole) and why."""
 
     line: int
     field: str
     message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
 
 
 @dataclass(slots=True)
@@ -80,6 +82,6 @@ class ImportReport:
             "unchanged": data.pop("unchanged"),
             "rejected": data.pop("rejected"),
             "disabled": data.pop("disabled"),
-            "errors": data.pop("errors"),
+            "errors": [error._asdict() for error in data.pop("errors")],
             **data,
         }

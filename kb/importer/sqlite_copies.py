@@ -66,7 +66,7 @@ class NewRowCopies:
         # order, each record's tags in list order (``CROSS JOIN`` fixes that loop order in
         # SQLite), and a repeat of a tag within a record is the one the unique (record, tag)
         # index turns away (``OR IGNORE``: no other constraint a row here could break).
-        # A ``GROUP BY`` for the first position cost a sort of every tag row: 40% more.
+        # A ``GROUP BY`` for the first position would cost a sort of every tag row.
         self.tag_rows_sql = (
             f"INSERT OR IGNORE INTO {q(record_tag._meta.db_table)} "
             f"({rt['record_id']}, {rt['tag_id']}, {rt['position']}) "

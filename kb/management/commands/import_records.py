@@ -114,7 +114,7 @@ class Command(BaseCommand):
                 style.WARNING(f"  line {item['line']}: disabled {item['id']}: {item['reason']}")
             )
         for err in report.errors[: None if verbosity > 1 else 50]:
-            self.stdout.write(style.WARNING(f"  line {err.line}: {err.field}: {err.message}"))
+            self.stdout.write(style.WARNING(f"  {err}"))
         hidden = len(report.errors) - 50 if verbosity <= 1 else 0
         if hidden > 0 or report.errors_truncated:
             self.stdout.write(f"  … {max(hidden, 0) + report.errors_truncated} more")
