@@ -81,36 +81,38 @@ if mode == "import":
         r = import_jsonl(read_lines(fh), source=os.path.basename(path))
     out = {k: getattr(r, k) for k in ("created", "updated", "unchanged", "rejected", "disabled")}
 elif mode == "floor":
-    # SQLite's own share of an import (see ``run_case``): the rows an import stored, copied
-    # from its database in the import's batches and commits, with the importer's own
-    # statements for history, tags and search, and nothing from Python.
+    # SQLite's own share of an import (see ``run_case``): the rows an import stored (records,
+    # history, tags), copied from its database in the import's batches and commits, the
+    # search index kept per batch as the import keeps it, and nothing from Python.
     import sqlite3
     from django.db import connection, transaction
-    from django.utils import timezone
     from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS
-    from kb.importer.rows import RowWriter
     from kb.search_index import search_index_deferred
     src = sqlite3.connect(path)
     count = src.execute("SELECT max(rowid) FROM kb_errorrecord").fetchone()[0]
     src.close()
-    writer = RowWriter("floor")
-    now = writer.history.convert[writer.history.attnames.index("history_date")](timezone.now())
-    copy = "INSERT INTO kb_errorrecord SELECT * FROM src.kb_errorrecord WHERE rowid > %s"
-    copy += " AND rowid <= %s ORDER BY rowid"
+    between = "WHERE rowid > %s AND rowid <= %s ORDER BY rowid"
+    copy = f"INSERT INTO kb_errorrecord SELECT * FROM src.kb_errorrecord {between}"
+    history = "INSERT INTO kb_historicalerrorrecord SELECT * FROM src.kb_historicalerrorrecord"
+    history += " WHERE history_id > %s AND history_id <= %s ORDER BY history_id"
+    tags = "INSERT INTO kb_recordtag (record_id, tag_id, position) SELECT t.record_id, t.tag_id,"
+    tags += " t.position FROM src.kb_recordtag t WHERE t.record_id IN (SELECT id FROM"
+    tags += " kb_errorrecord WHERE rowid > %s AND rowid <= %s) ORDER BY t.id"
     with connection.cursor() as cursor:
         cursor.execute("ATTACH DATABASE %s AS src", [path])
     t0, c0 = time.perf_counter(), time.process_time()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("INSERT INTO kb_tag SELECT * FROM src.kb_tag ORDER BY id")
     for unit in range(0, count, COMMIT_RECORDS):
         with transaction.atomic():
             for start in range(unit, min(unit + COMMIT_RECORDS, count), BATCH_SIZE):
                 end = min(start + BATCH_SIZE, count)
                 deferred = search_index_deferred(connection)
                 with connection.cursor() as cursor, deferred as reindex:
-                    after = writer.copies.last_rowid(cursor)
                     cursor.execute(copy, [start, end])
-                    writer.copies.history(cursor, after, [now, writer.reason, "+"], end - start)
-                    reindex([], after_rowid=after)
-                    writer.copies.tags(cursor, after, [])
+                    cursor.execute(history, [start, end])
+                    reindex([], after_rowid=start)
+                    cursor.execute(tags, [start, end])
     out = {"records": count}
 else:
     from kb.exporter import export_lines

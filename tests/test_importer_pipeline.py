@@ -1,4 +1,4 @@
-"""The import's moving parts: SQL-side copies of history and tag rows (SQLite), commits of
+"""The import's moving parts: bulk rows that store what the ORM stores, commits of
 several batches, the search index kept per batch, and unchanged records recognised from
 their stored columns. Each must store exactly what the plain path stores and leave
 nothing half-written when it stops early."""
@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
 from django.db import DatabaseError, connection
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from kb.exporter import content_hash
 from kb.importer import core, import_jsonl
 from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag
+from kb.services import sync_tags
 from tests.factories import (
     clear_records,
     encode,
@@ -37,7 +40,7 @@ def test_a_read_error_mid_file_reaches_the_caller_as_itself() -> None:
         import_jsonl(lines(), batch_size=2)
 
 
-# --- SQL copies store what rows sent from Python store ----------------------------------
+# --- the bulk rows store what the ORM's own bulk writes store ---------------------------
 
 
 def _lines() -> list[dict]:
@@ -60,22 +63,33 @@ def _import_then_update(lines: list[dict]) -> tuple:
     return counts, stored_state()
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQL copies are SQLite's")
-@pytest.mark.django_db
-def test_sql_copies_store_what_rows_sent_from_python_store(
-    monkeypatch: pytest.MonkeyPatch,
+def _orm_write(
+    self: rows_module.RowWriter,
+    created: list[dict],
+    updated: list[dict],
+    retag: list[dict],
+    now: datetime,
 ) -> None:
+    """The plain path the bulk rows were measured against: model instances,
+    django-simple-history's bulk writes and ``sync_tags``."""
+    new = [ErrorRecord(**row) for row in created]
+    changed = [ErrorRecord(**row) for row in updated]
+    history = {"default_change_reason": self.reason, "default_date": now}
+    bulk_create_with_history(new, ErrorRecord, **history)
+    kept = {"id", "created_at"}
+    fields = [f.name for f in ErrorRecord._meta.concrete_fields if f.name not in kept]
+    bulk_update_with_history(changed, ErrorRecord, fields=fields, **history)
+    retagged = {row["id"] for row in retag}
+    sync_tags([*new, *(record for record in changed if record.pk in retagged)])
+
+
+@pytest.mark.django_db
+def test_bulk_rows_store_what_the_orm_bulk_writes_store(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = _lines()
-    copied = _import_then_update(lines)
+    bulk = _import_then_update(lines)
     clear_records()
-    original = rows_module.RowWriter.__init__
-
-    def without_copies(self: rows_module.RowWriter, *args: object) -> None:
-        original(self, *args)  # type: ignore[arg-type]
-        self.copies = None
-
-    monkeypatch.setattr(rows_module.RowWriter, "__init__", without_copies)
-    assert _import_then_update(lines) == copied
+    monkeypatch.setattr(rows_module.RowWriter, "write", _orm_write)
+    assert _import_then_update(lines) == bulk
 
 
 @pytest.mark.django_db(transaction=True)

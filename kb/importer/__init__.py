@@ -19,8 +19,8 @@ Re-import policy (see docs/importing.md):
 
 Modules: ``lines`` (bytes to JSON, and the one gzip rule), ``parsing`` (lines to checked
 records), ``core`` (the loop and the policy), ``admission`` (patterns, a batch at a time),
-``rows`` (portable multi-row writes), ``sqlite_copies`` (history and tag rows copied in
-SQL), ``seen`` (in-file duplicate ids), ``report``.
+``rows`` (portable multi-row writes of records, history and tag rows), ``seen`` (in-file
+duplicate ids), ``report``.
 """
 
 from __future__ import annotations

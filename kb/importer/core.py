@@ -2,8 +2,8 @@
 and written.
 
 See the package docstring for the policy. A batch is read with one query (only the
-columns' values, no model instances), compared in Python, admitted with one call for the
-patterns not admitted while parsing, and written by ``RowWriter`` inside a transaction of
+columns' values, no model instances), compared in Python, its new and changed patterns
+admitted with one call, and written by ``RowWriter`` inside a transaction of
 ``commit_records`` records.
 """
 

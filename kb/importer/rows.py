@@ -6,9 +6,8 @@ datetimes via ``adapt_datetimefield_value``, everything else as is), which works
 on SQLite and PostgreSQL. What is written is exactly what the ORM would write: the record
 row, one history row per created or changed record (``+``/``~``, reason
 ``import:<file>``, no user: docs/reliability.md#r18-audit-trail), and the ``RecordTag``
-index rows. On SQLite
-the search index is kept for the batch with set-based statements, not a trigger per row
-(``kb.search_index.search_index_deferred``).
+index rows. On SQLite the search index is kept for the batch with set-based statements,
+not a trigger per row (``kb.search_index.search_index_deferred``).
 
 On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` statements of
 ``MAX_ROWS_PER_INSERT`` rows (the remainder row by row): ``executemany`` runs one statement
@@ -35,7 +34,6 @@ from typing import Any
 from django.db import connection, models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
-from kb.importer.sqlite_copies import NewRowCopies
 from kb.models import ErrorRecord, RecordTag, Tag
 from kb.search_index import search_index_deferred
 
@@ -205,11 +203,6 @@ class RowWriter:
             (self.records.columns[i], self.records.convert[i], by_attname[a].get_internal_type())
             for i, a in zip(at, self.compared, strict=False)
         ]
-        self.copies = (
-            NewRowCopies(q, ErrorRecord, historical, copied, tail, Tag, RecordTag)
-            if connection.vendor == "sqlite"
-            else None
-        )
 
     def write(
         self,
@@ -223,8 +216,6 @@ class RowWriter:
         with connection.cursor() as cursor, search_index_deferred(connection) as reindex:
             created_rows = [self.records.row(r) for r in created]
             updated_rows = [self.records.row(r) for r in updated]
-            # SQLite: history and tag rows of new records are copied in SQL (sqlite_copies).
-            after = self.copies.last_rowid(cursor) if self.copies and created_rows else None
             self.records.insert(cursor, created_rows)
             if updated_rows:
                 cursor.executemany(
@@ -233,9 +224,6 @@ class RowWriter:
                 )
             now_value = self.history.convert[self.history.attnames.index("history_date")](now)
             kinds = [("+", created_rows), ("~", updated_rows)]
-            if self.copies and after is not None:
-                self.copies.history(cursor, after, [now_value, self.reason, "+"], len(created))
-                kinds = kinds[1:]
             copy = itemgetter(*self.history_from_record)
             history = [
                 (*copy(row), now_value, self.reason, kind, None)
@@ -243,13 +231,7 @@ class RowWriter:
                 for row in rows
             ]
             self.history.insert(cursor, history)
-            if after is not None:  # the new records: every rowid above ``after``
-                reindex([r["id"] for r in updated], after_rowid=after)
-            else:
-                reindex([r["id"] for r in (*created, *updated)])
-            if self.copies and after is not None:
-                self.copies.tags(cursor, after, [r["id"] for r in retag])
-                created = ()
+            reindex([r["id"] for r in (*created, *updated)])
             self._write_tags(cursor, created, retag)
 
     def key(self, values: dict[str, Any]) -> Any:
