@@ -164,19 +164,10 @@ class RowWriter:
         history_fields = [
             f.attname for f in historical._meta.concrete_fields if f.attname != "history_id"
         ]
-        unknown = (
-            set(history_fields)
-            - set(record_fields)
-            - {
-                "history_date",
-                "history_change_reason",
-                "history_type",
-                "history_user_id",
-            }
-        )
+        tail = ["history_date", "history_change_reason", "history_type", "history_user_id"]
+        unknown = set(history_fields) - set(record_fields) - set(tail)
         if unknown:  # a simple_history upgrade added columns: fail loudly, not silently
             raise RuntimeError(f"unexpected history columns: {sorted(unknown)}")
-        tail = ["history_date", "history_change_reason", "history_type", "history_user_id"]
         copied = [a for a in history_fields if a not in tail]
         self.history = _Table(historical, [*copied, *tail])
         self.history_from_record = [record_fields.index(a) for a in copied]
