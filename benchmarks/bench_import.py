@@ -17,7 +17,7 @@ average, since wall time on a busy 2-core box says more about the neighbours.
 Run: ``.venv/bin/python benchmarks/bench_import.py [--quick]`` (``--quick``: only the 16.7k
 file on a scratch SQLite in the temp dir, for measuring a change; it prints the table and
 writes ``benchmarks/results/import-quick.json``). Writes ``benchmarks/results/import.json``.
-Env: ``KB_SHARED_DATA``, ``KB_BENCH_TMP``.
+Env: ``KB_DATASET_DIR`` (or ``KB_SHARED_DATA``), ``KB_BENCH_TMP``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+# The full dataset, where tests/datasets.py looks for it (``KB_DATASET_DIR``).
+DATA = Path(
+    os.environ.get("KB_DATASET_DIR")
+    or os.environ.get("KB_SHARED_DATA")
+    or REPO.parent / "shared" / "data"
+)
 SOURCE = DATA / "records-all.jsonl"
 RESULTS = REPO / "benchmarks" / "results" / "import.json"
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
@@ -210,6 +215,9 @@ def run_case(name: str, path: Path, template: Path, tmp: Path) -> dict:
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if not SOURCE.is_file():
+        print(f"needs {SOURCE.name} from the full dataset (set KB_DATASET_DIR)", file=sys.stderr)
+        return 2
     big = 200_000
     base = Path(os.environ.get("KB_BENCH_TMP", tempfile.gettempdir())) / "kb-bench-import"
     base.mkdir(parents=True, exist_ok=True)
