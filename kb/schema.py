@@ -92,7 +92,7 @@ def parse_datetime(value: str) -> datetime:
 
 
 def format_datetime(value: datetime | None) -> str | None:
-    """The dataset's own form: ``2026-09-11T21:06:21.487Z`` (UTC, milliseconds)."""
+    """The dataset's own form: ISO 8601 in UTC with milliseconds and a ``Z``."""
     if value is None:
         return None
     return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -112,22 +112,28 @@ def _check_text(key: str, value: str) -> None:
 Checker = Callable[[Any], Any]
 
 
-def _no_text_check(key: str, value: str) -> None:
-    return None
+def _checker(field: Field, check: Checker) -> Checker:
+    """``check`` (for a value that is not ``None``) behind the field's null rule."""
+    key, nullable = field.key, field.nullable
 
-
-def _str_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
-    key, nullable, max_length = field.key, field.nullable, field.max_length
-    not_blank = key in NOT_BLANK
-
-    def check(value: Any) -> Any:
+    def checked(value: Any) -> Any:
         if value is None:
             if nullable:
                 return None
             raise FieldError(key, "must not be null")
+        return check(value)
+
+    return checked
+
+
+def _str_checker(field: Field) -> Checker:
+    key, max_length = field.key, field.max_length
+    not_blank = key in NOT_BLANK
+
+    def check(value: Any) -> Any:
         if not isinstance(value, str):
             raise FieldError(key, f"must be a string, not {type(value).__name__}")
-        check_text(key, value)
+        _check_text(key, value)
         if max_length and len(value) > max_length:
             raise FieldError(key, f"is longer than {max_length} characters")
         if not_blank and not value.strip():
@@ -137,15 +143,11 @@ def _str_checker(field: Field, check_text: Callable[[str, str], None] = _check_t
     return check
 
 
-def _int_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
-    key, nullable = field.key, field.nullable
+def _int_checker(field: Field) -> Checker:
+    key = field.key
     limit = INT_LIMITS.get(key, MAX_INT_COLUMN)
 
     def check(value: Any) -> Any:
-        if value is None:
-            if nullable:
-                return None
-            raise FieldError(key, "must not be null")
         if isinstance(value, bool) or not isinstance(value, int):
             raise FieldError(key, f"must be an integer, not {type(value).__name__}")
         if not 0 <= value <= limit:
@@ -155,21 +157,17 @@ def _int_checker(field: Field, check_text: Callable[[str, str], None] = _check_t
     return check
 
 
-def _list_checker(field: Field, check_text: Callable[[str, str], None] = _check_text) -> Checker:
-    key, nullable = field.key, field.nullable
+def _list_checker(field: Field) -> Checker:
+    key = field.key
     item_limit = MAX_TAG_LENGTH if key == "tags" else None
 
     def check(value: Any) -> Any:
-        if value is None:
-            if nullable:
-                return None
-            raise FieldError(key, "must not be null")
         if not isinstance(value, list):
             raise FieldError(key, "must be a list of strings")
         for item in value:
             if not isinstance(item, str):
                 raise FieldError(key, "must be a list of strings")
-            check_text(key, item)
+            _check_text(key, item)
             if item_limit and len(item) > item_limit:
                 raise FieldError(key, f"has an item longer than {item_limit} characters")
         return value
@@ -177,16 +175,10 @@ def _list_checker(field: Field, check_text: Callable[[str, str], None] = _check_
     return check
 
 
-def _datetime_checker(
-    field: Field, check_text: Callable[[str, str], None] = _check_text
-) -> Checker:
-    key, nullable = field.key, field.nullable
+def _datetime_checker(field: Field) -> Checker:
+    key = field.key
 
     def check(value: Any) -> Any:
-        if value is None:
-            if nullable:
-                return None
-            raise FieldError(key, "must not be null")
         if not isinstance(value, str):
             raise FieldError(key, "must be an ISO 8601 timestamp string")
         try:
@@ -205,14 +197,9 @@ _MAKERS = {
     "list": _list_checker,
     "datetime": _datetime_checker,
 }
-CHECKERS: dict[str, Checker] = {f.key: _MAKERS[f.kind](f) for f in FIELDS}
+CHECKERS: dict[str, Checker] = {f.key: _checker(f, _MAKERS[f.kind](f)) for f in FIELDS}
 _PLAN: tuple[tuple[str, str, bool, Checker], ...] = tuple(
     (f.key, f.attr, f.required, CHECKERS[f.key]) for f in FIELDS
-)
-# The same checks without the NUL/surrogate scan of every string, for values whose source
-# text cannot produce either (see ``parse_record``'s ``text_safe``).
-_PLAN_TEXT_SAFE: tuple[tuple[str, str, bool, Checker], ...] = tuple(
-    (f.key, f.attr, f.required, _MAKERS[f.kind](f, _no_text_check)) for f in FIELDS
 )
 
 
@@ -221,13 +208,12 @@ def clean_value(field: Field, value: Any) -> Any:
     return CHECKERS[field.key](value)
 
 
-def parse_record(obj: Any, *, text_safe: bool = False) -> tuple[dict[str, Any], str]:
+def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
     """Validate one decoded JSONL line; return (model attrs incl. ``extra``, datasetVersion).
 
-    Raises ``FieldError`` naming the first bad field. ``text_safe``: the caller knows no
-    string in ``obj`` (key or value) can hold a NUL or a lone surrogate, so those scans are
-    skipped (the importer's case for a line without any ``\\u`` escape: strict UTF-8 and
-    strict JSON admit neither otherwise). Every other check still runs.
+    The one validator of an incoming record: the importer, the admin's conflict form and
+    ``kb.validation`` all check through ``CHECKERS``. Raises ``FieldError`` naming the
+    first bad field.
     """
     if type(obj) is not dict:
         raise FieldError("-", f"line is a JSON {type(obj).__name__}, not an object")
@@ -237,110 +223,35 @@ def parse_record(obj: Any, *, text_safe: bool = False) -> tuple[dict[str, Any], 
     version = obj.get("datasetVersion", "")
     if type(version) is not str or len(version) > 40:
         raise FieldError("datasetVersion", "must be a string of at most 40 characters")
-    if text_safe:
-        plain = parse_plain_record(obj)
-        if plain is not None:
-            return plain
-    check_text = _no_text_check if text_safe else _check_text
-    check_text("datasetVersion", version)
+    _check_text("datasetVersion", version)
     attrs = {}
-    for key, attr, required, check in _PLAN_TEXT_SAFE if text_safe else _PLAN:
+    for key, attr, required, check in _PLAN:
         if key in record:
             attrs[attr] = check(record[key])
         elif required:
             raise FieldError(key, "is missing")
     extra = {k: v for k, v in record.items() if k not in BY_KEY} if len(record) > len(attrs) else {}
     for key, value in extra.items():
-        check_text(key, key)
-        _check_json_value(key, value, check_text)
+        _check_text(key, key)
+        _check_json_value(key, value)
     attrs["extra"] = extra
     return attrs, version
 
 
-def parse_plain_record(obj: Any) -> tuple[dict[str, Any], str] | None:
-    """``parse_record``'s result for the common line, else ``None``: every field present and
-    valid (ints as ``int``, strings as ``str``), no other key, text already known clean
-    (``text_safe``). ``None`` says nothing about validity: ask ``parse_record``.
-
-    Only exact types pass (an ``int`` field holding a ``float``, as a JSON decoder may
-    give for an integer beyond 64 bits, does not), and nothing outside the known fields
-    is looked at."""
-    if type(obj) is not dict:
-        return None
-    record = obj.get("record")
-    version = obj.get("datasetVersion", "")
-    if type(record) is not dict or len(record) != len(FIELDS):
-        return None
-    if type(version) is not str or len(version) > 40:
-        return None
-    attrs = _all_fields_valid(record)
-    if attrs is None:
-        return None
-    attrs["extra"] = {}
-    return attrs, version
-
-
-def _all_fields_source() -> str:
-    """Source of ``_all_fields_valid``: the checks of ``CHECKERS`` but the NUL/surrogate
-    scan, for every field in turn, unrolled into one function without a call per field."""
-    code = ["def _all_fields_valid(record):", "    try:"]
-    for i, f in enumerate(FIELDS):
-        v = f"v{i}"
-        code.append(f"        {v} = record[{f.key!r}]")
-        if f.kind == "str":
-            bad = f"type({v}) is not str"
-            if f.max_length:
-                bad += f" or len({v}) > {f.max_length}"
-            if f.key in NOT_BLANK:
-                bad += f" or not {v}.strip()"
-        elif f.kind == "int":
-            bad = f"type({v}) is not int or not 0 <= {v} <= {INT_LIMITS.get(f.key, MAX_INT_COLUMN)}"
-        elif f.kind == "list":
-            bad = f"type({v}) is not list or not _only_str(map(type, {v}))"
-            if f.key == "tags":
-                bad += f" or max(map(len, {v}), default=0) > {MAX_TAG_LENGTH}"
-        else:  # datetime
-            bad = f"type({v}) is not str"
-        if f.nullable:
-            bad = f"{v} is not None and ({bad})"
-        code.append(f"        if {bad}:")
-        code.append("            return None")
-        if f.kind == "datetime":
-            parse = f"parse_datetime({v})"
-            code.append(
-                f"        {v} = {f'None if {v} is None else {parse}' if f.nullable else parse}"
-            )
-    code.append("    except (KeyError, ValueError, OverflowError):")
-    code.append("        return None")
-    code.append("    return {" + ", ".join(f"{f.attr!r}: v{i}" for i, f in enumerate(FIELDS)) + "}")
-    return "\n".join(code)
-
-
-_namespace: dict[str, Any] = {"parse_datetime": parse_datetime, "_only_str": {str}.issuperset}
-exec(compile(_all_fields_source(), "<kb.schema._all_fields_valid>", "exec"), _namespace)  # noqa: S102
-# Every field's value in model form if all are present and valid, else ``None`` (then
-# ``parse_record`` runs the per-field checkers, which name the first bad field).
-_all_fields_valid: Callable[[dict[str, Any]], dict[str, Any] | None] = _namespace[
-    "_all_fields_valid"
-]
-
-
-def _check_json_value(
-    key: str, value: Any, check_text: Callable[[str, str], None] = _check_text
-) -> None:
+def _check_json_value(key: str, value: Any) -> None:
     """JSON both backends store alike: finite numbers, text without NUL or surrogates
     (in keys too: PostgreSQL's jsonb refuses ``\\u0000`` anywhere)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise FieldError(key, "NaN or Infinity is not valid JSON")
     if isinstance(value, str):
-        check_text(key, value)
+        _check_text(key, value)
     elif isinstance(value, list):
         for item in value:
-            _check_json_value(key, item, check_text)
+            _check_json_value(key, item)
     elif isinstance(value, dict):
         for name, item in value.items():
-            check_text(key, name)
-            _check_json_value(key, item, check_text)
+            _check_text(key, name)
+            _check_json_value(key, item)
 
 
 def to_dataset_value(field: Field, value: Any) -> Any:

@@ -9,17 +9,25 @@ admin's job page reads them while the import runs.
 
 from __future__ import annotations
 
-import gzip
 import logging
 from typing import Any
 
 from django.tasks import task
 from django.utils import timezone
 
-from kb.importer import import_jsonl, read_lines
+from kb.importer import decompressed, import_jsonl, read_lines
 from kb.models import ImportJob
 
 logger = logging.getLogger(__name__)
+
+
+def _fail(job: ImportJob, exc: Exception, prefix: str = "") -> None:
+    """Mark the job failed with the exception's type and message (what its page shows)."""
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.FAILED,
+        error=f"{prefix}{type(exc).__name__}: {exc}"[:2000],
+        finished_at=timezone.now(),
+    )
 
 
 def execute_import(job: ImportJob) -> ImportJob:
@@ -30,8 +38,7 @@ def execute_import(job: ImportJob) -> ImportJob:
     )
     try:
         with job.file.open("rb") as fh:
-            gz = job.source.lower().endswith(".gz")
-            stream = gzip.GzipFile(fileobj=fh) if gz else fh
+            stream = decompressed(fh)
 
             def progress(lines: int) -> None:  # after every batch: progress and heartbeat
                 ImportJob.objects.filter(pk=job.pk).update(
@@ -47,11 +54,7 @@ def execute_import(job: ImportJob) -> ImportJob:
             )
     except Exception as exc:  # the job page must say what happened, whatever it was
         logger.exception("import job %s failed", job.pk)
-        ImportJob.objects.filter(pk=job.pk).update(
-            state=ImportJob.State.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now(),
-        )
+        _fail(job, exc)
     else:
         ImportJob.objects.filter(pk=job.pk).update(
             state=ImportJob.State.DONE,
@@ -82,11 +85,7 @@ def enqueue_import(job: ImportJob) -> ImportJob:
         result = run_import.enqueue(job.pk)
     except Exception as exc:  # a misconfigured backend: say so on the job page
         logger.exception("could not enqueue import job %s", job.pk)
-        ImportJob.objects.filter(pk=job.pk).update(
-            state=ImportJob.State.FAILED,
-            error=f"Could not start the import task: {type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now(),
-        )
+        _fail(job, exc, "Could not start the import task: ")
     else:
         ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
     job.refresh_from_db()

@@ -1,21 +1,23 @@
-"""The import's moving parts: rows prepared when a batch is parsed, SQL-side copies of
-history and tag rows (SQLite), and the import's commit settings with checkpoints off the
-writer's thread (``walcheckpoint``). Each must store exactly what the plain path stores
-and leave nothing behind when it stops early."""
+"""The import's moving parts: bulk rows that store what the ORM stores, commits of
+several batches, the search index kept per batch, and unchanged records recognised from
+their stored columns. Each must store exactly what the plain path stores and leave
+nothing half-written when it stops early."""
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
 from django.db import DatabaseError, connection
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from kb.exporter import content_hash
-from kb.importer import core, import_jsonl, parsing
+from kb.importer import core, import_jsonl
 from kb.importer import rows as rows_module
 from kb.models import ErrorRecord, RecordTag
+from kb.services import sync_tags
 from tests.factories import (
     clear_records,
     encode,
@@ -24,11 +26,6 @@ from tests.factories import (
     make_line,
     stored_state,
 )
-
-
-def _helper_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("kb-import-")]
-
 
 # --- the import loop ------------------------------------------------------------------
 
@@ -41,10 +38,9 @@ def test_a_read_error_mid_file_reaches_the_caller_as_itself() -> None:
 
     with pytest.raises(OSError, match="unreadable"):
         import_jsonl(lines(), batch_size=2)
-    assert _helper_threads() == []
 
 
-# --- prepared rows and SQL copies store what the plain path stores -----------------------
+# --- the bulk rows store what the ORM's own bulk writes store ---------------------------
 
 
 def _lines() -> list[dict]:
@@ -67,97 +63,33 @@ def _import_then_update(lines: list[dict]) -> tuple:
     return counts, stored_state()
 
 
-@pytest.mark.django_db
-def test_prepared_rows_store_what_rows_built_by_the_writer_store(
-    monkeypatch: pytest.MonkeyPatch,
+def _orm_write(
+    self: rows_module.RowWriter,
+    created: list[dict],
+    updated: list[dict],
+    retag: list[dict],
+    now: datetime,
 ) -> None:
+    """The plain path the bulk rows were measured against: model instances,
+    django-simple-history's bulk writes and ``sync_tags``."""
+    new = [ErrorRecord(**row) for row in created]
+    changed = [ErrorRecord(**row) for row in updated]
+    history = {"default_change_reason": self.reason, "default_date": now}
+    bulk_create_with_history(new, ErrorRecord, **history)
+    kept = {"id", "created_at"}
+    fields = [f.name for f in ErrorRecord._meta.concrete_fields if f.name not in kept]
+    bulk_update_with_history(changed, ErrorRecord, fields=fields, **history)
+    retagged = {row["id"] for row in retag}
+    sync_tags([*new, *(record for record in changed if record.pk in retagged)])
+
+
+@pytest.mark.django_db
+def test_bulk_rows_store_what_the_orm_bulk_writes_store(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = _lines()
-    prepared = _import_then_update(lines)
+    bulk = _import_then_update(lines)
     clear_records()
-    monkeypatch.setattr(parsing.Parser, "prepare", lambda self, batch: batch)
-    assert _import_then_update(lines) == prepared
-
-
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQL copies are SQLite's")
-@pytest.mark.django_db
-def test_sql_copies_store_what_rows_sent_from_python_store(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    lines = _lines()
-    copied = _import_then_update(lines)
-    clear_records()
-    original = rows_module.RowWriter.__init__
-
-    def without_copies(self: rows_module.RowWriter, *args: object) -> None:
-        original(self, *args)  # type: ignore[arg-type]
-        self.copies = None
-
-    monkeypatch.setattr(rows_module.RowWriter, "__init__", without_copies)
-    assert _import_then_update(lines) == copied
-
-
-@pytest.mark.django_db
-def test_a_re_import_stops_preparing_rows_and_a_new_tail_starts_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    lines = [make_line() for _ in range(40)]
-    import_lines(*lines[:20], batch_size=5)
-    before = content_hash()
-    prepared: list[bool] = []
-    original = parsing.Parser.prepare
-
-    def spy(self: parsing.Parser, batch: list) -> list:
-        prepared.append(self.prepare_rows)
-        return original(self, batch)
-
-    monkeypatch.setattr(parsing.Parser, "prepare", spy)
-    report = import_lines(*lines, batch_size=5)
-    assert (report.created, report.unchanged) == (20, 20)
-    assert prepared[0]
-    assert not all(prepared)
-    assert prepared[-1]
-    assert content_hash() != before
-    assert ErrorRecord.objects.count() == 40
-
-
-# --- commit settings and checkpoints (batches that really commit) ------------------------
-
-sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite WAL settings")
-
-
-def _pragma(name: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(f"PRAGMA {name}")
-        return int(cursor.fetchone()[0])
-
-
-@sqlite_only
-@pytest.mark.django_db(transaction=True)
-def test_batch_commits_restore_the_connection_and_leave_the_wal_checkpointed() -> None:
-    before = (_pragma("synchronous"), _pragma("wal_autocheckpoint"))
-    report = import_lines(*[make_line(tags=["x"]) for _ in range(30)], batch_size=7)
-    assert report.created == 30
-    assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == before == (2, 1000)
-    assert _helper_threads() == []
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        busy, log, done = cursor.fetchone()
-    assert busy == 0
-    assert log == done
-    assert ErrorRecord.history.count() == 30  # type: ignore[attr-defined]
-
-
-@sqlite_only
-@pytest.mark.django_db(transaction=True)
-def test_a_database_error_mid_import_restores_the_connection(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    fail_nth_write(monkeypatch, 2)
-    with pytest.raises(DatabaseError):
-        import_lines(*[make_line() for _ in range(12)], batch_size=5, commit_records=5)
-    assert ErrorRecord.objects.count() == 5  # the first batch committed
-    assert (_pragma("synchronous"), _pragma("wal_autocheckpoint")) == (2, 1000)
-    assert _helper_threads() == []
+    monkeypatch.setattr(rows_module.RowWriter, "write", _orm_write)
+    assert _import_then_update(lines) == bulk
 
 
 @pytest.mark.django_db(transaction=True)
@@ -210,15 +142,11 @@ def test_a_stored_record_gives_back_the_key_of_its_line() -> None:
     lines = [make_line(tags=["é", "x"], httpStatus=None), make_line(newKey={"a": [1, 2.5]})]
     import_lines(*lines)
     writer = rows_module.RowWriter("x", core.COMPARED_ATTRS)
-    importer = core._Importer(dry_run=False, source="x")
     stored = writer.stored([line["record"]["id"] for line in lines])
     for line in lines:
         attrs, version = parse_record(line)
         attrs["dataset_version"] = version
-        row = importer.parser.new_row(attrs)
-        row.update(disabled_reason="", pattern_engine="hyperscan")
-        params = writer.records.row(row)
-        assert writer.key(attrs) == writer.key(None, params) == stored[line["record"]["id"]]
+        assert writer.key(attrs) == stored[line["record"]["id"]]
 
 
 @pytest.mark.django_db
@@ -262,27 +190,3 @@ def test_a_changed_field_is_seen_whatever_its_kind() -> None:
         changed["record"][field.key] = changes[field.kind]
         report = import_lines(changed)
         assert report.updated == 1, field.key
-
-
-@sqlite_only
-@pytest.mark.django_db(transaction=True)
-def test_the_wal_is_rewound_when_past_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the limit at 0 the writer waits for each checkpoint, so each batch starts the
-    WAL afresh: after 6 batches of 40 it holds about one batch, less than one of 240."""
-    import os
-
-    from kb.importer import walcheckpoint
-
-    monkeypatch.setattr(walcheckpoint, "WAL_LIMIT_BYTES", 0)
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA database_list")
-        path = next(p for _s, name, p in cursor.fetchall() if name == "main")
-
-    def wal_after(batch_size: int) -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        lines = [make_line() for _ in range(240)]
-        import_lines(*lines, batch_size=batch_size, commit_records=batch_size)
-        return os.path.getsize(f"{path}-wal")
-
-    assert wal_after(40) < wal_after(240)

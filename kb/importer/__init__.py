@@ -17,17 +17,16 @@ Re-import policy (see docs/importing.md):
   commits and resumes by importing the file again), or, with ``atomic=True``, the whole
   file is one transaction that any rejected line rolls back.
 
-Modules: ``lines`` (bytes to JSON), ``core`` (the loop and the policy), ``ahead``
-(parsing in a forked process while this one writes), ``admission``
-(patterns, a batch at a time), ``rows`` (fast portable row
-writes), ``sqlite_copies`` (history and tag rows copied in SQL), ``walcheckpoint`` (commit
-settings and checkpoints of a SQLite import), ``seen`` (in-file duplicate ids), ``report``.
+Modules: ``lines`` (bytes to JSON, and the one gzip rule), ``parsing`` (lines to checked
+records), ``core`` (the loop and the policy), ``admission`` (patterns, a batch at a time),
+``rows`` (portable multi-row writes of records, history and tag rows), ``seen`` (in-file
+duplicate ids), ``report``.
 """
 
 from __future__ import annotations
 
 from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS, AtomicImportFailed, import_jsonl
-from kb.importer.lines import MAX_LINE_BYTES, decode_line, read_lines
+from kb.importer.lines import MAX_LINE_BYTES, decode_line, decompressed, read_lines
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport, LineError
 from kb.schema import FIELDS
 
@@ -41,6 +40,7 @@ __all__ = [
     "ImportReport",
     "LineError",
     "decode_line",
+    "decompressed",
     "import_jsonl",
     "read_lines",
 ]

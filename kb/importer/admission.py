@@ -1,9 +1,10 @@
 """Pattern admission for a whole batch of records at once.
 
 The matcher decides which patterns it can run (``kb.matcher.admit_pattern``: its own
-structural analysis, then a Hyperscan compile, then RE2). A single Hyperscan compile of a
-caseless Unicode template costs ~15 ms here, so asking it once per record would cap an
-import at ~70 records/s, and compiling a batch together is no faster per pattern.
+structural analysis, then a Hyperscan compile, then RE2). A Hyperscan compile of a
+caseless Unicode template is expensive, and compiling a batch together is no cheaper per
+pattern, so asking the engine once per record would make the engine compile the import's
+bottleneck.
 
 So a batch is admitted in two steps:
 - every distinct pattern is analysed by the matcher's own ``analyse`` (the rules that
@@ -16,50 +17,22 @@ So a batch is admitted in two steps:
   (engine compile; cached per pattern).
 
 The matcher stays the final arbiter: its shard build records any pattern an engine
-refuses. When ``kb.matcher`` grows a batch admission (``admit_patterns``), it is used
-instead of all of this.
+refuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import lru_cache
-from typing import Any
+from collections.abc import Iterable
 
+from kb.matcher.patterns import analyse
 from kb.validation import PatternVerdict, admit_pattern
 
-# Template scan forms longer than this get the engine compile (Hyperscan's limits are far
-# above it; the dataset's longest is ~1,100 characters).
+# Template scan forms longer than this get the engine compile: Hyperscan's own limits are
+# far above it, and no pattern of the dataset comes near it.
 MAX_TRUSTED_SCAN_FORM = 8000
 
 
-def _verdict(admission: Any) -> PatternVerdict:
-    return PatternVerdict(
-        ok=bool(admission.ok),
-        engine=admission.engine or "",
-        reason=admission.reason or "",
-        generic=bool(getattr(admission, "generic", False)),
-    )
-
-
-@lru_cache(maxsize=1)
-def _matcher_hooks() -> tuple[Callable[..., Any] | None, Callable[[str], Any] | None]:
-    """(batch admission, structural analysis) from ``kb.matcher``, whichever exist."""
-    try:
-        import kb.matcher as matcher
-    except ImportError:  # the matcher is not installed: plain per-pattern admission
-        return None, None
-    batch = getattr(matcher, "admit_patterns", None)
-    try:
-        from kb.matcher.patterns import analyse
-    except ImportError:
-        analyse = None
-    return batch, analyse
-
-
-def _admit_one(pattern: str, analyse: Callable[[str], Any] | None) -> PatternVerdict:
-    if analyse is None:
-        return admit_pattern(pattern)
+def _admit_one(pattern: str) -> PatternVerdict:
     analysis = analyse(pattern)
     if not analysis.ok:
         return PatternVerdict(False, "", analysis.reason or "refused", analysis.generic)
@@ -71,10 +44,4 @@ def _admit_one(pattern: str, analyse: Callable[[str], Any] | None) -> PatternVer
 
 def admit_batch(patterns: Iterable[str]) -> dict[str, PatternVerdict]:
     """Verdict for each distinct pattern (see the module docstring)."""
-    distinct = list(dict.fromkeys(patterns))
-    if not distinct:
-        return {}
-    batch, analyse = _matcher_hooks()
-    if batch is not None:
-        return {p: _verdict(a) for p, a in zip(distinct, batch(distinct), strict=True)}
-    return {p: _admit_one(p, analyse) for p in distinct}
+    return {p: _admit_one(p) for p in dict.fromkeys(patterns)}

@@ -1,9 +1,9 @@
-"""The import loop: batches parsed by ``kb.importer.parsing`` (here or in a forked process,
-``kb.importer.ahead``) are folded into what is stored and written.
+"""The import loop: batches parsed by ``kb.importer.parsing`` are folded into what is stored
+and written.
 
 See the package docstring for the policy. A batch is read with one query (only the
-columns' values, no model instances), compared in Python, admitted with one call for the
-patterns not admitted while parsing, and written by ``RowWriter`` inside a transaction of
+columns' values, no model instances), compared in Python, its new and changed patterns
+admitted with one call, and written by ``RowWriter`` inside a transaction of
 ``commit_records`` records.
 """
 
@@ -11,32 +11,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from contextlib import ExitStack, nullcontext
+from contextlib import nullcontext
 from typing import Any
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from kb.importer.admission import admit_batch
-from kb.importer.ahead import can_fork, parsed_ahead
 from kb.importer.parsing import Incoming, Parser, set_verdict
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
-from kb.importer.walcheckpoint import batch_commits
 from kb.models import ErrorRecord, next_revision
 from kb.schema import BY_ATTR, CONTENT_ATTRS, to_dataset_value
 
 BATCH_SIZE = 2000
 # Records per commit. A commit writes every page the transaction changed to the WAL, and a
 # batch of new records changes pages all over the id-keyed indexes (ids are hashes), so
-# the same index pages are written again at every commit: at 2,000 records a commit, the
-# commits of a 200k import wrote its indexes about a hundred times over.
+# the same index pages are written again at every commit: fewer, larger commits write
+# them fewer times, while an interrupted import still keeps whole commits.
 COMMIT_RECORDS = 10_000
 COMPARED_ATTRS = (*CONTENT_ATTRS, "extra", "dataset_version")
-
-
-def _nothing() -> None:
-    return None
 
 
 class AtomicImportFailed(Exception):
@@ -63,7 +57,7 @@ class _Importer:
         self.dry_run = dry_run
         self.source = source
         self.writer = RowWriter(source, COMPARED_ATTRS)
-        self.parser = Parser(self.report, self.writer, dry_run=dry_run)
+        self.parser = Parser(self.report)
 
     def apply(self, batch: list[Incoming]) -> None:
         if not batch:
@@ -74,9 +68,9 @@ class _Importer:
         try:
             # Inside the caller's transaction, as a part of it: a savepoint per batch would
             # make SQLite keep the old image of every page the batch changes, in memory
-            # (``temp_store=MEMORY``), until the savepoint ends: 40 MB more at 16.7k.
+            # (``temp_store=MEMORY``), until the savepoint ends.
             with transaction.atomic(savepoint=False):
-                created, updated, retag, created_params = self._fold(batch)
+                created, updated, retag = self._fold(batch)
                 if created or updated:
                     now = timezone.now()
                     revision = next_revision()
@@ -85,25 +79,24 @@ class _Importer:
                         row["updated_at"] = now
                     for row in created:
                         row["created_at"] = now
-                    self.writer.write(created, updated, retag, now, created_params)
+                    self.writer.write(created, updated, retag, now)
         except DatabaseError:
             self.writer.forget_tags()
             raise
 
     def _fold(
         self, batch: list[Incoming]
-    ) -> tuple[
-        list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[list[Any] | None]
-    ]:
-        """Decide each record of the batch; returns (created, updated, retag) rows and the
-        prepared parameters of each created row (``None`` where not prepared)."""
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Decide each record of the batch; returns the (created, updated, retag) rows."""
         report = self.report
-        stored = self.writer.stored([item.id for item in batch])
+        writer = self.writer
+        stored = writer.stored([item.id for item in batch])
         # Records stored with other content (or no raw form to compare): fetched whole.
         differ = [
             item.id
             for item in batch
-            if item.id in stored and (stored[item.id] is None or stored[item.id] != item.key)
+            if item.id in stored
+            and (stored[item.id] is None or stored[item.id] != writer.key(item.attrs))
         ]
         existing = (
             {
@@ -118,7 +111,6 @@ class _Importer:
         created: list[dict[str, Any]] = []
         updated: list[dict[str, Any]] = []
         retag: list[dict[str, Any]] = []
-        created_params: list[list[Any] | None] = []
         to_admit: list[tuple[int, dict[str, Any]]] = []
         for item in batch:
             current = existing.get(item.id)
@@ -126,16 +118,11 @@ class _Importer:
                 report.unchanged += 1
                 continue
             if current is None:
-                row = item.new_row
-                if row is None:
-                    row = self.parser.new_row(item.values())
-                    to_admit.append((item.line, row))
-                elif row["disabled_reason"]:
-                    report.note_disabled(item.line, row["id"], row["disabled_reason"])
+                row = self.parser.new_row(item.attrs)
+                to_admit.append((item.line, row))
                 created.append(row)
-                created_params.append(item.params)
                 continue
-            attrs = item.values()
+            attrs = item.attrs
             if _same(attrs, current):
                 report.unchanged += 1
                 continue
@@ -160,9 +147,7 @@ class _Importer:
                 report.note_disabled(line, row["id"], row["disabled_reason"])
         report.created += len(created)
         report.updated += len(updated)
-        # Most of this batch already stored: a re-import; stop preparing rows ahead.
-        self.parser.prepare_rows = 2 * len(created) >= len(batch)
-        return created, updated, retag, created_params
+        return created, updated, retag
 
     def _merge(self, current: dict[str, Any], attrs: dict[str, Any], line: int) -> None:
         """Fold incoming attrs into ``current``, keeping curated fields as conflicts."""
@@ -203,43 +188,30 @@ def import_jsonl(
     progress: Callable[[int], None] | None = None,
     batch_size: int = BATCH_SIZE,
     commit_records: int = COMMIT_RECORDS,
-    parse_ahead: bool = False,
 ) -> ImportReport:
     """Import JSONL ``lines`` (bytes, as read from a binary file; ``None`` marks a line
-    that was too long to read). See the package docstring for the policy.
-
-    ``parse_ahead``: parse in a forked process while this one writes (``kb.importer.ahead``;
-    only where forking is safe, else in this process)."""
+    that was too long to read). See the package docstring for the policy."""
     importer = _Importer(dry_run=dry_run, source=source)
     started = time.perf_counter()
 
     def run() -> None:
-        with ExitStack() as stack:
-            if parse_ahead and can_fork():  # before the checkpoint thread starts
-                ahead = parsed_ahead(importer.parser, lines, batch_size, commit_records)
-                batches = stack.enter_context(ahead)
-            else:
-                batches = iter(importer.parser.batches(lines, batch_size, commit_records))
-            committed = stack.enter_context(
-                batch_commits(connection) if not dry_run else nullcontext(_nothing)
-            )
-            more = True
-            while more:
-                # One transaction per ``commit_records`` records (``COMMIT_RECORDS``); with
-                # ``atomic``, a part of the import's one transaction (no savepoint).
-                written = 0
-                with nullcontext() if dry_run else transaction.atomic(savepoint=False):
-                    for batch, number in batches:
-                        importer.apply(batch)
-                        importer.report.lines = number
-                        if progress:
-                            progress(number)
-                        written += len(batch)
-                        if written >= commit_records:
-                            break
-                    else:
-                        more = False
-                committed()
+        batches = importer.parser.batches(lines, batch_size, commit_records)
+        more = True
+        while more:
+            # One transaction per ``commit_records`` records (``COMMIT_RECORDS``); with
+            # ``atomic``, a part of the import's one transaction (no savepoint).
+            written = 0
+            with nullcontext() if dry_run else transaction.atomic(savepoint=False):
+                for batch, number in batches:
+                    importer.apply(batch)
+                    importer.report.lines = number
+                    if progress:
+                        progress(number)
+                    written += len(batch)
+                    if written >= commit_records:
+                        break
+                else:
+                    more = False
 
     _run(importer, run, atomic=atomic, dry_run=dry_run)
     importer.report.errors.sort(key=lambda e: e.line)

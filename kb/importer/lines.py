@@ -2,41 +2,24 @@
 
 Every way a line can be broken ends as a ``FieldError`` with a reason (invalid UTF-8,
 NaN/Infinity, duplicate keys, integers past Python's 4300-digit limit, nesting too deep),
-so the importer reports it by line number instead of raising.
-
-The decoder is Python's ``json`` with hooks (duplicate keys, NaN). ``fast_decode`` (orjson,
-where installed; about four times faster) is the importer's first try for a line without
-``\\u`` escapes, and its value is only used where it provably equals ``decode_line``'s:
-- orjson refuses NaN/Infinity, invalid UTF-8, a BOM, raw control characters, nesting past
-  1,024, numbers beyond a double, malformed JSON: ``None``, the caller uses ``decode_line``,
-  which gives the reason as before;
-- orjson keeps the last of duplicate keys silently: a value is returned only if orjson's
-  compact re-encoding has as many ``:`` as the line. Without ``\\u`` escapes a colon in a
-  line is either a key's separator or a colon inside a string (written as itself), and
-  both come back from the re-encoding; a dropped duplicate key loses at least one;
-- orjson reads an integer beyond 64 bits as a float, which ``decode_line`` would not: the
-  caller must use the value only through ``kb.schema.parse_plain_record`` (which passes
-  exact ``int`` only and looks at nothing but the known fields) and fall back to
-  ``decode_line`` otherwise;
-- a line with a ``\\u`` escape (the only way to a NUL, a lone surrogate, or a colon not
-  written as itself) must not be given to ``fast_decode``.
+so the importer reports it by line number instead of raising. The decoder is Python's
+``json`` with hooks for duplicate keys and NaN: one decoder, so every line is judged by
+the same rules, whatever it holds.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any, cast
 
 from kb.schema import FieldError
 
-try:  # optional: the strict decoder alone gives the same values, more slowly
-    import orjson
-except ImportError:  # pragma: no cover
-    orjson = None
-
 MAX_LINE_BYTES = 4 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _reject_constant(name: str) -> Any:
@@ -55,20 +38,6 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
-
-
-def fast_decode(raw: bytes) -> Any:
-    """orjson's value of ``raw`` under the conditions of the module docstring, or ``None``
-    (then use ``decode_line``). ``raw`` must hold no ``\\u`` escape."""
-    if orjson is None:
-        return None
-    try:
-        value = orjson.loads(raw)
-        if raw.count(b":") != orjson.dumps(value).count(b":"):
-            return None  # a duplicate key, dropped by orjson
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-        return None
-    return value
 
 
 def decode_line(raw: bytes, number: int) -> Any:
@@ -104,3 +73,24 @@ def read_lines(stream: Any, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes |
             yield None
             continue
         yield line
+
+
+def decompressed(stream: IO[bytes]) -> IO[bytes]:
+    """``stream`` as JSONL bytes: decompressed when it starts with gzip's magic bytes.
+
+    The one gzip rule of every way into the importer (the command's files and stdin, the
+    admin's uploads): the content decides, never the file's name, so a renamed file or
+    a pipe reads the same. Nothing is consumed: the head is peeked (or read and sought
+    back); a stream that can do neither is buffered first."""
+    if hasattr(stream, "peek"):
+        head = stream.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+    elif stream.seekable():
+        at = stream.tell()
+        head = stream.read(len(GZIP_MAGIC))
+        stream.seek(at)
+    else:
+        stream = cast(IO[bytes], io.BufferedReader(cast(Any, stream)))
+        head = stream.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+    if head == GZIP_MAGIC:
+        return cast(IO[bytes], gzip.GzipFile(fileobj=stream))
+    return stream

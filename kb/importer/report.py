@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_REPORTED_ERRORS = 1000
 
 
-@dataclass(slots=True)
-class LineError:
+class LineError(NamedTuple):
+    """One rejected line: its number, the field (``-`` for the line as a whole) and why."""
+
     line: int
     field: str
     message: str
 
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.field}: {self.message}"
+
 
 @dataclass(slots=True)
 class ImportReport:
+    """Counts and named rejections of one import (or of several files, ``add``)."""
+
     created: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -67,7 +73,8 @@ class ImportReport:
         self.rolled_back = self.rolled_back or other.rolled_back
 
     def as_json(self) -> dict[str, Any]:
-        """The contract's summary object (CONTRACT.md), plus extra keys."""
+        """The command's `--json` summary (docs/importing.md): the six documented keys first,
+        then the extra ones."""
         data = asdict(self)
         return {
             "created": data.pop("created"),
@@ -75,6 +82,6 @@ class ImportReport:
             "unchanged": data.pop("unchanged"),
             "rejected": data.pop("rejected"),
             "disabled": data.pop("disabled"),
-            "errors": data.pop("errors"),
+            "errors": [error._asdict() for error in data.pop("errors")],
             **data,
         }

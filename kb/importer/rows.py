@@ -5,16 +5,21 @@ here each column's converter is chosen once (JSON via ``connection.ops.adapt_jso
 datetimes via ``adapt_datetimefield_value``, everything else as is), which works the same
 on SQLite and PostgreSQL. What is written is exactly what the ORM would write: the record
 row, one history row per created or changed record (``+``/``~``, reason
-``import:<file>``, no user: RELIABILITY #18), and the ``RecordTag`` index rows. On SQLite
-the search index is kept for the batch with set-based statements, not a trigger per row
-(``kb.search.index.search_index_deferred``).
+``import:<file>``, no user: docs/reliability.md#r18-audit-trail), and the ``RecordTag``
+index rows. On SQLite the search index is kept for the batch with set-based statements,
+not a trigger per row (``kb.search.index.search_index_deferred``).
 
 On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` statements of
 ``MAX_ROWS_PER_INSERT`` rows (the remainder row by row): ``executemany`` runs one statement
 per row, and each statement on ``kb_errorrecord`` (which has triggers) opens a statement
-savepoint on every virtual table of the transaction (the search index); SQLite's work for
-the same rows drops by a third (callgrind). Same rows, same order, so the same row ids. On
-PostgreSQL ``executemany`` (psycopg batches it).
+savepoint on every virtual table of the transaction (the search index), which a statement
+of many rows opens once. Same rows, same order, so the same row ids. On PostgreSQL
+``executemany`` (psycopg batches it).
+
+The import's benchmark measured these writers against ``bulk_create`` with
+django-simple-history's ``bulk_create_with_history`` and ``kb.services.sync_tags`` (see
+docs/importing.md): the ORM's per-value preparation is most of that path's time, far
+past the bar a layer must clear to stay, so these stay.
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ from typing import Any
 from django.db import connection, models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
-from kb.importer.sqlite_copies import NewRowCopies
 from kb.models import ErrorRecord, RecordTag, Tag
 from kb.search.index import search_index_deferred
 
@@ -111,28 +115,6 @@ class _Table:
                 out[i] = conv(value)
         return out
 
-    def rows(
-        self,
-        values: Sequence[dict[str, Any]],
-        prepared: Sequence[list[Any] | None],
-        refresh: Sequence[str],
-    ) -> list[list[Any]]:
-        """``row`` of each of ``values``, reusing ``prepared[i]`` (when given) with only the
-        ``refresh`` columns taken again from ``values[i]``."""
-        if not prepared:
-            return [self.row(v) for v in values]
-        fix = [(self.attnames.index(a), a, self.convert[self.attnames.index(a)]) for a in refresh]
-        out = []
-        for value, params in zip(values, prepared, strict=True):
-            if params is None:
-                params = self.row(value)
-            else:
-                for i, attname, conv in fix:
-                    v = value[attname]
-                    params[i] = conv(v) if conv is not None and v is not None else v
-            out.append(params)
-        return out
-
     def insert_sql(self, rows: int = 1, mark: str = "%s") -> str:
         q = connection.ops.quote_name
         cols = ", ".join(q(c) for c in self.columns)
@@ -150,10 +132,9 @@ class _Table:
         per = max(1, min(MAX_ROWS_PER_INSERT, limit // len(self.columns)))
         # The driver's own cursor, in the same connection and transaction, with SQLite's
         # ``?`` marks; database errors still surface as Django's. Django's cursor would
-        # rewrite ``%s`` to ``?`` with a regex pass over each (long) statement, about 5% of
-        # an import's instructions (callgrind), and under DEBUG its ``execute`` re-reads
-        # every parameter quoted by SQLite just to log the statement. So these statements
-        # are not in ``connection.queries``.
+        # rewrite ``%s`` to ``?`` with a regex pass over each (long) statement, and under
+        # DEBUG its ``execute`` re-reads every parameter quoted by SQLite just to log the
+        # statement. So these statements are not in ``connection.queries``.
         # Only two statements per table, so the driver's statement cache never holds a
         # compiled statement per batch remainder: full chunks of ``per`` rows, then the
         # remaining rows (fewer than ``per``) one statement each.
@@ -179,25 +160,14 @@ class RowWriter:
         record_fields = [f.attname for f in ErrorRecord._meta.concrete_fields]
         self.record_fields = record_fields
         self.records = _Table(ErrorRecord, record_fields)
-        # Set on each row as the batch is written (``write``'s ``prepared``).
-        self.stamped = ("revision", "created_at", "updated_at")
         historical = ErrorRecord.history.model  # type: ignore[attr-defined]
         history_fields = [
             f.attname for f in historical._meta.concrete_fields if f.attname != "history_id"
         ]
-        unknown = (
-            set(history_fields)
-            - set(record_fields)
-            - {
-                "history_date",
-                "history_change_reason",
-                "history_type",
-                "history_user_id",
-            }
-        )
+        tail = ["history_date", "history_change_reason", "history_type", "history_user_id"]
+        unknown = set(history_fields) - set(record_fields) - set(tail)
         if unknown:  # a simple_history upgrade added columns: fail loudly, not silently
             raise RuntimeError(f"unexpected history columns: {sorted(unknown)}")
-        tail = ["history_date", "history_change_reason", "history_type", "history_user_id"]
         copied = [a for a in history_fields if a not in tail]
         self.history = _Table(historical, [*copied, *tail])
         self.history_from_record = [record_fields.index(a) for a in copied]
@@ -217,7 +187,6 @@ class RowWriter:
         # thread-local proxy, a lookup per attribute).
         self.raw_keys = bool(self.compared) and connection.vendor == "sqlite"
         at = [record_fields.index(a) for a in self.compared] or [0]
-        self._compared_params = itemgetter(*at) if len(at) > 1 else lambda p: (p[at[0]],)
         self._compared_values = itemgetter(*self.compared) if len(self.compared) > 1 else None
         self._compared_convert = [self.records.convert[i] for i in at]
         by_attname = {f.attname: f for f in ErrorRecord._meta.concrete_fields}
@@ -225,11 +194,6 @@ class RowWriter:
             (self.records.columns[i], self.records.convert[i], by_attname[a].get_internal_type())
             for i, a in zip(at, self.compared, strict=False)
         ]
-        self.copies = (
-            NewRowCopies(q, ErrorRecord, historical, copied, tail, Tag, RecordTag)
-            if connection.vendor == "sqlite"
-            else None
-        )
 
     def write(
         self,
@@ -237,19 +201,12 @@ class RowWriter:
         updated: Sequence[dict[str, Any]],
         retag: Sequence[dict[str, Any]],
         now: datetime,
-        prepared: Sequence[list[Any] | None] = (),
     ) -> None:
         """Insert ``created``, update ``updated``, history for both, tags for created and
-        ``retag`` (updated records whose tag list changed). Call inside a transaction.
-
-        ``prepared``: for each created row, its parameters as built before the batch's
-        revision and times were known (``records.row``), or ``None``; those columns are
-        filled in here."""
+        ``retag`` (updated records whose tag list changed). Call inside a transaction."""
         with connection.cursor() as cursor, search_index_deferred(connection) as reindex:
-            created_rows = self.records.rows(created, prepared, self.stamped)
+            created_rows = [self.records.row(r) for r in created]
             updated_rows = [self.records.row(r) for r in updated]
-            # SQLite: history and tag rows of new records are copied in SQL (sqlite_copies).
-            after = self.copies.last_rowid(cursor) if self.copies and created_rows else None
             self.records.insert(cursor, created_rows)
             if updated_rows:
                 cursor.executemany(
@@ -258,9 +215,6 @@ class RowWriter:
                 )
             now_value = self.history.convert[self.history.attnames.index("history_date")](now)
             kinds = [("+", created_rows), ("~", updated_rows)]
-            if self.copies and after is not None:
-                self.copies.history(cursor, after, [now_value, self.reason, "+"], len(created))
-                kinds = kinds[1:]
             copy = itemgetter(*self.history_from_record)
             history = [
                 (*copy(row), now_value, self.reason, kind, None)
@@ -268,22 +222,14 @@ class RowWriter:
                 for row in rows
             ]
             self.history.insert(cursor, history)
-            if after is not None:  # the new records: every rowid above ``after``
-                reindex([r["id"] for r in updated], after_rowid=after)
-            else:
-                reindex([r["id"] for r in (*created, *updated)])
-            if self.copies and after is not None:
-                self.copies.tags(cursor, after, [r["id"] for r in retag])
-                created = ()
+            reindex([r["id"] for r in (*created, *updated)])
             self._write_tags(cursor, created, retag)
 
-    def key(self, values: dict[str, Any] | None, params: Sequence[Any] | None = None) -> Any:
-        """The ``compared`` columns of a record as bound parameters (from its ``records.row``
-        parameters when given): what ``stored`` gives for a stored record that is equal."""
+    def key(self, values: dict[str, Any]) -> Any:
+        """The ``compared`` columns of a record as bound parameters: what ``stored`` gives
+        for a stored record that is equal."""
         if not self.raw_keys:
             return None  # ``stored`` has no raw form to compare it with
-        if params is not None:
-            return self._compared_params(params)
         return tuple(
             v if conv is None or v is None else conv(v)
             for v, conv in zip(self._compared_values(values), self._compared_convert, strict=True)

@@ -1,10 +1,11 @@
 """Which ids earlier lines of this file already had: exact, and memory-flat.
 
 A within-file duplicate is rejected naming the first line with that id, so every id seen
-so far must be remembered; a dict of them grows by ~130 bytes a record (26 MB at 200k,
-130 MB at a million). They live instead in a private temporary on-disk SQLite database
-(``sqlite3.connect("")``: deleted when closed, its page cache capped at 2 MB), checked
-and extended once per batch. Unrelated to the Django database: same on every backend.
+so far must be remembered; a dict of them would grow with the file, without bound. They
+live instead in a private temporary on-disk SQLite database (``sqlite3.connect("")``:
+deleted when closed, its page cache capped small), checked and extended once per batch,
+so memory stays flat whatever the file's size. Unrelated to the Django database: the
+same on every backend.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]
-[--batch-size N] [--no-parse-ahead]``."""
+[--batch-size N]``."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 import time
@@ -14,11 +13,18 @@ from typing import IO, Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from kb.importer import BATCH_SIZE, COMMIT_RECORDS, ImportReport, import_jsonl, read_lines
+from kb.importer import (
+    BATCH_SIZE,
+    COMMIT_RECORDS,
+    ImportReport,
+    decompressed,
+    import_jsonl,
+    read_lines,
+)
 
 
 def open_source(name: str, stack: ExitStack) -> IO[bytes]:
-    """A binary stream for FILE, ``-`` (stdin) or a ``.gz`` file (detected by magic bytes)."""
+    """A binary stream for FILE or ``-`` (stdin), gzip or not (``decompressed``)."""
     if name == "-":
         raw: IO[bytes] = sys.stdin.buffer
     else:
@@ -26,10 +32,10 @@ def open_source(name: str, stack: ExitStack) -> IO[bytes]:
         if not path.is_file():
             raise CommandError(f"{name}: no such file")
         raw = stack.enter_context(path.open("rb"))
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if head == b"\x1f\x8b" or name.endswith(".gz"):
-        return stack.enter_context(gzip.GzipFile(fileobj=raw))  # type: ignore[return-value]
-    return raw
+    stream = decompressed(raw)
+    if stream is not raw:
+        stack.enter_context(stream)
+    return stream
 
 
 class Command(BaseCommand):
@@ -49,12 +55,6 @@ class Command(BaseCommand):
             type=int,
             default=COMMIT_RECORDS,
             help=f"records per transaction (default {COMMIT_RECORDS}; ignored with --atomic)",
-        )
-        parser.add_argument(
-            "--no-parse-ahead",
-            dest="parse_ahead",
-            action="store_false",
-            help="parse in this process (by default a forked one parses while this one writes)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -87,9 +87,8 @@ class Command(BaseCommand):
                     progress=progress,
                     batch_size=min(BATCH_SIZE, max(1, options["batch_size"])),
                     commit_records=max(1, options["batch_size"]),
-                    parse_ahead=options["parse_ahead"],
                 )
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError) as exc:  # a bad gzip stream is an OSError too
             raise CommandError(f"{name}: cannot read: {exc}") from exc
         except DatabaseError as exc:
             raise CommandError(f"{name}: database error: {exc}") from exc
@@ -115,7 +114,7 @@ class Command(BaseCommand):
                 style.WARNING(f"  line {item['line']}: disabled {item['id']}: {item['reason']}")
             )
         for err in report.errors[: None if verbosity > 1 else 50]:
-            self.stdout.write(style.WARNING(f"  line {err.line}: {err.field}: {err.message}"))
+            self.stdout.write(style.WARNING(f"  {err}"))
         hidden = len(report.errors) - 50 if verbosity <= 1 else 0
         if hidden > 0 or report.errors_truncated:
             self.stdout.write(f"  … {max(hidden, 0) + report.errors_truncated} more")
