@@ -206,7 +206,7 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     res["naive_note"] = (
         f"{len(naive_lines)} lines x {subset} patterns, scaled x{len(specs) / subset:.1f}"
     )
-    res["speedup_vs_naive_p50"] = round(naive / res["line_p50_us"], 1)  # type: ignore[operator]
+    res["speedup_vs_naive_p50"] = round(naive / res["line_p50_us"], 1)
 
     log = make_log(specs, 2 if args.quick else 10)
     mb = len(log.encode()) / 2**20

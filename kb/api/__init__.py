@@ -276,8 +276,8 @@ def record(request: HttpRequest, record_id: str) -> Any:
 def tags(
     request: HttpRequest,
     q: str = "",
-    sort: str = Query("count", pattern="^(count|name)$"),  # type: ignore[type-arg]
-    page: int = Query(1, ge=1),  # type: ignore[type-arg]
+    sort: str = Query("count", pattern="^(count|name)$"),
+    page: int = Query(1, ge=1),
 ) -> dict[str, Any]:
     found = tag_counts(query=q, order=sort)
     tag_page_ = paginate(found, page, TAG_PAGE_SIZE)
@@ -301,7 +301,7 @@ def tags(
     summary="The published records carrying a tag",
     url_name="tag",
 )
-def tag(request: HttpRequest, tag: str, page: int = Query(1, ge=1)) -> Any:  # type: ignore[type-arg]
+def tag(request: HttpRequest, tag: str, page: int = Query(1, ge=1)) -> Any:
     found = get_tag(tag)
     if found is None:
         return Reply(404, {"detail": "No such tag"})

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from itertools import chain
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import Any
 
@@ -54,7 +54,7 @@ def _converter(field: models.Field) -> Converter | None:
     ops = connection.ops
     kind = field.get_internal_type()
     if kind == "JSONField":
-        encoder = field.encoder  # type: ignore[attr-defined]
+        encoder = field.encoder
         empty = {"[]": ops.adapt_json_value([], encoder), "{}": ops.adapt_json_value({}, encoder)}
         # Where the backend stores ``json.dumps(value)`` (SQLite), a list of strings (tags,
         # solutions, tips: most JSON an import writes) is joined here from the encoder's own
@@ -160,7 +160,7 @@ class RowWriter:
         record_fields = [f.attname for f in ErrorRecord._meta.concrete_fields]
         self.record_fields = record_fields
         self.records = _Table(ErrorRecord, record_fields)
-        historical = ErrorRecord.history.model  # type: ignore[attr-defined]
+        historical = ErrorRecord.history.model
         history_fields = [
             f.attname for f in historical._meta.concrete_fields if f.attname != "history_id"
         ]
@@ -175,7 +175,7 @@ class RowWriter:
         self.tags = _Table(RecordTag, ["record_id", "tag_id", "position"])
         self.tag_ids: dict[str, int] = {}
         q = connection.ops.quote_name
-        pk = self.pk = ErrorRecord._meta.pk.column  # type: ignore[union-attr]
+        pk = self.pk = ErrorRecord._meta.pk.column
         self.update_attnames = [a for a in record_fields if a not in {"id", "created_at"}]
         sets = ", ".join(
             f"{q(self.records.columns[record_fields.index(a)])} = %s" for a in self.update_attnames

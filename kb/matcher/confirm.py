@@ -145,7 +145,7 @@ def loose_find(fine: list[Piece], text: str) -> Loose | None:
     first = next((k for k, p in enumerate(fine) if p.text is not None and p.text.strip()), None)
     if first is None:
         return None
-    head = fine[first].text.strip().lower()  # type: ignore[union-attr]
+    head = fine[first].text.strip().lower()
     best: Loose | None = None
     pos = 0
     for _ in range(MAX_STARTS):

@@ -264,7 +264,7 @@ class Matcher(cache.Pickled):
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+        self.__init__(**state)
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:

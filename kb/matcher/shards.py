@@ -183,8 +183,8 @@ class Shard:
         return {"data": self.data, "base": self.base}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.data = state["data"]  # type: ignore[assignment]
-        self.base = state["base"]  # type: ignore[assignment]
+        self.data = state["data"]
+        self.base = state["base"]
         self.db = None
         self.re2_set = None
         self._local = threading.local()

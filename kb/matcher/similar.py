@@ -208,7 +208,7 @@ class SimilarityIndex(Pickled):
 
     def __setstate__(self, state: dict[str, object]) -> None:
         if "plain" in state:
-            for k, v in state["plain"].items():  # type: ignore[attr-defined]
+            for k, v in state["plain"].items():
                 setattr(self, k, v)
             return
         templates = str(state["templates"])
@@ -219,13 +219,13 @@ class SimilarityIndex(Pickled):
         self._entry_proc = str(state["proc"]).split("\x00") if templates else []
         vocab = str(state["vocab"])
         self._vocab = {w: i for i, w in enumerate(vocab.split("\x00"))} if vocab else {}
-        self._entry_tok = state["entry_tok"]  # type: ignore[assignment]
-        self._entry_tok_off = state["entry_tok_off"]  # type: ignore[assignment]
-        self._entry_weight = state["entry_weight"]  # type: ignore[assignment]
+        self._entry_tok = state["entry_tok"]
+        self._entry_tok_off = state["entry_tok_off"]
+        self._entry_weight = state["entry_weight"]
         self._compute_spec()
-        self._idf = state["idf"]  # type: ignore[assignment]
-        self._post = state["post"]  # type: ignore[assignment]
-        self._post_off = state["post_off"]  # type: ignore[assignment]
+        self._idf = state["idf"]
+        self._post = state["post"]
+        self._post_off = state["post_off"]
 
     # ------------------------------------------------------------------ query
     def keys_of(self, key: str) -> tuple[str, ...]:

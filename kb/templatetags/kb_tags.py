@@ -11,7 +11,7 @@ register = template.Library()
 def percent(value: object) -> str:
     """0.873 -> "87%" (empty for a missing value)."""
     try:
-        return f"{round(float(value) * 100)}%"  # type: ignore[arg-type]
+        return f"{round(float(value) * 100)}%"
     except (TypeError, ValueError):
         return ""
 

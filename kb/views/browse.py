@@ -120,9 +120,9 @@ def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
         message = record.error_message or ""
         if len(message) > MESSAGE_CHARS:
             message = message[: MESSAGE_CHARS - 1] + "\u2026"
-        record.short_message = message  # type: ignore[attr-defined]
-        record.url = record_url(record.pk)  # type: ignore[attr-defined]
-        record.tag_links = tag_links(record.tags)  # type: ignore[attr-defined]
+        record.short_message = message
+        record.url = record_url(record.pk)
+        record.tag_links = tag_links(record.tags)
     return records
 
 

@@ -38,8 +38,6 @@ CODE_EXAMPLES = (
 )
 
 
-
-
 def _sharing_tags(record: ErrorRecord, tags: list[str]) -> list[str]:
     """Ids of records sharing the most tags with ``record``, found through its rarest tags.
 

@@ -119,7 +119,7 @@ class RegionLayer:
         e = min(max(end, lo), hi) - lo
         if norm is None:
             return base + (s if left else e)
-        os_, oe = norm.to_original(s, e)  # type: ignore[attr-defined]
+        os_, oe = norm.to_original(s, e)
         return base + (os_ if left else oe)
 
 
