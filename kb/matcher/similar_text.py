@@ -18,11 +18,12 @@ from rapidfuzz import fuzz
 # Placeholders in the source's own syntax: Python %(name)s, printf %s %d %5.2f
 # %v %q %w, Rust/Python/SLF4J {} {:?} {0} {name} {:#?}. Literal braces written
 # as {{ }} in Rust expect() texts are kept as text.
-_PLACEHOLDER = re.compile(
-    r"%\([^)]{0,40}\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
-    r"|%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]"
-    r"|(?<!\{)\{[^{}\n]{0,60}\}(?!\})"
+_PLACEHOLDER_FORMS = (
+    r"%\([^)]{0,40}\)[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]",  # Python %(name)s
+    r"%[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]",  # printf
+    r"(?<!\{)\{[^{}\n]{0,60}\}(?!\})",  # Rust, Python, SLF4J braces
 )
+_PLACEHOLDER = re.compile("|".join(_PLACEHOLDER_FORMS))
 _TOKEN = re.compile(r"[a-z0-9_]+")
 # In a pasted line, paths and URLs (anything with a slash) are values or stack
 # frames, not message wording: "at ./src/stream/executor/error.rs:40" must not
