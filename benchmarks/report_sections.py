@@ -20,8 +20,10 @@ from report_format import (
     fmt,
     generic_table,
     get,
+    labelled,
     loadavg,
     machine_line,
+    ms,
     table,
 )
 
@@ -29,10 +31,6 @@ from report_format import (
 def _items(data: Any, *path: str) -> list[Any]:
     value = get(data, *path, default=[])
     return value if isinstance(value, list) else []
-
-
-def _labelled(label: str, value: Any) -> str | None:
-    return f"{label} {value}" if value not in (None, "") else None
 
 
 IMPORT_COLUMNS: list[Column] = [
@@ -55,17 +53,19 @@ def render_import(data: dict[str, Any]) -> list[str]:
     out = [
         machine_line(
             data.get("when"),
-            _labelled("CPUs:", machine.get("cpus")),
-            _labelled("Python", machine.get("python")),
-            _labelled("SQLite", machine.get("sqlite")),
+            labelled("CPUs:", machine.get("cpus")),
+            labelled("Python", machine.get("python")),
+            labelled("SQLite", machine.get("sqlite")),
             loadavg(machine.get("loadavg_before")),
         ),
         "",
-        columns_table(IMPORT_COLUMNS, _items(data, "cases")),
+        columns_table(IMPORT_COLUMNS, _items(data, "cases"), drop_empty=True),
     ]
+    layers = data.get("layers")
+    if isinstance(layers, str):  # the layers are measured apart: point to their section
+        return [*out, "", f"What each layer of the importer is worth: `{layers}` (below)."]
     caption = "Layers, each against the plain path:"
-    layers = _items(data, "layers")
-    if layers and isinstance(layers[0], dict):
+    if isinstance(layers, list) and layers and isinstance(layers[0], dict):
         return [*out, "", caption, "", generic_table(layers)]
     return out + dict_block(data, "layers", caption)
 
@@ -83,7 +83,7 @@ MATCHER_COLUMNS: list[Column] = [
     ("256 KiB paste CPU ms", "paste_256k_cpu_ms"),
     ("scaling max time(2N)/time(N)", "scaling_max_ratio"),
     ("load s", "load_s"),
-    ("edit → match s", "edit_to_match_s"),
+    ("edit → match ms", lambda r: ms(r.get("edit_to_match_s"))),
     ("serialised MB", "serialised_mb"),
     ("peak RSS MB", "peak_rss_mb"),
 ]
@@ -128,8 +128,8 @@ def render_normalise(data: dict[str, Any]) -> list[str]:
     return [
         machine_line(
             "quick run (5 MB logs)" if data.get("quick") else None,
-            _labelled("CPUs:", data.get("cpu_count")),
-            _labelled("Python", data.get("python")),
+            labelled("CPUs:", data.get("cpu_count")),
+            labelled("Python", data.get("python")),
             loadavg(data.get("load_average_at_end")),
         ),
         "",
@@ -155,20 +155,25 @@ PER_REVISION_COLUMNS: list[Column] = [
 ]
 
 
+def pages_run_line(meta: dict[str, Any]) -> str:
+    """The run of a ``bench_pages.py`` file (its ``meta``), with or without ``--layers``."""
+    records = meta.get("records")
+    return machine_line(
+        meta.get("when"),
+        meta.get("database"),
+        f"{fmt(records)} records" if records is not None else None,
+        meta.get("machine"),
+        labelled("Python", meta.get("python")),
+        loadavg(meta.get("load_average")),
+        meta.get("method"),
+        meta.get("headline"),
+    )
+
+
 def render_pages(data: dict[str, Any]) -> list[str]:
     meta = get(data, "meta", default={}) or {}
-    records = meta.get("records")
     out = [
-        machine_line(
-            meta.get("when"),
-            meta.get("database"),
-            f"{fmt(records)} records" if records is not None else None,
-            meta.get("machine"),
-            _labelled("Python", meta.get("python")),
-            loadavg(meta.get("load_average")),
-            meta.get("method"),
-            meta.get("headline"),
-        ),
+        pages_run_line(meta),
         "",
         columns_table(PAGES_COLUMNS, _items(data, "cases")),
     ]
@@ -219,9 +224,9 @@ def render_similar(data: dict[str, Any]) -> list[str]:
     scales = [{"scale": k, **v} for k, v in data.items() if isinstance(v, dict) and "query" in v]
     out = [
         machine_line(
-            _labelled("default minimum score", data.get("default_min_score")),
-            _labelled("drifted cases:", data.get("n_drift_cases")),
-            _labelled("negative lines:", data.get("n_negative_lines")),
+            labelled("default minimum score", data.get("default_min_score")),
+            labelled("drifted cases:", data.get("n_drift_cases")),
+            labelled("negative lines:", data.get("n_negative_lines")),
             loadavg(data.get("machine_load_avg_at_start")),
         ),
         "",
@@ -277,12 +282,12 @@ def render_load(data: dict[str, Any]) -> list[str]:
     out = [
         machine_line(
             data.get("when"),
-            _labelled("CPUs:", machine.get("cpus")),
+            labelled("CPUs:", machine.get("cpus")),
             loadavg(machine.get("loadavg_at_start")),
-            _labelled("database:", setup.get("database")),
-            _labelled("records:", fmt(setup.get("records")) if "records" in setup else None),
-            _labelled("gunicorn workers:", setup.get("workers")),
-            _labelled("seconds per phase:", setup.get("duration_s")),
+            labelled("database:", setup.get("database")),
+            labelled("records:", fmt(setup.get("records")) if "records" in setup else None),
+            labelled("gunicorn workers:", setup.get("workers")),
+            labelled("seconds per phase:", setup.get("duration_s")),
             setup.get("client"),
             setup.get("clients"),
         ),
@@ -298,8 +303,17 @@ def render_load(data: dict[str, Any]) -> list[str]:
             f"errors, all present afterwards: {fmt(writers.get('all_writes_present'))}; "
             f"slowest write {fmt(writers.get('slowest_write_ms'))} ms.",
         ]
-    out += dict_block(data, "server", "Server log over all phases:")
-    return out + dict_block(data, "goals", "Goals:", ("goal", "met"))
+    out += dict_block(data, "server", "Server log over all phases:", names=False)
+    return out + dict_block(data, "goals", "Goals:", ("goal", "met"), names=False)
+
+
+FUZZ_COLUMNS: list[Column] = [
+    ("part", "part"),
+    ("properties", "properties"),
+    ("examples", "examples"),
+    ("wall s", "wall_s"),
+    ("ms per example", "ms_per_example"),
+]
 
 
 def render_fuzz(data: dict[str, Any]) -> list[str]:
@@ -311,14 +325,5 @@ def render_fuzz(data: dict[str, Any]) -> list[str]:
     ]
     parts = _items(data, "parts")
     if parts and all(isinstance(p, dict) for p in parts):
-        out += ["", generic_table(parts)]
+        out += ["", columns_table(FUZZ_COLUMNS, parts, drop_empty=True)]
     return out
-
-
-def render_unknown(data: Any) -> list[str]:
-    if isinstance(data, dict):
-        scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
-        if scalars:
-            return dict_block({"top": scalars}, "top", "Top-level figures:")[1:]
-        return ["(no top-level figures)"]
-    return ["(not an object)"]
