@@ -37,6 +37,7 @@ from report_layers import (  # noqa: E402
     render_page_layers,
 )
 from report_sections import (  # noqa: E402
+    IMPORT_LAYERS_TITLE,
     render_fuzz,
     render_import,
     render_load,
@@ -157,7 +158,7 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
     ),
     (
         "import-layers.json",
-        "Import: what each layer is worth",
+        IMPORT_LAYERS_TITLE,
         "Each layer of the importer (forked parser, WAL checkpoint thread, custom writers, "
         "SQL copies, three validators) switched off alone in the importer as it was, against "
         "the plain path (`bulk_create_with_history`, `bulk_update_with_history`, "

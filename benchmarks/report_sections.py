@@ -24,6 +24,7 @@ from report_format import (
     loadavg,
     machine_line,
     ms,
+    slug,
     table,
 )
 
@@ -33,6 +34,8 @@ def _items(data: Any, *path: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+# The import's section points to the one on its layers, which the page titles so.
+IMPORT_LAYERS_TITLE = "Import: what each layer is worth"
 IMPORT_COLUMNS: list[Column] = [
     ("file", lambda c: Path(str(c.get("file", ""))).name or MISSING),
     ("records", "records"),
@@ -63,7 +66,8 @@ def render_import(data: dict[str, Any]) -> list[str]:
     ]
     layers = data.get("layers")
     if isinstance(layers, str):  # the layers are measured apart: point to their section
-        return [*out, "", f"What each layer of the importer is worth: `{layers}` (below)."]
+        link = f"[{IMPORT_LAYERS_TITLE}](#{slug(IMPORT_LAYERS_TITLE)})"
+        return [*out, "", f"Each layer against the plain path: {link} (`{layers}`)."]
     caption = "Layers, each against the plain path:"
     if isinstance(layers, list) and layers and isinstance(layers[0], dict):
         return [*out, "", caption, "", generic_table(layers)]
@@ -81,7 +85,9 @@ MATCHER_COLUMNS: list[Column] = [
     ("raw scan MB/s (CPU)", "raw_scan_mb_s_cpu"),
     ("log ÷ raw scan (CPU)", "log_vs_raw_cpu"),
     ("256 KiB paste CPU ms", "paste_256k_cpu_ms"),
-    ("scaling max time(2N)/time(N)", "scaling_max_ratio"),
+]
+MATCHER_BUILD_COLUMNS: list[Column] = [
+    ("pattern set", "label"),
     ("load s", "load_s"),
     ("edit → match ms", lambda r: ms(r.get("edit_to_match_s"))),
     ("serialised MB", "serialised_mb"),
@@ -89,25 +95,48 @@ MATCHER_COLUMNS: list[Column] = [
 ]
 
 
+def _scaling_rows(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """A row per pattern set, a column per paste size: the CPU time of one paste, and its
+    ratio to the paste half its size (the linear-scaling bar reads along the row)."""
+    sizes: list[Any] = []
+    rows = []
+    for r in results:
+        times = dict(zip(_items(r, "scaling", "kib"), _items(r, "scaling", "cpu_ms"), strict=False))
+        ratios = dict(
+            zip(_items(r, "scaling", "kib")[1:], _items(r, "scaling", "ratios"), strict=False)
+        )
+        sizes += [k for k in times if k not in sizes]
+        rows.append((r.get("label"), times, ratios, r.get("scaling_max_ratio")))
+    cells = [
+        [
+            label,
+            *(
+                f"{fmt(times.get(k))} (x{fmt(ratios[k])})" if k in ratios else times.get(k)
+                for k in sizes
+            ),
+            worst,
+        ]
+        for label, times, ratios, worst in rows
+        if times
+    ]
+    return sizes, cells
+
+
 def render_matcher(data: dict[str, Any]) -> list[str]:
     results = _items(data, "results")
     out = [columns_table(MATCHER_COLUMNS, results)]
-    scaling = [
-        [r.get("label"), kib, ms, ratio]
-        for r in results
-        for kib, ms, ratio in zip(
-            _items(r, "scaling", "kib"),
-            _items(r, "scaling", "cpu_ms"),
-            [None, *_items(r, "scaling", "ratios")],
-            strict=False,
-        )
-    ]
+    build_keys = ("load_s", "edit_to_match_s", "serialised_mb", "peak_rss_mb")
+    if any(isinstance(r, dict) and r.keys() & set(build_keys) for r in results):
+        build = columns_table(MATCHER_BUILD_COLUMNS, results, drop_empty=True)
+        out += ["", "Loading, editing and memory:", "", build]
+    sizes, scaling = _scaling_rows(results)
     if scaling:
         out += [
             "",
-            "Scaling with paste size (CPU time of one paste; ratio to the paste half its size):",
+            "Scaling with paste size: CPU ms of one paste, and in brackets its ratio to the "
+            "paste half its size:",
             "",
-            table(["pattern set", "paste KiB", "CPU ms", "time(2N)/time(N)"], scaling),
+            table(["pattern set", *(f"{fmt(k)} KiB" for k in sizes), "worst ratio"], scaling),
         ]
     return out + dict_block(data, "goals", "Goals the benchmark checks:", ("figure", "goal"))
 
