@@ -24,6 +24,13 @@ def get(data: Any, *path: str | int, default: Any = None) -> Any:
     return data
 
 
+def obj(data: Any, *path: str) -> dict[str, Any]:
+    """``get(data, *path)`` when it is an object, else an empty one: a part that changed
+    shape loses its figures, not the section."""
+    value = get(data, *path)
+    return value if isinstance(value, dict) else {}
+
+
 def fmt(value: Any) -> str:
     """A cell: thousands separated, floats rounded, lists joined, missing as a dash."""
     if value is None or value == "":
@@ -42,8 +49,8 @@ def fmt(value: Any) -> str:
 
 
 def pct(share: Any, signed: bool = True) -> str:
-    """A share (0.29) as a whole percent ("+29%"): the layers' decisions rest on a 20% bar,
-    and a tenth of a percent is far inside the noise of a shared machine."""
+    """A share as a whole, signed percent: the layers' decisions rest on a bar in whole
+    percent, and a tenth of a percent is far inside the noise of a shared machine."""
     if not isinstance(share, int | float) or isinstance(share, bool):
         return fmt(share)
     return f"{share:+.0%}" if signed else f"{share:.0%}"
@@ -129,15 +136,16 @@ Column = tuple[str, "str | tuple[str, ...] | Callable[[Any], Any]"]
 
 
 def columns_table(columns: Sequence[Column], items: Iterable[Any], drop_empty: bool = False) -> str:
-    """One row per item, one cell per column; a missing key is a dash. ``drop_empty`` leaves
-    out a column no item has a value for (a figure the benchmark no longer measures)."""
+    """One row per object in ``items``, one cell per column; a missing key is a dash.
+    ``drop_empty`` leaves out a column no object has a value for (a figure the benchmark no
+    longer measures)."""
 
     def cell(item: Any, source: Any) -> Any:
         if callable(source):
             return source(item)
         return get(item, *source) if isinstance(source, tuple) else get(item, source)
 
-    rows = [[cell(i, src) for _, src in columns] for i in items]
+    rows = [[cell(i, src) for _, src in columns] for i in items if isinstance(i, dict)]
     keep = [
         k
         for k in range(len(columns))

@@ -23,12 +23,13 @@ from report_format import (
     machine_line,
     median,
     ms,
+    obj,
     pct,
     scalar_table,
 )
 from report_sections import pages_run_line
 
-KEEP_SHARE = 0.20  # the bar, used when a file does not state its own
+KEEP_SHARE = 0.20  # an optimisation stays only if it saves this much; when a file states no bar
 
 
 def _dicts(value: Any) -> dict[str, dict[str, Any]]:
@@ -114,8 +115,8 @@ def _runs_table(data: dict[str, Any], key: str, records: int, caption: str) -> l
 
 
 def render_import_layers(data: dict[str, Any]) -> list[str]:
-    machine = get(data, "machine", default={}) or {}
-    commits = get(data, "commits", default={}) or {}
+    machine = obj(data, "machine")
+    commits = obj(data, "commits")
     keep = _keep_share(data.get("share"))
     layers = [{"name": k, **v} for k, v in _dicts(data.get("layers_16_7k")).items()]
     out = [
@@ -220,7 +221,7 @@ PAGE_DECISION_COLUMNS: list[Column] = [
 
 
 def render_page_layers(data: dict[str, Any]) -> list[str]:
-    meta = get(data, "meta", default={}) or {}
+    meta = obj(data, "meta")
     layers = [{"layer": k, **v} for k, v in _dicts(data.get("layers")).items()]
     rows = [
         {"layer": layer["layer"], **page}
@@ -284,7 +285,7 @@ def _drafting(derive: dict[str, Any]) -> str:
 
 
 def render_gaps(data: dict[str, Any]) -> list[str]:
-    chosen = get(data, "chosen", default={}) or {}
+    chosen = obj(data, "chosen")
     methods = [
         {"method": k, "chosen": k == chosen.get("method"), **v}
         for k, v in _dicts(data.get("methods")).items()

@@ -24,6 +24,7 @@ from report_format import (
     loadavg,
     machine_line,
     ms,
+    obj,
     slug,
     table,
 )
@@ -52,7 +53,7 @@ IMPORT_COLUMNS: list[Column] = [
 
 
 def render_import(data: dict[str, Any]) -> list[str]:
-    machine = get(data, "machine", default={}) or {}
+    machine = obj(data, "machine")
     out = [
         machine_line(
             data.get("when"),
@@ -123,10 +124,10 @@ def _scaling_rows(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
 
 
 def render_matcher(data: dict[str, Any]) -> list[str]:
-    results = _items(data, "results")
+    results = [r for r in _items(data, "results") if isinstance(r, dict)]
     out = [columns_table(MATCHER_COLUMNS, results)]
     build_keys = ("load_s", "edit_to_match_s", "serialised_mb", "peak_rss_mb")
-    if any(isinstance(r, dict) and r.keys() & set(build_keys) for r in results):
+    if any(r.keys() & set(build_keys) for r in results):
         build = columns_table(MATCHER_BUILD_COLUMNS, results, drop_empty=True)
         out += ["", "Loading, editing and memory:", "", build]
     sizes, scaling = _scaling_rows(results)
@@ -200,7 +201,7 @@ def pages_run_line(meta: dict[str, Any]) -> str:
 
 
 def render_pages(data: dict[str, Any]) -> list[str]:
-    meta = get(data, "meta", default={}) or {}
+    meta = obj(data, "meta")
     out = [
         pages_run_line(meta),
         "",
@@ -209,7 +210,7 @@ def render_pages(data: dict[str, Any]) -> list[str]:
     per_revision = get(data, "per_revision")
     if not isinstance(per_revision, dict) or not per_revision:
         return out
-    tag = get(per_revision, "biggest_tag", default={}) or {}
+    tag = obj(per_revision, "biggest_tag")
     rows = [
         {"label": "tag counts (`/tags/`)", "prefix": "tag_counts"},
         {
@@ -306,8 +307,8 @@ def _phase_rows(phases: Any) -> list[dict[str, Any]]:
 
 
 def render_load(data: dict[str, Any]) -> list[str]:
-    setup = get(data, "setup", default={}) or {}
-    machine = get(data, "machine", default={}) or {}
+    setup = obj(data, "setup")
+    machine = obj(data, "machine")
     out = [
         machine_line(
             data.get("when"),

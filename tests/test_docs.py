@@ -212,3 +212,14 @@ def test_a_column_no_row_fills_is_left_out_only_when_asked() -> None:
     columns = [("kept", "a"), ("gone", "b")]
     assert columns_table(columns, [{"a": 1}], drop_empty=True) == "| kept |\n| --- |\n| 1 |"
     assert "| gone |" in columns_table(columns, [{"a": 1}])
+
+
+def test_a_part_that_changed_shape_loses_its_figures_not_the_section(tmp_path: Path) -> None:
+    layer = {"what": "forked parser", "rounds": 1, "verdict": "removed"}
+    page = _render_one(
+        tmp_path,
+        "import-layers.json",
+        {"machine": "2 cores", "commits": ["abc"], "layers_16_7k": {"no-ahead": layer}},
+    )
+    assert "could not render" not in page
+    assert "| forked parser | 1 |" in page
