@@ -20,8 +20,12 @@ from report_format import (
     fmt,
     generic_table,
     get,
+    labelled,
     loadavg,
     machine_line,
+    ms,
+    obj,
+    slug,
     table,
 )
 
@@ -31,10 +35,8 @@ def _items(data: Any, *path: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _labelled(label: str, value: Any) -> str | None:
-    return f"{label} {value}" if value not in (None, "") else None
-
-
+# The import's section points to the one on its layers, which the page titles so.
+IMPORT_LAYERS_TITLE = "Import: what each layer is worth"
 IMPORT_COLUMNS: list[Column] = [
     ("file", lambda c: Path(str(c.get("file", ""))).name or MISSING),
     ("records", "records"),
@@ -51,21 +53,24 @@ IMPORT_COLUMNS: list[Column] = [
 
 
 def render_import(data: dict[str, Any]) -> list[str]:
-    machine = get(data, "machine", default={}) or {}
+    machine = obj(data, "machine")
     out = [
         machine_line(
             data.get("when"),
-            _labelled("CPUs:", machine.get("cpus")),
-            _labelled("Python", machine.get("python")),
-            _labelled("SQLite", machine.get("sqlite")),
+            labelled("CPUs:", machine.get("cpus")),
+            labelled("Python", machine.get("python")),
+            labelled("SQLite", machine.get("sqlite")),
             loadavg(machine.get("loadavg_before")),
         ),
         "",
-        columns_table(IMPORT_COLUMNS, _items(data, "cases")),
+        columns_table(IMPORT_COLUMNS, _items(data, "cases"), drop_empty=True),
     ]
+    layers = data.get("layers")
+    if isinstance(layers, str):  # the layers are measured apart: point to their section
+        link = f"[{IMPORT_LAYERS_TITLE}](#{slug(IMPORT_LAYERS_TITLE)})"
+        return [*out, "", f"Each layer against the plain path: {link} (`{layers}`)."]
     caption = "Layers, each against the plain path:"
-    layers = _items(data, "layers")
-    if layers and isinstance(layers[0], dict):
+    if isinstance(layers, list) and layers and isinstance(layers[0], dict):
         return [*out, "", caption, "", generic_table(layers)]
     return out + dict_block(data, "layers", caption)
 
@@ -81,33 +86,58 @@ MATCHER_COLUMNS: list[Column] = [
     ("raw scan MB/s (CPU)", "raw_scan_mb_s_cpu"),
     ("log ÷ raw scan (CPU)", "log_vs_raw_cpu"),
     ("256 KiB paste CPU ms", "paste_256k_cpu_ms"),
-    ("scaling max time(2N)/time(N)", "scaling_max_ratio"),
+]
+MATCHER_BUILD_COLUMNS: list[Column] = [
+    ("pattern set", "label"),
     ("load s", "load_s"),
-    ("edit → match s", "edit_to_match_s"),
+    ("edit → match ms", lambda r: ms(r.get("edit_to_match_s"))),
     ("serialised MB", "serialised_mb"),
     ("peak RSS MB", "peak_rss_mb"),
 ]
 
 
-def render_matcher(data: dict[str, Any]) -> list[str]:
-    results = _items(data, "results")
-    out = [columns_table(MATCHER_COLUMNS, results)]
-    scaling = [
-        [r.get("label"), kib, ms, ratio]
-        for r in results
-        for kib, ms, ratio in zip(
-            _items(r, "scaling", "kib"),
-            _items(r, "scaling", "cpu_ms"),
-            [None, *_items(r, "scaling", "ratios")],
-            strict=False,
+def _scaling_rows(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """A row per pattern set, a column per paste size: the CPU time of one paste, and its
+    ratio to the paste half its size (the linear-scaling bar reads along the row)."""
+    sizes: list[Any] = []
+    rows = []
+    for r in results:
+        times = dict(zip(_items(r, "scaling", "kib"), _items(r, "scaling", "cpu_ms"), strict=False))
+        ratios = dict(
+            zip(_items(r, "scaling", "kib")[1:], _items(r, "scaling", "ratios"), strict=False)
         )
+        sizes += [k for k in times if k not in sizes]
+        rows.append((r.get("label"), times, ratios, r.get("scaling_max_ratio")))
+    cells = [
+        [
+            label,
+            *(
+                f"{fmt(times.get(k))} (x{fmt(ratios[k])})" if k in ratios else times.get(k)
+                for k in sizes
+            ),
+            worst,
+        ]
+        for label, times, ratios, worst in rows
+        if times
     ]
+    return sizes, cells
+
+
+def render_matcher(data: dict[str, Any]) -> list[str]:
+    results = [r for r in _items(data, "results") if isinstance(r, dict)]
+    out = [columns_table(MATCHER_COLUMNS, results)]
+    build_keys = ("load_s", "edit_to_match_s", "serialised_mb", "peak_rss_mb")
+    if any(r.keys() & set(build_keys) for r in results):
+        build = columns_table(MATCHER_BUILD_COLUMNS, results, drop_empty=True)
+        out += ["", "Loading, editing and memory:", "", build]
+    sizes, scaling = _scaling_rows(results)
     if scaling:
         out += [
             "",
-            "Scaling with paste size (CPU time of one paste; ratio to the paste half its size):",
+            "Scaling with paste size: CPU ms of one paste, and in brackets its ratio to the "
+            "paste half its size:",
             "",
-            table(["pattern set", "paste KiB", "CPU ms", "time(2N)/time(N)"], scaling),
+            table(["pattern set", *(f"{fmt(k)} KiB" for k in sizes), "worst ratio"], scaling),
         ]
     return out + dict_block(data, "goals", "Goals the benchmark checks:", ("figure", "goal"))
 
@@ -128,8 +158,8 @@ def render_normalise(data: dict[str, Any]) -> list[str]:
     return [
         machine_line(
             "quick run (5 MB logs)" if data.get("quick") else None,
-            _labelled("CPUs:", data.get("cpu_count")),
-            _labelled("Python", data.get("python")),
+            labelled("CPUs:", data.get("cpu_count")),
+            labelled("Python", data.get("python")),
             loadavg(data.get("load_average_at_end")),
         ),
         "",
@@ -155,27 +185,32 @@ PER_REVISION_COLUMNS: list[Column] = [
 ]
 
 
-def render_pages(data: dict[str, Any]) -> list[str]:
-    meta = get(data, "meta", default={}) or {}
+def pages_run_line(meta: dict[str, Any]) -> str:
+    """The run of a ``bench_pages.py`` file (its ``meta``), with or without ``--layers``."""
     records = meta.get("records")
+    return machine_line(
+        meta.get("when"),
+        meta.get("database"),
+        f"{fmt(records)} records" if records is not None else None,
+        meta.get("machine"),
+        labelled("Python", meta.get("python")),
+        loadavg(meta.get("load_average")),
+        meta.get("method"),
+        meta.get("headline"),
+    )
+
+
+def render_pages(data: dict[str, Any]) -> list[str]:
+    meta = obj(data, "meta")
     out = [
-        machine_line(
-            meta.get("when"),
-            meta.get("database"),
-            f"{fmt(records)} records" if records is not None else None,
-            meta.get("machine"),
-            _labelled("Python", meta.get("python")),
-            loadavg(meta.get("load_average")),
-            meta.get("method"),
-            meta.get("headline"),
-        ),
+        pages_run_line(meta),
         "",
         columns_table(PAGES_COLUMNS, _items(data, "cases")),
     ]
     per_revision = get(data, "per_revision")
     if not isinstance(per_revision, dict) or not per_revision:
         return out
-    tag = get(per_revision, "biggest_tag", default={}) or {}
+    tag = obj(per_revision, "biggest_tag")
     rows = [
         {"label": "tag counts (`/tags/`)", "prefix": "tag_counts"},
         {
@@ -219,9 +254,9 @@ def render_similar(data: dict[str, Any]) -> list[str]:
     scales = [{"scale": k, **v} for k, v in data.items() if isinstance(v, dict) and "query" in v]
     out = [
         machine_line(
-            _labelled("default minimum score", data.get("default_min_score")),
-            _labelled("drifted cases:", data.get("n_drift_cases")),
-            _labelled("negative lines:", data.get("n_negative_lines")),
+            labelled("default minimum score", data.get("default_min_score")),
+            labelled("drifted cases:", data.get("n_drift_cases")),
+            labelled("negative lines:", data.get("n_negative_lines")),
             loadavg(data.get("machine_load_avg_at_start")),
         ),
         "",
@@ -272,17 +307,17 @@ def _phase_rows(phases: Any) -> list[dict[str, Any]]:
 
 
 def render_load(data: dict[str, Any]) -> list[str]:
-    setup = get(data, "setup", default={}) or {}
-    machine = get(data, "machine", default={}) or {}
+    setup = obj(data, "setup")
+    machine = obj(data, "machine")
     out = [
         machine_line(
             data.get("when"),
-            _labelled("CPUs:", machine.get("cpus")),
+            labelled("CPUs:", machine.get("cpus")),
             loadavg(machine.get("loadavg_at_start")),
-            _labelled("database:", setup.get("database")),
-            _labelled("records:", fmt(setup.get("records")) if "records" in setup else None),
-            _labelled("gunicorn workers:", setup.get("workers")),
-            _labelled("seconds per phase:", setup.get("duration_s")),
+            labelled("database:", setup.get("database")),
+            labelled("records:", fmt(setup.get("records")) if "records" in setup else None),
+            labelled("gunicorn workers:", setup.get("workers")),
+            labelled("seconds per phase:", setup.get("duration_s")),
             setup.get("client"),
             setup.get("clients"),
         ),
@@ -298,8 +333,17 @@ def render_load(data: dict[str, Any]) -> list[str]:
             f"errors, all present afterwards: {fmt(writers.get('all_writes_present'))}; "
             f"slowest write {fmt(writers.get('slowest_write_ms'))} ms.",
         ]
-    out += dict_block(data, "server", "Server log over all phases:")
-    return out + dict_block(data, "goals", "Goals:", ("goal", "met"))
+    out += dict_block(data, "server", "Server log over all phases:", names=False)
+    return out + dict_block(data, "goals", "Goals:", ("goal", "met"), names=False)
+
+
+FUZZ_COLUMNS: list[Column] = [
+    ("part", "part"),
+    ("properties", "properties"),
+    ("examples", "examples"),
+    ("wall s", "wall_s"),
+    ("ms per example", "ms_per_example"),
+]
 
 
 def render_fuzz(data: dict[str, Any]) -> list[str]:
@@ -311,14 +355,5 @@ def render_fuzz(data: dict[str, Any]) -> list[str]:
     ]
     parts = _items(data, "parts")
     if parts and all(isinstance(p, dict) for p in parts):
-        out += ["", generic_table(parts)]
+        out += ["", columns_table(FUZZ_COLUMNS, parts, drop_empty=True)]
     return out
-
-
-def render_unknown(data: Any) -> list[str]:
-    if isinstance(data, dict):
-        scalars = {k: v for k, v in data.items() if not isinstance(v, dict | list)}
-        if scalars:
-            return dict_block({"top": scalars}, "top", "Top-level figures:")[1:]
-        return ["(no top-level figures)"]
-    return ["(not an object)"]

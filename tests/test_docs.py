@@ -90,3 +90,136 @@ def test_cells_are_rounded_and_missing_values_are_a_dash(value: object, cell: st
     from report_format import fmt
 
     assert fmt(value) == cell
+
+
+def test_the_page_opens_with_an_index_linking_every_section() -> None:
+    page = report_md.render()
+    titles = re.findall(r"^## (.+)$", page, flags=re.MULTILINE)
+    index = page[: page.index("\n## ")]
+    assert titles
+    for title in titles:
+        anchor = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        assert f"- [{title}](#{anchor})" in index
+
+
+def test_no_committed_result_file_falls_to_the_generic_renderer() -> None:
+    assert "from a benchmark not described here" not in report_md.render()
+
+
+def _render_one(tmp_path: Path, name: str, data: object) -> str:
+    (tmp_path / name).write_text(json.dumps(data))
+    return report_md.render(tmp_path)
+
+
+def test_import_layers_show_each_share_the_rule_and_the_decision(tmp_path: Path) -> None:
+    layer = {
+        "what": "forked parser (`ahead.py`): parsing in the writing process",
+        "rounds": 2,
+        "full_wall_s": [4.0, 6.0],
+        "without_wall_s": [5.0, 6.0],
+        "full_cpu_s": [3.0, 3.0],
+        "without_cpu_s": [2.0, 2.0],
+        "share_wall_median": 0.1,
+        "share_cpu_median": -0.5,
+        "verdict": "removed",
+    }
+    writers = {**layer, "what": "custom writers (`rows.py`)", "verdict": "kept"}
+    page = _render_one(
+        tmp_path,
+        "import-layers.json",
+        {
+            "share": "1 - with / without; rule: keep a layer only if it saves at least 0.25",
+            "layers_16_7k": {"no-ahead": layer, "plain-writers": writers},
+            "runs_200k": {"after": [{"wall_s": 50.0, "cpu_s": 40.0, "load1": 2.0}]},
+        },
+    )
+    assert "saves at least 25% of the import's time" in page
+    # medians of the rounds, the median share with the range of the per-round shares
+    assert "| 2 | 5 / 5.5 | 3 / 2 | +10% (+0% to +20%) | -50% | removed |" in page
+    assert "| after | 1 | 50 | 40 | 4,000 |" in page  # 200k records in 50 s
+    assert "Decision: kept custom writers (`rows.py`). Removed: forked parser (`ahead.py`)." in page
+
+
+def test_page_layers_show_the_bar_and_whether_each_layer_pays(tmp_path: Path) -> None:
+    page = _render_one(
+        tmp_path,
+        "pages-layers.json",
+        {
+            "layers": {
+                "links": {
+                    "in_the_code": False,
+                    "pages": [{"page": "tag index", "saved_share_cpu": 0.097}],
+                    "best_saved_share_cpu": 0.097,
+                    "keep_share": 0.2,
+                    "pays_its_way": False,
+                }
+            }
+        },
+    )
+    assert "saves at least 20% of a page's server time" in page
+    assert "| +10% | 20% | no | no |" in page
+    assert "| `links` | tag index |" in page
+
+
+def test_gaps_show_each_method_the_chosen_one_and_the_drafts(tmp_path: Path) -> None:
+    best = {"precision": 0.94, "recall": 0.833, "f1": 0.883, "gaps": 98}
+    page = _render_one(
+        tmp_path,
+        "gaps.json",
+        {
+            "rule": "best F1 with precision >= 0.9",
+            "methods": {
+                "exact": {"best_threshold": 1.0, "best": {**best, "f1": 0.5}},
+                "fuzzy:guarded": {"best_threshold": 0.7, "best": best, "sweep": {"0.7": best}},
+            },
+            "chosen": {"method": "fuzzy:guarded", "threshold": 0.7},
+            "derive": {
+                "gaps_with_2_or_more_samples": 21,
+                "draft_pattern_matches_all": 20,
+                "draft_admitted_by_matcher": 19,
+                "admission_compile_s_median": 0.085,
+            },
+        },
+    )
+    assert "| `fuzzy:guarded` (chosen) | 0.7 | 0.94 | 0.833 | 0.883 | 98 |" in page
+    assert "| `exact` | 1 | 0.94 | 0.833 | 0.5 | 98 |" in page
+    assert "Decision: `fuzzy:guarded` at 0.7" in page
+    assert "matches every sample in 20 and the matcher admits 19" in page
+    assert "85 ms at the median" in page
+
+
+def test_an_unknown_nested_file_reads_as_tables_and_says_what_it_measures(
+    tmp_path: Path,
+) -> None:
+    page = _render_one(
+        tmp_path,
+        "loop.json",
+        {
+            "benchmark": "loop",
+            "what": "Report and vote through the loop services at growing scales.",
+            "scales": {"1000": {"ms": 1.25, "queries": {"report": 4}}},
+        },
+    )
+    assert "## loop" in page
+    assert "Report and vote through the loop services at growing scales." in page
+    assert "| name | ms | queries.report |" in page
+    assert "| 1000 | 1.25 | 4 |" in page
+
+
+def test_a_column_no_row_fills_is_left_out_only_when_asked() -> None:
+    from report_format import columns_table
+
+    columns = [("kept", "a"), ("gone", "b")]
+    assert columns_table(columns, [{"a": 1}], drop_empty=True) == "| kept |\n| --- |\n| 1 |"
+    assert "| gone |" in columns_table(columns, [{"a": 1}])
+
+
+def test_a_part_that_changed_shape_loses_its_figures_not_the_section(tmp_path: Path) -> None:
+    layer = {"what": "forked parser", "rounds": 1, "verdict": "removed"}
+    page = _render_one(
+        tmp_path,
+        "import-layers.json",
+        {"machine": "2 cores", "commits": ["abc"], "layers_16_7k": {"no-ahead": layer}},
+    )
+    assert "could not render" not in page
+    assert "| forked parser | 1 |" in page
