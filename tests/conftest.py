@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import hypothesis_profiles
+from tests import hypothesis_profiles  # noqa: F401 - loads the profile before any test module
 from tests.clocks import FakeClock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,10 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_configure(config: pytest.Config) -> None:
     (ROOT / ".cache").mkdir(exist_ok=True)
-
-
-def pytest_report_header(config: pytest.Config) -> str:
-    return f"hypothesis profile: {hypothesis_profiles.selected()}"
 
 
 @pytest.fixture(autouse=True)

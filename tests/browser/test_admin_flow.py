@@ -1,5 +1,6 @@
 """A curator's session in a real browser: log in, edit a solution, try a pattern in the
-test bench, save; with zero console errors and zero CSP violations (RELIABILITY #4)."""
+test bench, save; with zero console errors and zero CSP violations
+(docs/reliability.md#r4-csp-violations)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_curator_edits_tries_a_pattern_and_saves(
     screenshot(page, "admin-changelist")
 
     page.goto(f"{live_server.url}/admin/kb/errorrecord/{record_id}/change/")
-    config = page.evaluate("htmx.config")  # RELIABILITY #5, in the admin too
+    config = page.evaluate("htmx.config")  # docs/reliability.md#r5-htmx-config, in the admin too
     assert config["allowEval"] is False
     assert config["allowScriptTags"] is False
     assert config["selfRequestsOnly"] is True
