@@ -255,7 +255,7 @@ def test_curator_cannot_delete(curator_client: Client) -> None:
     assert "delete_selected" not in page
 
 
-# --- CSRF and methods (RELIABILITY #8) -------------------------------------------------
+# --- CSRF and methods (docs/reliability.md#r8-csrf) -----------------------------------
 def test_state_changing_admin_views_reject_get(curator_client: Client) -> None:
     record = make_record()
     bench = curator_client.get(reverse("admin:kb_errorrecord_bench", args=[record.pk]))
@@ -421,7 +421,7 @@ def test_bench_on_the_add_page(curator_client: Client) -> None:
     assert "<mark>INFO starting</mark>" in response.content.decode()
 
 
-# --- hostile data and audit trail (RELIABILITY #6, #18) --------------------------------
+# --- hostile data and audit trail (r6-stored-xss, r18-audit-trail) ---------------------
 def test_hostile_record_renders_inert_in_every_admin_page(curator_client: Client) -> None:
     from tests.hostile import hostile_overrides
 

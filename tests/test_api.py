@@ -1,4 +1,4 @@
-"""The JSON API: POST /api/match (CONTRACT.md), the browse twins, and the OpenAPI schema."""
+"""The JSON API: POST /api/match, the browse twins, and the OpenAPI schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""RELIABILITY #5, #8, #28 without a browser (the browser half: tests/browser/test_hardening.py).
+"""htmx hardening without a browser (the browser half: tests/browser/test_hardening.py);
+docs/reliability.md#r5-htmx-config, #r8-csrf, #r28-friendly-failure.
 
 The htmx configuration is declared in the page (a ``<meta name="htmx-config">``), CSRF is
 enforced on every htmx post, state-changing endpoints refuse GET, and a server error inside

@@ -1,7 +1,7 @@
-"""Import atomicity (RELIABILITY #14): an all-or-nothing import with one bad line changes
-nothing, and a ``kill -9`` of a real import process leaves a consistent database: SQLite's
-``integrity_check`` is ok and only whole batches are visible (each with its history and
-tag rows), or nothing at all in ``--atomic`` mode."""
+"""Import atomicity (docs/reliability.md#r14-import-atomicity): an all-or-nothing import with one
+bad line changes nothing, and a ``kill -9`` of a real import process leaves a consistent
+database: SQLite's ``integrity_check`` is ok and only whole batches are visible (each with its
+history and tag rows), or nothing at all in ``--atomic`` mode."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ def test_every_line_of_a_long_file_is_counted(tmp_path: object) -> None:
     assert len(encode(*lines)) == 2500
 
 
-# --- idempotency, duplicates and the audit trail (RELIABILITY #16, #18) ----------------
+# --- idempotency, duplicates and the audit trail (r16-idempotency, r18-audit-trail) ---
 
 
 def test_second_import_of_the_same_file_changes_no_row_and_keeps_the_content_hash() -> None:

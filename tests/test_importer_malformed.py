@@ -1,7 +1,7 @@
-"""Every way a line can be broken (RELIABILITY #15) and every way a pattern can be refused
-(#13): each named by line and field with a reason, the good lines around it all stored,
-no traceback, and the same outcome on SQLite and PostgreSQL (NUL is refused at validation
-because PostgreSQL text cannot hold it)."""
+"""Every way a line can be broken (docs/reliability.md#r15-malformed-input) and every way a pattern
+can be refused (#r13-pattern-admission): each named by line and field with a reason, the good
+lines around it all stored, no traceback, and the same outcome on SQLite and PostgreSQL (NUL is
+refused at validation because PostgreSQL text cannot hold it)."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def test_missing_file_exits_non_zero(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-# --- pattern admission (RELIABILITY #13) -------------------------------------------------
+# --- pattern admission (docs/reliability.md#r13-pattern-admission) ----------------------
 
 REFUSED_PATTERNS = {
     "backreference": r"value (\w+) repeated \1 twice",
@@ -279,9 +279,10 @@ def _test_database_url() -> str:
 
 
 def test_memory_stays_bounded_for_a_huge_line_and_many_records(tmp_path: Path) -> None:
-    """RELIABILITY #15's 100 MB case, proportionally: a 60 MB single line plus 5,000
-    records, imported by a real process whose peak RSS must stay under 200 MB. (The
-    benchmark measures the 139 MB and 550 MB files.)"""
+    """The malformed-input bar's largest-file case, scaled down: one line far past the line
+    limit plus thousands of records, imported by a real process whose peak RSS must stay
+    bounded, far below the file's size. (benchmarks/bench_import.py runs the full-size
+    files.)"""
     path = tmp_path / "big.jsonl"
     with path.open("wb") as fh:
         fh.write(b'{"record": "' + b"x" * 60_000_000 + b'"}\n')

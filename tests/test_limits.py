@@ -1,4 +1,5 @@
-"""RELIABILITY #10: request size limits answer 413 with a friendly message, never 500.
+"""Request size limits answer 413 with a friendly message, never 500
+(docs/reliability.md#r10-size-limits).
 
 Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
 ``Content-Length`` before anything reads it (Django alone would raise

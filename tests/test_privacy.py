@@ -1,4 +1,4 @@
-"""RELIABILITY #27: secrets pasted into the app are not kept anywhere.
+"""Secrets pasted into the app are not kept anywhere (docs/reliability.md#r27-paste-privacy).
 
 A paste travels in a POST body only; the response is ``Cache-Control: no-store``; nothing
 of it is written to the database (any table, including sessions and the cache) or to the

@@ -1,7 +1,7 @@
 """Full-text search: substring semantics, ranking, fallbacks, and the index staying in step.
 
 Runs unchanged on SQLite (FTS5 trigram + triggers) and PostgreSQL (pg_trgm): the same
-queries must find the same records on both (RELIABILITY #17).
+queries must find the same records on both (docs/reliability.md#r17-backend-parity).
 """
 
 from __future__ import annotations

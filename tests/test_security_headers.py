@@ -1,5 +1,6 @@
-"""RELIABILITY #2, #3, #9: every response type carries the security headers, and the CSP
-nonce is fresh per response and on every script.
+"""Every response type carries the security headers, and the CSP nonce is fresh per
+response and on every script (docs/reliability.md#r2-security-headers, #r3-csp-nonce,
+#r9-clickjacking).
 
 Pages, htmx partials, the API, health, static files, and the 400/403/404/413/429/500
 responses all pass through the same middleware stack; this walks one of each.

@@ -1,4 +1,5 @@
-"""RELIABILITY #19: the SQLite pragmas that make concurrent, durable writes safe are in force.
+"""The SQLite pragmas that make concurrent, durable writes safe are in force
+(docs/reliability.md#r19-sqlite-pragmas).
 
 WAL lets readers run beside the writer; ``synchronous=FULL`` (2) fsyncs each commit so an
 acknowledged edit survives a crash; foreign keys are enforced; ``BEGIN IMMEDIATE`` takes the

@@ -1,5 +1,6 @@
 """Reading a load run's results: requests per phase, one-line summaries, and the goals
-(RELIABILITY #20, #24, #25 and issue 6) that ``run_load.py`` checks and writes."""
+that ``run_load.py`` checks and writes (docs/reliability.md#r20-concurrency,
+#r24-throughput, #r25-noisy-neighbour)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def goals(report: dict[str, Any]) -> dict[str, bool]:
         out["benign match >= 200 req/s, p99 < 100 ms, 0 errors while an adversary runs"] = (
             _match_goal(b) and a["errors"] == 0
         )
-    if "match+distributed-adversary" in ph:  # RELIABILITY #25 with no limit to help
+    if "match+distributed-adversary" in ph:  # r25-noisy-neighbour with no limit to help
         b = ph["match+distributed-adversary"]["benign"]
         a = ph["match+distributed-adversary"]["adversarial"]
         out["benign p99 < 250 ms, 0 errors under a distributed adversary"] = (

@@ -1,4 +1,5 @@
-"""Load test on loopback: gunicorn with 2 workers, wrk as the client (RELIABILITY #20, #24, #25).
+"""Load test on loopback: gunicorn with 2 workers, wrk as the client
+(docs/reliability.md#r20-concurrency, #r24-throughput, #r25-noisy-neighbour).
 
 Starts a scratch copy of the app (its own SQLite file, or ``--database-url``), imports the
 demo records (or ``--full``: the 16.7k dataset), collects static files, warms the matcher,
@@ -82,7 +83,9 @@ PEOPLE = [f"192.0.2.{k}" for k in range(1, 255)] + ["198.18.0.1", "198.18.0.2"]
 ADVERSARY = ["203.0.113.66"]
 BOTNET = [f"198.51.100.{k}" for k in range(1, 255)] + ["198.18.1.1", "198.18.1.2"]
 DEMO = ROOT / "fixtures" / "demo-records.jsonl"
-FULL = ROOT.parent / "shared" / "data" / "records-all.jsonl"
+FULL = (
+    Path(os.environ.get("KB_DATASET_DIR") or ROOT.parent / "shared" / "data") / "records-all.jsonl"
+)
 
 WRITER = """
 import json, sys, time, django
@@ -270,7 +273,8 @@ def check_bodies(base: str, benign: Path, hostile: Path, token: str) -> None:
 def run_writers(
     base: str, work: Path, env: dict[str, str], ids: list[str], benign: Path, token: str, args: Any
 ) -> dict[str, Any]:
-    """8 curator edit streams in 4 processes while the match client runs (RELIABILITY #20)."""
+    """8 curator edit streams in 4 processes while the match client runs
+    (docs/reliability.md#r20-concurrency)."""
     targets = ids[-8:]
     procs = [
         subprocess.Popen(
