@@ -65,7 +65,8 @@ serve: setup
 	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
 	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
 
-# Load test on loopback (wrk, ~6 min): results in benchmarks/results/load.json.
+# Load test on loopback (wrk; several phases, minutes long): results in
+# benchmarks/results/load.json.
 load: setup-dev
 	@command -v wrk >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
