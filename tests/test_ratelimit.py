@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
@@ -27,6 +28,15 @@ from tests.clocks import FakeClock
 from tests.servers import Gunicorn, json_post
 
 LIMIT = 5
+
+
+def api_match(client: Client, payload: dict | None = None) -> HttpResponse:
+    return client.post("/api/match", payload or {"text": "x"}, content_type="application/json")
+
+
+def statuses(client: Client, n: int = LIMIT) -> list[int]:
+    """The statuses of ``n`` small matches from ``client``."""
+    return [api_match(client).status_code for _ in range(n)]
 
 
 @pytest.fixture
@@ -39,12 +49,8 @@ def limited(settings: object, limiter_clock: FakeClock) -> FakeClock:
 @pytest.mark.django_db
 @pytest.mark.usefixtures("limited")
 def test_api_match_answers_429_json_with_retry_after_past_the_limit(client: Client) -> None:
-    statuses = [
-        client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-        for _ in range(LIMIT)
-    ]
-    assert 429 not in statuses
-    response = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert 429 not in statuses(client)
+    response = api_match(client)
     assert response.status_code == 429
     assert int(response["Retry-After"]) == RATE_WINDOW_SECONDS - 1  # the rest of the window
     body = response.json()
@@ -58,22 +64,18 @@ def test_a_refused_client_is_served_again_when_the_window_ends(
     client: Client, limited: FakeClock
 ) -> None:
     for _ in range(LIMIT):
-        client.post("/api/match", {"text": "x"}, content_type="application/json")
+        api_match(client)
     limited.advance(30)
-    refused = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    refused = api_match(client)
     assert refused.status_code == 429
     wait = int(refused["Retry-After"])
     assert wait == RATE_WINDOW_SECONDS - 31
     limited.advance(wait - 1)  # a second before the window ends: still refused
-    still = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    still = api_match(client)
     assert still.status_code == 429
     assert int(still["Retry-After"]) == 1
     limited.advance(1)  # the next window: a fresh budget, not the remembered refusal
-    statuses = [
-        client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-        for _ in range(LIMIT)
-    ]
-    assert 429 not in statuses
+    assert 429 not in statuses(client)
 
 
 @pytest.mark.django_db
@@ -105,9 +107,9 @@ def test_limit_counts_per_client_and_ignores_other_pages(client: Client) -> None
     for _ in range(LIMIT + 3):
         assert client.get("/healthz").status_code == 200
     for _ in range(LIMIT):
-        client.post("/api/match", {"text": "x"}, content_type="application/json")
+        api_match(client)
     other = Client(REMOTE_ADDR="10.0.0.9")
-    ok = other.post("/api/match", {"text": "x"}, content_type="application/json")
+    ok = api_match(other)
     assert ok.status_code != 429
 
 
@@ -119,16 +121,14 @@ def test_a_refused_client_is_refused_again_without_touching_the_database(
     """A client hammering past its budget costs no write per refusal: the process
     remembers the refusal until the window ends."""
     for _ in range(LIMIT + 1):
-        client.post("/api/match", {"text": "x"}, content_type="application/json")
+        api_match(client)
     with CaptureQueriesContext(connection) as queries:
-        again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+        again = api_match(client)
     assert again.status_code == 429
     assert int(again["Retry-After"]) == RATE_WINDOW_SECONDS - 1
     assert len(queries) == 0, [q["sql"] for q in queries]
     other = Client(REMOTE_ADDR="10.0.0.9")  # only that client: others are still counted
-    assert (
-        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code != 429
-    )
+    assert api_match(other).status_code != 429
 
 
 @pytest.mark.django_db
@@ -139,15 +139,12 @@ def test_big_pastes_use_more_of_the_budget(client: Client, settings: object) -> 
     while five small ones pass."""
     settings.KB_RATE_LIMIT_UNIT_BYTES = 1024  # type: ignore[attr-defined]
     big = {"text": "E" * 2500}
-    first = client.post("/api/match", big, content_type="application/json")
-    second = client.post("/api/match", big, content_type="application/json")
+    first = api_match(client, big)
+    second = api_match(client, big)
     assert first.status_code == 200
     assert second.status_code == 429
     other = Client(REMOTE_ADDR="10.0.0.9")
-    small = [
-        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-        for _ in range(LIMIT)
-    ]
+    small = statuses(other)
     assert 429 not in small
 
 
@@ -157,9 +154,9 @@ def test_a_body_bigger_than_the_whole_budget_is_still_served_in_a_fresh_window(
     client: Client, settings: object
 ) -> None:
     settings.KB_RATE_LIMIT_UNIT_BYTES = 16  # type: ignore[attr-defined]
-    response = client.post("/api/match", {"text": "E" * 500}, content_type="application/json")
+    response = api_match(client, {"text": "E" * 500})
     assert response.status_code == 200
-    again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    again = api_match(client)
     assert again.status_code == 429
 
 
@@ -224,9 +221,5 @@ def test_limiter_fails_open_when_its_counter_is_unavailable(
     from django.db.utils import OperationalError
 
     with mock.patch("kb.middleware._locked_increment", side_effect=OperationalError("no table")):
-        statuses = [
-            client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-            for _ in range(LIMIT + 2)
-        ]
-    assert 429 not in statuses
+        assert 429 not in statuses(client, LIMIT + 2)
     assert "rate limiter unavailable" in caplog.text
