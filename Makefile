@@ -83,7 +83,8 @@ chromium:
 
 test: setup-dev chromium
 	$(PY) manage.py check --fail-level WARNING
-	$(PY) manage.py makemigrations --check --dry-run >/dev/null
+	@out=$$($(PY) manage.py makemigrations --check --dry-run 2>&1) || { echo "$$out" >&2; \
+	  echo "error: models and migrations differ (makemigrations --check)" >&2; exit 1; }
 	$(VENV)/bin/ruff check .
 	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
