@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 # Paths whose POSTs run the matcher: rate-limited and never cached.
 MATCH_PATHS = ("/match/", "/api/match")
 RATE_WINDOW_SECONDS = 60
-# The limiter's clock: windows are wall-clock minutes, the same in every worker and host.
+# The limiter's clock: windows follow wall-clock time, the same in every worker and host.
 # Tests replace it to move between windows instead of waiting for one to end.
 clock: Callable[[], float] = time.time
 # How long a match waits for SQLite's write lock to count itself before giving up.
