@@ -1,6 +1,8 @@
-# Error knowledge base: the commands of ../shared/CONTRACT.md.
+# Error knowledge base: the commands a developer and an operator need.
 #   make run    set up, migrate, load the demo data into an empty database, serve on :8000
 #   make test   set up (dev tools, Debian chromium) and run the whole suite
+# Tests that need the full dataset skip with their reason unless KB_DATASET_DIR (default:
+# the full dataset directory beside the clone) holds it; CI lays it there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -9,6 +11,10 @@ PY      := $(VENV)/bin/python
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 PYTEST_ARGS ?=
+# The suite's hypothesis profile (tests/hypothesis_profiles.py): derandomised, no example
+# database, so a red run is reproducible; `make fuzz` uses the random `fuzz` profile.
+HYPOTHESIS_PROFILE ?= ci
+KB_DATASET_DIR ?= $(abspath ..)/shared/data
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
@@ -59,7 +65,8 @@ serve: setup
 	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
 	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
 
-# Load test on loopback (wrk, ~6 min): results in benchmarks/results/load.json.
+# Load test on loopback (wrk; several phases, minutes long): results in
+# benchmarks/results/load.json.
 load: setup-dev
 	@command -v wrk >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
@@ -76,13 +83,14 @@ chromium:
 
 test: setup-dev chromium
 	$(PY) manage.py check --fail-level WARNING
-	$(PY) manage.py makemigrations --check --dry-run >/dev/null
+	@out=$$($(PY) manage.py makemigrations --check --dry-run 2>&1) || { echo "$$out" >&2; \
+	  echo "error: models and migrations differ (makemigrations --check)" >&2; exit 1; }
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # Everything but the browser and full-dataset tests, for a quick loop.
 test-fast: setup-dev
-	$(VENV)/bin/pytest -m "not browser and not slow" $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(VENV)/bin/pytest -m "not browser and not slow" $(PYTEST_ARGS)
 
 lint: setup-dev
 	$(VENV)/bin/ruff check .
@@ -96,12 +104,11 @@ bench: setup-dev
 	@mkdir -p benchmarks/results
 	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
-# Nightly-style fuzzing. 10^5 hypothesis examples IN TOTAL (FUZZ_EXAMPLES), split in
-# tests/fuzz_budget.py: importer 30 % (2 properties x 15,000), Matcher.match 30 % (4 x
-# 7,500), normaliser 40 % (11 x ~3,636); then schemathesis on top (1,000 examples per API
-# operation). Two runs: schemathesis's pytest plugin blanks the values in hypothesis's
-# "Failing test case" report. Both always run; the target fails if either does. Measured:
-# 13 min 43 s on 2 shared cores (importer 8 min, matcher 2.3, normaliser 2, schemathesis 1).
+# Nightly-style fuzzing with the random `fuzz` hypothesis profile: 10^5 examples IN TOTAL
+# (FUZZ_EXAMPLES), split between the importer, Matcher.match and the normaliser in
+# tests/fuzz_budget.py; then schemathesis on top (1,000 examples per API operation). Two
+# runs: schemathesis's pytest plugin blanks the values in hypothesis's "Failing test case"
+# report. Both always run; the target fails if either does.
 fuzz: setup-dev
 	@status=0; \
 	set -x; \
@@ -113,7 +120,6 @@ fuzz: setup-dev
 	exit $$status
 
 # Rebuild the demo sample in fixtures/ from the full dataset (KB_DATASET_DIR).
-KB_DATASET_DIR ?= ../shared/data
 demo-data: setup
 	$(PY) manage.py sample_records $(KB_DATASET_DIR)/records-all.jsonl \
 	  --enriched $(KB_DATASET_DIR)/records-enriched.jsonl --eval $(KB_DATASET_DIR)/eval-public.jsonl \

@@ -15,7 +15,7 @@ output/input size ratio, number of mapping segments, peak traced memory of one c
 the cost of 1,000 `to_original` + `line_info` look-ups afterwards (after the original's line
 index, built on the first `line_of` call, which is timed separately).
 
-Run: ``cd /work/main && .venv/bin/python benchmarks/bench_normalise.py [--quick]``
+Run: ``.venv/bin/python benchmarks/bench_normalise.py [--quick]``
 (``--quick`` uses 5 MB logs). Writes ``benchmarks/results/normalise.json``.
 """
 

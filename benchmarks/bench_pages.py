@@ -1,12 +1,14 @@
 """Server time of the pages an on-call engineer hits, with the full 16.7k-record dataset.
 
 Issue 4's goal: p95 < 50 ms each for ``/`` with a paste (``POST /match/`` with an 8 KiB log
-excerpt), a record page, a tag page and a search. Measured in-process with Django's test
+excerpt), a record page, a tag page, a search, and the health check
+(docs/reliability.md#r23-health-check). Measured in-process with Django's test
 Client (URL routing, middleware, views, queries, templates; no network, no gunicorn), many
 iterations per case, rotating through several records / tags / queries so one warm row
 does not flatter the figures. Caches that production has warm (compiled matcher, per-
 revision tag and facet counts) are warmed first; the first, cold request of each case is
-reported separately.
+reported separately. Beside the pages: highlighting a 100 KiB pathological snippet
+(docs/reliability.md#r7-highlighter), which the suite checks only for linear growth.
 
 The database is a scratch one: ``DATABASE_URL`` (default ``sqlite:////tmp/bench-pages.sqlite3``;
 a ``postgres://`` URL works too). ``records-all.jsonl`` is imported when the database does
@@ -33,7 +35,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 RESULTS = REPO / "benchmarks" / "results" / "pages.json"
 DEFAULT_DB = "sqlite:////tmp/bench-pages.sqlite3"
 GOAL_MS = 50.0
@@ -253,6 +255,34 @@ def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], 
     return 0
 
 
+HIGHLIGHT_GOAL_S = 1.0  # docs/reliability.md#r7-highlighter
+
+
+def highlight_costs(tries: int) -> dict[str, Any]:
+    """Highlighting a 100 KiB pathological snippet (an unterminated string of backslashes,
+    then unclosed comments) with each lexer, uncached; best of ``tries``. The suite checks
+    only that the cost grows linearly (tests/test_highlight.py)."""
+    from kb.highlight import _html_lines, highlight_snippet
+
+    n = 100 * 1024 // 12
+    code = '"' + "\\" * (5 * n) + "a" * (5 * n) + "\n" + "/*" * n
+    out: dict[str, Any] = {"snippet_bytes": len(code.encode()), "goal_s": HIGHLIGHT_GOAL_S}
+    for path in ("x.rs", "x.py", "x.java", "x.go"):
+        wall, cpu = [], []
+        for _ in range(tries):
+            _html_lines.cache_clear()
+            started, cpu_started = time.perf_counter(), time.process_time()
+            highlight_snippet(code, path, start=1, error_line=1)
+            wall.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - cpu_started)
+        out[path] = {
+            "wall_s": round(min(wall), 4),
+            "cpu_s": round(min(cpu), 4),
+            "meets_goal": min(wall) < HIGHLIGHT_GOAL_S,
+        }
+    return out
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     n = 60 if quick else 200
@@ -303,6 +333,7 @@ def main(argv: list[str]) -> int:
             [("get", "/records/", {"data": {"q": q, "severity": "error"}, **hx}) for q in SEARCHES],
             GOAL_MS,
         ),
+        ("health check GET /healthz", [("get", "/healthz", {})], GOAL_MS),
         ("record list, no filter", [("get", "/records/", {})], None),
         ("tag index /tags/", [("get", "/tags/", {})], None),
         (
@@ -339,6 +370,7 @@ def main(argv: list[str]) -> int:
         results.append(best)
 
     per_revision = per_revision_costs(3 if quick else 9)
+    highlight = highlight_costs(3 if quick else 9)
     meta = {
         "database": connection.vendor,
         "database_url": settings.DATABASES["default"]["NAME"],
@@ -364,7 +396,11 @@ def main(argv: list[str]) -> int:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
-        json.dumps({"meta": meta, "cases": results, "per_revision": per_revision}, indent=2) + "\n"
+        json.dumps(
+            {"meta": meta, "cases": results, "per_revision": per_revision, "highlight": highlight},
+            indent=2,
+        )
+        + "\n"
     )
 
     print(
@@ -390,6 +426,10 @@ def main(argv: list[str]) -> int:
         f"{per_revision['biggest_tag_count_ms']} ms "
         f"({per_revision['biggest_tag_count_replaced_query_ms']} ms, "
         f"{per_revision['biggest_tag_count_speedup']}x)"
+    )
+    print(
+        "highlighting a 100 KiB pathological snippet: "
+        + ", ".join(f"{p} {highlight[p]['wall_s']} s" for p in ("x.rs", "x.py", "x.java", "x.go"))
     )
     print(f"wrote {out.relative_to(REPO)}")
     return 0

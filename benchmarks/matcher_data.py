@@ -18,7 +18,7 @@ from kb.matcher import PatternSpec
 from kb.matcher.patterns import parse_template
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 SAMPLE_VALUES = ["127.0.0.1:5690", "users", "42", "'item-list'", "Connection refused"]
 INFO_WORDS = [
     "starting",

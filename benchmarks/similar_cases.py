@@ -1,7 +1,7 @@
 """Data for ``bench_similar.py``: the records, the synthetic drift set and the non-error lines.
 
-* :func:`load_records` / :func:`load_eval`: the shared dataset (env ``KB_SHARED_DATA`` or
-  ``../shared/data`` relative to the repo);
+* :func:`load_records` / :func:`load_eval`: the full dataset (env ``KB_DATASET_DIR``, by
+  default the full dataset directory beside the clone);
 * :func:`drift` / :func:`drift_cases`: real templates rendered with values, then reworded,
   truncated, re-cased, wrapped or given log prefixes, each with the keys that count as a hit;
 * :func:`negative_lines`: INFO chatter (hand-written, from a small grammar, and the INFO-ish
@@ -25,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from kb.matcher.similar import literal_text, tokens  # noqa: E402
 
-DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 
 # ---------------------------------------------------------------- data
 

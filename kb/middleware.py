@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 # Paths whose POSTs run the matcher: rate-limited and never cached.
 MATCH_PATHS = ("/match/", "/api/match")
 RATE_WINDOW_SECONDS = 60
+# The limiter's clock: windows follow wall-clock time, the same in every worker and host.
+# Tests replace it to move between windows instead of waiting for one to end.
+clock: Callable[[], float] = time.time
 # How long a match waits for SQLite's write lock to count itself before giving up.
 LIMITER_LOCK_WAIT_MS = 50
 
@@ -136,7 +139,7 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     limit = settings.KB_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
         return None
-    now = time.time()
+    now = clock()
     window = int(now // RATE_WINDOW_SECONDS)
     key = f"kb:rl:match:{client_address(request)}:{window}"
     if _refused.get(key) == limit:

@@ -1,5 +1,6 @@
-"""Shared test set-up: a real SQLite file (or PostgreSQL via DATABASE_URL), and a matcher
-cache shared across tests and runs so the full dataset compiles once."""
+"""Shared test set-up: a real SQLite file (or PostgreSQL via DATABASE_URL), a matcher
+cache shared across tests and runs so the full dataset compiles once, and the hypothesis
+profile (``tests/hypothesis_profiles.py``) loaded before any test module is imported."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import contextlib
 from pathlib import Path
 
 import pytest
+
+from tests import hypothesis_profiles  # noqa: F401 - loads the profile before any test module
+from tests.clocks import FakeClock
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,3 +63,14 @@ def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stderr
     return db
+
+
+@pytest.fixture
+def limiter_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The limiter on a clock that stands one second into a window until the test moves it:
+    a test's requests never straddle two windows by chance."""
+    from kb import middleware
+
+    fake = FakeClock(1_000_000 * middleware.RATE_WINDOW_SECONDS + 1)
+    monkeypatch.setattr(middleware, "clock", fake)
+    return fake

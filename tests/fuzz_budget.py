@@ -27,9 +27,11 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, settings
 
+from tests.hypothesis_profiles import selected
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+FUZZ = selected() == "fuzz"
 TOTAL = int(os.environ.get("FUZZ_EXAMPLES", "100000"))
 
 # area -> (share of TOTAL, number of properties that share it)

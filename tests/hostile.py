@@ -1,4 +1,5 @@
-"""A record whose every text field is an attack: shared by the page tests (RELIABILITY #6)."""
+"""A record whose every text field is an attack: shared by the page tests
+(docs/reliability.md#r6-stored-xss)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Real gunicorn servers for the multi-process tests (rate limit, concurrency, crash).
 
 Django's test client runs in one process; the bars about several workers sharing one
-database (RELIABILITY #20, #22, #26) need real processes. ``Gunicorn`` starts the app on a
+database (docs/reliability.md#r20-concurrency, #r22-crash-durability, #r26-rate-limit)
+need real processes. ``Gunicorn`` starts the app on a
 free loopback port against the test database (the same file or PostgreSQL database
 pytest-django set up), logs each request with the worker's pid, and is always stopped.
 """

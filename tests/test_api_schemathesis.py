@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, settings
 
 from kb.wsgi import application
 from tests.factories import make_record
+from tests.hypothesis_profiles import selected
 
-_DEFAULT = "1000" if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" else "30"
+_DEFAULT = "1000" if selected() == "fuzz" else "30"
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", _DEFAULT))
 
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)

@@ -1,7 +1,7 @@
-"""Backup and restore drill (RELIABILITY #21): a backup taken while a writer runs passes
-``integrity_check`` and holds whole import batches only; restoring a backup gives back the
-same row counts and content hash. On PostgreSQL the command falls back to ``dumpdata``
-(pg_dump is the real tool) and the same restore checks hold."""
+"""Backup and restore drill (docs/reliability.md#r21-backup): a backup taken while a writer runs
+passes ``integrity_check`` and holds whole import batches only; restoring a backup gives back the
+same row counts and content hash. On PostgreSQL the command falls back to ``dumpdata`` (pg_dump
+is the real tool) and the same restore checks hold."""
 
 from __future__ import annotations
 

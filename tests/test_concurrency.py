@@ -1,10 +1,11 @@
-"""RELIABILITY #20 and #22: concurrent writers never see "database is locked", and an
-acknowledged edit survives ``kill -9``.
+"""Concurrent writers never see "database is locked", and an acknowledged edit survives
+``kill -9`` (docs/reliability.md#r20-concurrency, #r22-crash-durability).
 
 Writers are separate OS processes (curator edits through ``kb.services.save_curated``, the
 path every curator write takes) while two gunicorn workers serve reads and matches, each of
 which also writes a rate-limit counter. SQLite queues the writers on ``BEGIN IMMEDIATE`` +
-``busy_timeout``; PostgreSQL on row locks. The suite runs ~5 s of traffic; the load benchmark 30 s.
+``busy_timeout``; PostgreSQL on row locks. The suite runs a few seconds of traffic; the load
+benchmark (benchmarks/load/run_load.py) runs the bar's full length.
 """
 
 from __future__ import annotations

@@ -10,9 +10,14 @@ import pytest
 from django.core.management import call_command
 
 from kb.models import ErrorRecord
-from tests.datasets import ALL_RECORDS, ENRICHED, dataset_path
+from tests.datasets import ALL_RECORDS, ENRICHED, dataset_path, requires_dataset
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow,
+    requires_dataset(ALL_RECORDS),
+    requires_dataset(ENRICHED),
+]
 
 
 def _run_json(*args: str) -> dict:

@@ -1,4 +1,5 @@
-"""RELIABILITY #1: production settings pass ``check --deploy`` with warnings as failures."""
+"""Production settings pass ``check --deploy`` with warnings as failures
+(docs/reliability.md#r1-deploy-check)."""
 
 from __future__ import annotations
 

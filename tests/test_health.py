@@ -1,8 +1,12 @@
-"""RELIABILITY #23: ``/healthz`` is cheap, checks the database, and says 503 when it can't."""
+"""``/healthz`` is cheap, checks the database, and says 503 when it can't
+(docs/reliability.md#r23-health-check).
+
+Cheap is asserted as work done, one query and no template or matcher, not as a time:
+its latency is measured by benchmarks/bench_pages.py.
+"""
 
 from __future__ import annotations
 
-import time
 from unittest import mock
 
 import pytest
@@ -13,16 +17,10 @@ from django.urls import reverse
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_answers_200_with_a_database_check_fast(client: Client) -> None:
-    client.get(reverse("healthz"))  # warm the URL resolver and connection
-    timings = []
-    for _ in range(20):
-        started = time.perf_counter()
-        response = client.get(reverse("healthz"))
-        timings.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 200
+def test_healthz_answers_200_with_a_database_check(client: Client) -> None:
+    response = client.get(reverse("healthz"))
+    assert response.status_code == 200
     assert response.json() == {"status": "ok"}
-    assert sorted(timings)[-2] < 50, timings  # p95 of 20
 
 
 def test_healthz_runs_one_query_and_no_template_or_matcher(

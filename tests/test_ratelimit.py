@@ -1,7 +1,12 @@
-"""RELIABILITY #26: the match rate limit holds across worker processes.
+"""The match rate limit holds across worker processes (docs/reliability.md#r26-rate-limit).
 
 The counter lives in the database cache, so request N+1 in a window gets 429 no matter
 which gunicorn worker serves it; per-process memory would allow N per worker.
+
+In-process tests put the limiter on a fake clock (the ``limiter_clock`` fixture) one second
+into a window and move it on to reach the next one: no test waits for a real window to end.
+The gunicorn test cannot reach its workers' clocks, so it notes the real window before
+and after its burst and tries again, as a new client, when the two differ.
 """
 
 from __future__ import annotations
@@ -14,45 +19,63 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from kb.middleware import RATE_WINDOW_SECONDS, client_address
+from tests.clocks import FakeClock
 from tests.servers import Gunicorn, json_post
 
 LIMIT = 5
 
 
-def wait_for_fresh_window(margin: float) -> None:
-    """The limit counts per fixed window: start far enough from its end that the test's
-    requests all fall into one window."""
-    left = RATE_WINDOW_SECONDS - time.time() % RATE_WINDOW_SECONDS
-    if left < margin:
-        time.sleep(left + 0.05)
+def api_match(client: Client, payload: dict | None = None) -> HttpResponse:
+    return client.post("/api/match", payload or {"text": "x"}, content_type="application/json")
+
+
+def statuses(client: Client, n: int = LIMIT) -> list[int]:
+    """The statuses of ``n`` small matches from ``client``."""
+    return [api_match(client).status_code for _ in range(n)]
 
 
 @pytest.fixture
-def limited(settings: object) -> None:
+def limited(settings: object, limiter_clock: FakeClock) -> FakeClock:
     settings.KB_RATE_LIMIT_PER_MINUTE = LIMIT  # type: ignore[attr-defined]
     cache.clear()
-    wait_for_fresh_window(3)
+    return limiter_clock
 
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("limited")
 def test_api_match_answers_429_json_with_retry_after_past_the_limit(client: Client) -> None:
-    statuses = [
-        client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-        for _ in range(LIMIT)
-    ]
-    assert 429 not in statuses
-    response = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    assert 429 not in statuses(client)
+    response = api_match(client)
     assert response.status_code == 429
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert int(response["Retry-After"]) == RATE_WINDOW_SECONDS - 1  # the rest of the window
     body = response.json()
     assert body["status"] == 429
     assert body["retry_after"] == int(response["Retry-After"])
     assert "no-store" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_a_refused_client_is_served_again_when_the_window_ends(
+    client: Client, limited: FakeClock
+) -> None:
+    for _ in range(LIMIT):
+        api_match(client)
+    limited.advance(30)
+    refused = api_match(client)
+    assert refused.status_code == 429
+    wait = int(refused["Retry-After"])
+    assert wait == RATE_WINDOW_SECONDS - 31
+    limited.advance(wait - 1)  # a second before the window ends: still refused
+    still = api_match(client)
+    assert still.status_code == 429
+    assert int(still["Retry-After"]) == 1
+    limited.advance(1)  # the next window: a fresh budget, not the remembered refusal
+    assert 429 not in statuses(client)
 
 
 @pytest.mark.django_db
@@ -84,9 +107,9 @@ def test_limit_counts_per_client_and_ignores_other_pages(client: Client) -> None
     for _ in range(LIMIT + 3):
         assert client.get("/healthz").status_code == 200
     for _ in range(LIMIT):
-        client.post("/api/match", {"text": "x"}, content_type="application/json")
+        api_match(client)
     other = Client(REMOTE_ADDR="10.0.0.9")
-    ok = other.post("/api/match", {"text": "x"}, content_type="application/json")
+    ok = api_match(other)
     assert ok.status_code != 429
 
 
@@ -98,16 +121,14 @@ def test_a_refused_client_is_refused_again_without_touching_the_database(
     """A client hammering past its budget costs no write per refusal: the process
     remembers the refusal until the window ends."""
     for _ in range(LIMIT + 1):
-        client.post("/api/match", {"text": "x"}, content_type="application/json")
+        api_match(client)
     with CaptureQueriesContext(connection) as queries:
-        again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+        again = api_match(client)
     assert again.status_code == 429
-    assert 1 <= int(again["Retry-After"]) <= RATE_WINDOW_SECONDS
+    assert int(again["Retry-After"]) == RATE_WINDOW_SECONDS - 1
     assert len(queries) == 0, [q["sql"] for q in queries]
     other = Client(REMOTE_ADDR="10.0.0.9")  # only that client: others are still counted
-    assert (
-        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code != 429
-    )
+    assert api_match(other).status_code != 429
 
 
 @pytest.mark.django_db
@@ -118,15 +139,12 @@ def test_big_pastes_use_more_of_the_budget(client: Client, settings: object) -> 
     while five small ones pass."""
     settings.KB_RATE_LIMIT_UNIT_BYTES = 1024  # type: ignore[attr-defined]
     big = {"text": "E" * 2500}
-    first = client.post("/api/match", big, content_type="application/json")
-    second = client.post("/api/match", big, content_type="application/json")
+    first = api_match(client, big)
+    second = api_match(client, big)
     assert first.status_code == 200
     assert second.status_code == 429
     other = Client(REMOTE_ADDR="10.0.0.9")
-    small = [
-        other.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-        for _ in range(LIMIT)
-    ]
+    small = statuses(other)
     assert 429 not in small
 
 
@@ -136,9 +154,9 @@ def test_a_body_bigger_than_the_whole_budget_is_still_served_in_a_fresh_window(
     client: Client, settings: object
 ) -> None:
     settings.KB_RATE_LIMIT_UNIT_BYTES = 16  # type: ignore[attr-defined]
-    response = client.post("/api/match", {"text": "E" * 500}, content_type="application/json")
+    response = api_match(client, {"text": "E" * 500})
     assert response.status_code == 200
-    again = client.post("/api/match", {"text": "x"}, content_type="application/json")
+    again = api_match(client)
     assert again.status_code == 429
 
 
@@ -150,29 +168,40 @@ def test_client_address_trusts_only_the_configured_proxies(settings: object, rf:
     assert client_address(request) == "1.2.3.4"  # the spoofable left entry is not trusted
 
 
+def _real_window() -> int:
+    return int(time.time() // RATE_WINDOW_SECONDS)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
     limit = 12
-    with Gunicorn(workers=2, log_dir=tmp_path, KB_RATE_LIMIT_PER_MINUTE=str(limit)) as server:
+    with Gunicorn(
+        workers=2,
+        log_dir=tmp_path,
+        KB_RATE_LIMIT_PER_MINUTE=str(limit),
+        KB_TRUSTED_PROXY_COUNT="1",
+    ) as server:
         # Concurrent requests so that both workers serve some of them; on a busy machine
-        # one worker may take them all, so try again (new window) until both did.
-        for attempt in range(4):
-            cache.clear()
-            if attempt:  # the workers remember this window's refusal: start a new one
-                time.sleep(RATE_WINDOW_SECONDS - time.time() % RATE_WINDOW_SECONDS + 0.05)
-            wait_for_fresh_window(10)
+        # one worker may take them all, or the burst may straddle two windows: then try
+        # again as a new client (the proxy's address for it), which starts with no count.
+        for attempt in range(6):
+            who = {"X-Forwarded-For": f"10.26.0.{attempt + 1}"}
             logged = len(server.worker_pids())
+            window = _real_window()
             with ThreadPoolExecutor(max_workers=8) as pool:
                 first = list(
                     pool.map(
-                        lambda _: json_post(server, "/api/match", {"text": "x"})[0], range(limit)
+                        lambda _, who=who: json_post(server, "/api/match", {"text": "x"}, **who)[0],
+                        range(limit),
                     )
                 )
-            status, headers, body = json_post(server, "/api/match", {"text": "x"})
+            status, headers, body = json_post(server, "/api/match", {"text": "x"}, **who)
+            one_window = _real_window() == window
             served_by = set(server.worker_pids()[logged:])
-            if len(served_by) == 2:
+            if one_window and len(served_by) == 2:
                 break
         errors = server.errors()
+    assert one_window, "every attempt straddled two windows"
     assert 429 not in first
     assert all(s < 500 for s in first), first
     assert status == 429
@@ -192,9 +221,5 @@ def test_limiter_fails_open_when_its_counter_is_unavailable(
     from django.db.utils import OperationalError
 
     with mock.patch("kb.middleware._locked_increment", side_effect=OperationalError("no table")):
-        statuses = [
-            client.post("/api/match", {"text": "x"}, content_type="application/json").status_code
-            for _ in range(LIMIT + 2)
-        ]
-    assert 429 not in statuses
+        assert 429 not in statuses(client, LIMIT + 2)
     assert "rate limiter unavailable" in caplog.text

@@ -99,6 +99,7 @@ def test_the_walk_covers_the_status_codes_it_claims(responses: dict[str, object]
     assert status["page /"] == 200
 
 
+@pytest.mark.usefixtures("limiter_clock")
 def test_rate_limited_response_has_the_security_headers(settings: object) -> None:
     settings.KB_RATE_LIMIT_PER_MINUTE = 1  # type: ignore[attr-defined]
     cache.clear()

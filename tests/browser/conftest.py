@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,7 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 @pytest.fixture(scope="session", autouse=True)
 def _report_browser_versions() -> None:
-    """Record what ran (RELIABILITY #29): chromium and Playwright versions."""
+    """Record what ran (docs/reliability.md#r29-dependencies): chromium and Playwright."""
     from importlib.metadata import version
 
     try:
@@ -88,6 +90,24 @@ def assert_clean(page: Any) -> None:
     assert [m for m in page.console_errors if "Content Security Policy" in m] == []
     assert page.console_errors == []
     assert page.page_errors == []
+
+
+def wait_until(page: Any, check: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Poll ``check`` while the page runs, until it holds or ``timeout`` passes: for events
+    that leave nothing to wait on in the page (a console message, a refused frame)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        page.wait_for_timeout(20)
+
+
+def after_htmx_settles(page: Any) -> None:
+    """Arm a promise that resolves on the next ``htmx:afterSettle`` (before the action);
+    ``page.evaluate("window.__settled")`` then waits for htmx to have finished its swap."""
+    page.evaluate(  # a function returning nothing: evaluate would wait for a returned promise
+        "() => { window.__settled = new Promise(r => document.body.addEventListener("
+        "'htmx:afterSettle', () => r(true), {once: true})); }"
+    )
 
 
 def screenshot(page: Any, name: str) -> Path:

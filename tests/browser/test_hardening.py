@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import assert_clean, screenshot
+from tests.browser.conftest import after_htmx_settles, assert_clean, screenshot, wait_until
 from tests.factories import SEED, import_lines
 
 SECRET = "AKIAZZQQ7EXAMPLE4242"
@@ -48,11 +48,12 @@ def test_htmx_runs_with_the_hardened_config(page: Any, app: Any, path: str) -> N
 
 def test_nothing_of_a_paste_is_kept_in_browser_storage(page: Any, app: Any) -> None:
     page.goto(app.url + "/")
+    after_htmx_settles(page)
     with page.expect_response(lambda r: r.url.endswith("/match/")) as info:
         page.locator("#paste-text").fill(PASTE)
     assert info.value.status == 200
     assert "no-store" in (info.value.headers.get("cache-control") or "")
-    page.wait_for_timeout(300)
+    assert page.evaluate("window.__settled") is True  # the results are in the page
     storage = page.evaluate(
         "JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])"
     )
@@ -132,11 +133,14 @@ def attacker_site(app: Any) -> Any:
 
 def test_framing_the_app_is_refused(page: Any, attacker_site: str) -> None:
     page.goto(attacker_site)
-    page.wait_for_timeout(1000)
+    wait_until(
+        page,
+        lambda: any("frame-ancestors" in m for m in page.console_errors),
+        "the frame-ancestors refusal",
+    )
     frame = page.frame_locator("#f")
     assert frame.locator("#paste-text").count() == 0
     assert "evil" in page.locator("h1").inner_text()
-    assert any("frame-ancestors" in m for m in page.console_errors), page.console_errors
     app_frames = [f for f in page.frames if f != page.main_frame]
     for f in app_frames:
         assert "paste-text" not in f.content()

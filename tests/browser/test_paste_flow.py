@@ -13,7 +13,7 @@ import pytest
 
 from kb.matching import MatchResult, MatchView
 from kb.models import ErrorRecord
-from tests.browser.conftest import assert_clean, csp_violations, screenshot
+from tests.browser.conftest import assert_clean, csp_violations, screenshot, wait_until
 from tests.factories import SEED, import_lines
 
 LINE = (
@@ -205,7 +205,10 @@ def test_too_large_paste_gets_a_friendly_message(
 
 def test_the_app_cannot_be_framed(page: Any, live_server: Any, transactional_db: None) -> None:
     page.set_content(f'<iframe id="f" src="{live_server.url}/"></iframe>')
-    page.wait_for_timeout(500)
+    wait_until(
+        page,
+        lambda: any("frame-ancestors" in m or "X-Frame-Options" in m for m in page.console_errors),
+        "the framing refusal",
+    )
     frame = page.frame_locator("#f")
     assert frame.locator("#paste-text").count() == 0
-    assert any("frame-ancestors" in m or "X-Frame-Options" in m for m in page.console_errors)

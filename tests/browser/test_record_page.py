@@ -75,7 +75,7 @@ def test_hostile_record_is_inert_in_the_browser(page: Any, live_server: Any) -> 
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("request", lambda r: requests.append(r.url))
     page.goto(live_server.url + record.get_absolute_url())
-    page.wait_for_timeout(300)  # give any hx-trigger=load a chance to fire
+    page.wait_for_load_state("networkidle")  # any hx-trigger=load request has run by now
     assert dialogs == []
     assert not [u for u in requests if "/evil" in u]
     injected = page.evaluate(
