@@ -1,0 +1,220 @@
+"""The language-independent walk: parse the snippet, find the raise site, climb to the
+condition and the enclosing function.
+
+A snippet is a fragment of a file: it may start inside a function, or cut a string or a
+block in half. tree-sitter parses fragments by recovery (``ERROR`` nodes around what it
+could not place) and still builds ordinary nodes for the complete parts, so the walk only
+ever trusts named nodes it meets on the way up from the site and reports whatever it
+found: an explanation with no function, or no condition, is still useful, and ``None``
+means nothing at all was found.
+
+Cost is bounded by the snippet: one parse (linear in its size), one scan of the nodes
+that overlap a few lines around the site, and one climb from the site to the root. Past
+``MAX_SOURCE_CHARS`` a snippet is not explained at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+
+from tree_sitter import Language, Node, Parser
+
+from kb.explain.types import Condition, Explanation, clip
+
+# Record snippets are a few dozen lines; anything far larger is not a snippet, and the
+# explanation is skipped rather than parsed.
+MAX_SOURCE_CHARS = 256 * 1024
+# The message literal sits on the site line or just after it (``bail!(`` then the string
+# on the next line); strings further away belong to other statements.
+ROWS_BEFORE, ROWS_AFTER = 2, 6
+MAX_VALUES = 6
+# A condition is marked on at most this many lines: the rest of a long condition adds
+# nothing to what the first lines show.
+MAX_MARKED_ROWS = 3
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+# Placeholders of the message templates: {}, {name}, {:?}, %s, %(name)s, %w, {0}.
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}|%(?:\([A-Za-z_]\w*\))?[-+ #0-9.]*[a-zA-Z]")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A condition and the nodes whose lines show it (the condition, the arm's pattern)."""
+
+    condition: Condition
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What the walk needs to know about one language."""
+
+    language: Callable[[], object]  # the grammar's ``language()`` capsule
+    functions: frozenset[str]  # node kinds that are functions or methods
+    strings: frozenset[str]  # node kinds of string literals
+    condition: Callable[[Node, Node], Found | None]  # (ancestor, child on the path)
+    owner: Callable[[Node], str | None]  # the type or class a function belongs to
+    values: Callable[[Node], tuple[str, ...]]  # what the message literal interpolates
+    raised_by: Callable[[Node], str]  # the construct around the message literal
+    sep: str = "."
+    function_name: Callable[[Node], str | None] = field(default=lambda n: name_of(n))
+
+
+def text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def name_of(node: Node | None) -> str | None:
+    """The ``name`` field of a declaration, as written."""
+    name = node.child_by_field_name("name") if node is not None else None
+    return text(name) or None
+
+
+def ancestors(node: Node) -> Iterator[Node]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+def has_placeholder(literal: str) -> bool:
+    return bool(_PLACEHOLDER.search(literal))
+
+
+def args_after(args: Node, literal: Node) -> tuple[str, ...]:
+    """The arguments that follow the message literal in an argument list, as written."""
+    after = [c for c in args.named_children if c.start_byte >= literal.end_byte]
+    out = [clip(text(c), 60) for c in after if c.type not in ("comment", "line_comment")]
+    return tuple(out[:MAX_VALUES])
+
+
+def block_field(node: Node, child: Node) -> str | None:
+    """Which field of ``node`` holds ``child`` (``consequence``, ``alternative``, ...)."""
+    for index in range(node.child_count):
+        if node.children[index] == child:
+            return node.field_name_for_child(index)
+    return None
+
+
+def _words(value: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(value)}
+
+
+def _near_nodes(root: Node, low: int, high: int) -> Iterator[Node]:
+    """Every node overlapping rows ``low..high``, without entering other subtrees."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.end_point.row < low or node.start_point.row > high:
+            continue
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _anchor(root: Node, row: int, message: str, grammar: Grammar) -> Node | None:
+    """The message literal nearest the site line, else the first node on that line."""
+    wanted = _words(_PLACEHOLDER.sub(" ", message))
+    best: tuple[int, int, int] | None = None
+    chosen: Node | None = None
+    for node in _near_nodes(root, row - ROWS_BEFORE, row + ROWS_AFTER):
+        if node.type not in grammar.strings:
+            continue
+        if node.parent is not None and node.parent.type in grammar.strings:
+            continue  # a fragment of a larger literal: the literal itself is scored
+        score = len(_words(text(node)) & wanted)
+        distance = abs(node.start_point.row - row)
+        key = (score, -distance, -node.start_byte)
+        if score and (best is None or key > best):
+            best, chosen = key, node
+    if chosen is not None:
+        return chosen
+    line_nodes = [n for n in _near_nodes(root, row, row) if n.start_point.row == row]
+    named = [n for n in line_nodes if n.is_named and n.type != "ERROR"]
+    return named[0] if named else None
+
+
+@cache
+def _language(grammar: Grammar) -> Language:
+    return Language(grammar.language())
+
+
+def explain_with(
+    grammar: Grammar, source: str, *, first_line: int, site_line: int, message: str
+) -> Explanation | None:
+    if not source or len(source) > MAX_SOURCE_CHARS:
+        return None
+    row = site_line - first_line
+    if not 0 <= row <= source.count("\n"):
+        return None
+    tree = Parser(_language(grammar)).parse(source.encode("utf-8", "replace"))
+    anchor = _anchor(tree.root_node, row, message, grammar)
+    if anchor is None:
+        return None
+    found: Found | None = None
+    function: Node | None = None
+    child = anchor
+    for node in ancestors(anchor):
+        if found is None:
+            found = grammar.condition(node, child)
+        if node.type in grammar.functions:
+            function = node
+            break
+        child = node
+    is_literal = anchor.type in grammar.strings
+    values = grammar.values(anchor) if is_literal else ()
+    raised_by = grammar.raised_by(anchor)
+    name = grammar.function_name(function) if function is not None else None
+    owner = grammar.owner(function) if function is not None else None
+    if name is None and found is None and not values and not raised_by:
+        return None
+    rows = {row, anchor.start_point.row}
+    if function is not None:
+        name_node = function.child_by_field_name("name") or function
+        rows.add(name_node.start_point.row)
+    for node in found.nodes if found is not None else ():
+        start = node.start_point.row
+        rows.update(range(start, min(node.end_point.row, start + MAX_MARKED_ROWS - 1) + 1))
+    return Explanation(
+        function=name,
+        owner=owner,
+        condition=found.condition if found else None,
+        values=values,
+        lines=tuple(sorted(first_line + r for r in rows)),
+        raised_by=raised_by,
+        sep=grammar.sep,
+    )
+
+
+def concat_top(literal: Node, binary: str) -> Node:
+    """The whole ``"a" + x + "b"`` chain the literal is part of (or the literal)."""
+    node = literal
+    while node.parent is not None and node.parent.type in (binary, "parenthesized_expression"):
+        operator = node.parent.child_by_field_name("operator")
+        if node.parent.type == binary and text(operator) != "+":
+            break
+        node = node.parent
+    return node
+
+
+def concat_values(top: Node, binary: str, literals: frozenset[str]) -> list[str]:
+    """The operands of a ``+`` chain that are not literals, as written, left to right."""
+    out: list[str] = []
+    stack = [top]
+    while stack:
+        node = stack.pop()
+        if node.type == binary and text(node.child_by_field_name("operator")) == "+":
+            stack.extend(
+                n
+                for n in (node.child_by_field_name("right"), node.child_by_field_name("left"))
+                if n
+            )
+        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
+            stack.append(node.named_children[0])
+        elif node.type not in literals and node is not top:
+            out.append(clip(text(node), 60))
+    return out

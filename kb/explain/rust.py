@@ -1,0 +1,189 @@
+"""Rust: ``match`` arms, ``if``/``if let``/``let … else``, the ``?`` adapters
+(``ok_or_else``, ``context``, ``map_err`` …), ``ensure!``/``assert!``, and the format
+macros whose arguments the message interpolates.
+
+Macro arguments are a token tree, not parsed expressions, so the condition of
+``ensure!`` and the format arguments are read as the comma-separated groups of tokens.
+"""
+
+from __future__ import annotations
+
+import tree_sitter_rust
+from tree_sitter import Node
+
+from kb.explain.core import (
+    MAX_VALUES,
+    Found,
+    Grammar,
+    ancestors,
+    block_field,
+    has_placeholder,
+    text,
+)
+from kb.explain.types import Condition, clip
+
+# Adapters that turn a failed ``Option``/``Result`` into the error: the receiver is the
+# call that failed.
+ADAPTERS = frozenset(
+    {
+        "ok_or_else",
+        "ok_or",
+        "context",
+        "with_context",
+        "map_err",
+        "expect",
+        "expect_err",
+        "unwrap_or_else",
+        "wrap_err",
+        "wrap_err_with",
+        "with_whatever_context",
+        "whatever_context",
+    }
+)
+ASSERTS = frozenset(
+    {"ensure", "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq"}
+)
+# Macros that only build text: the error is raised by what surrounds them.
+FORMATTERS = frozenset({"format", "format_args", "concat"})
+
+
+def token_groups(tree: Node) -> list[tuple[Node, str]]:
+    """The comma-separated groups of a macro's token tree: (first node, text)."""
+    groups: list[list[Node]] = [[]]
+    for child in tree.children[1:-1]:  # inside the delimiters
+        if child.type == ",":
+            groups.append([])
+        else:
+            groups[-1].append(child)
+    out = []
+    for nodes in groups:
+        if nodes:
+            source = tree.text or b""
+            start, end = nodes[0].start_byte - tree.start_byte, nodes[-1].end_byte - tree.start_byte
+            out.append((nodes[0], source[start:end].decode("utf-8", "replace")))
+    return out
+
+
+def _macro_name(node: Node) -> str:
+    return text(node.child_by_field_name("macro")).rsplit("::", 1)[-1]
+
+
+def condition(node: Node, child: Node) -> Found | None:
+    kind = node.type
+    if kind == "match_arm" and child != node.child_by_field_name("pattern"):
+        pattern = node.child_by_field_name("pattern")
+        match = node.parent.parent if node.parent is not None else None
+        value = match.child_by_field_name("value") if match is not None else None
+        nodes = tuple(n for n in (value, pattern) if n is not None)
+        return Found(Condition("arm", clip(text(value)), clip(text(pattern), 60)), nodes)
+    if kind == "if_expression":
+        branch = block_field(node, child)
+        cond = node.child_by_field_name("condition")
+        if branch not in ("consequence", "alternative") or cond is None:
+            return None
+        if cond.type == "let_condition":
+            value, pattern = cond.child_by_field_name("value"), cond.child_by_field_name("pattern")
+            which = "arm" if branch == "consequence" else "let-else"
+            return Found(Condition(which, clip(text(value)), clip(text(pattern), 60)), (cond,))
+        return Found(
+            Condition("if" if branch == "consequence" else "else", clip(text(cond))), (cond,)
+        )
+    if kind == "let_declaration" and block_field(node, child) == "alternative":
+        value, pattern = node.child_by_field_name("value"), node.child_by_field_name("pattern")
+        nodes = tuple(n for n in (value,) if n is not None)
+        return Found(Condition("let-else", clip(text(value)), clip(text(pattern), 60)), nodes)
+    if kind == "call_expression" and child == node.child_by_field_name("arguments"):
+        function = node.child_by_field_name("function")
+        if function is not None and function.type == "field_expression":
+            method = text(function.child_by_field_name("field"))
+            receiver = function.child_by_field_name("value")
+            if method in ADAPTERS and receiver is not None:
+                return Found(Condition("call", clip(text(receiver)), via=method), (receiver,))
+    if kind == "macro_invocation" and _macro_name(node) in ASSERTS:
+        tree = next((c for c in node.children if c.type == "token_tree"), None)
+        groups = token_groups(tree) if tree is not None else []
+        if groups and groups[0][0].type not in ("string_literal", "raw_string_literal"):
+            head = groups[0][0]
+            return Found(
+                Condition("assert", clip(groups[0][1]), via=f"{_macro_name(node)}!"), (head,)
+            )
+    return None
+
+
+def _inline_names(literal: Node) -> list[str]:
+    """``{name}`` and ``{name:?}`` captured straight from scope by the format string."""
+    names = []
+    body = text(literal)
+    start = body.find("{")
+    while start != -1:
+        end = body.find("}", start)
+        if end == -1:
+            break
+        inner = body[start + 1 : end].split(":", 1)[0].strip()
+        if inner.startswith("{"):
+            start = body.find("{", start + 2)
+            continue
+        if (
+            inner
+            and (inner[0].isalpha() or inner[0] == "_")
+            and inner.replace("_", "a").replace(".", "a").isalnum()
+        ):
+            names.append(inner)
+        start = body.find("{", end)
+    return names
+
+
+def values(literal: Node) -> tuple[str, ...]:
+    if not has_placeholder(text(literal)):
+        return ()
+    found = _inline_names(literal)
+    parent = literal.parent
+    if parent is not None and parent.type == "token_tree":
+        groups = token_groups(parent)
+        after = [t for first, t in groups if first.start_byte >= literal.end_byte]
+        found.extend(clip(t, 60) for t in after)
+    elif parent is not None and parent.type == "arguments":
+        after = [c for c in parent.named_children if c.start_byte >= literal.end_byte]
+        found.extend(clip(text(c), 60) for c in after)
+    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+
+
+def raised_by(literal: Node) -> str:
+    node: Node | None = literal
+    for _ in range(6):
+        node = node.parent if node is not None else None
+        if node is None:
+            break
+        if node.type == "macro_invocation" and _macro_name(node) not in FORMATTERS:
+            return f"{_macro_name(node)}!"
+        if node.type == "call_expression":
+            name = text(node.child_by_field_name("function")).rsplit("::", 1)[-1]
+            if name not in ("to_string", "into", "to_owned"):
+                return clip(name, 40)
+    return ""
+
+
+def owner(function: Node) -> str | None:
+    for node in ancestors(function):
+        if node.type == "impl_item":
+            target = node.child_by_field_name("type")
+            if target is not None and target.type == "generic_type":
+                target = target.child_by_field_name("type")
+            return text(target) or None
+        if node.type == "trait_item":
+            return text(node.child_by_field_name("name")) or None
+        if node.type == "function_item":
+            return None  # a nested function belongs to no type
+    return None
+
+
+GRAMMAR = Grammar(
+    language=tree_sitter_rust.language,
+    functions=frozenset({"function_item"}),
+    strings=frozenset({"string_literal", "raw_string_literal"}),
+    condition=condition,
+    owner=owner,
+    values=values,
+    raised_by=raised_by,
+    sep="::",
+)
