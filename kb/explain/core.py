@@ -31,6 +31,7 @@ MAX_SOURCE_CHARS = 256 * 1024
 # on the next line); strings further away belong to other statements.
 ROWS_BEFORE, ROWS_AFTER = 2, 6
 MAX_VALUES = 6
+MAX_CLOSERS = 64
 # A condition is marked on at most this many lines: the rest of a long condition adds
 # nothing to what the first lines show.
 MAX_MARKED_ROWS = 3
@@ -60,6 +61,12 @@ class Grammar:
     values: Callable[[Node], tuple[str, ...]]  # what the message literal interpolates
     raised_by: Callable[[Node], str]  # the construct around the message literal
     sep: str = "."
+    # Brace languages: a snippet cut inside a block is closed before parsing, so the
+    # function it starts in still parses as a function (Python needs no such help).
+    braces: bool = True
+    # Put before the snippet on its first line (rows stay true): Java methods parse only
+    # inside a class, and a snippet rarely reaches back to its class's header.
+    prefix: str = ""
     function_name: Callable[[Node], str | None] = field(default=lambda n: name_of(n))
 
 
@@ -138,6 +145,72 @@ def _anchor(root: Node, row: int, message: str, grammar: Grammar) -> Node | None
     return named[0] if named else None
 
 
+def _balanced(source: str, grammar: Grammar, row: int, prefix: str) -> str:
+    """The snippet with its braces balanced around the site, rows unchanged.
+
+    A snippet starts and ends mid-file. Lines before the site that only close blocks
+    opened above the snippet are blanked (kept as empty lines, so rows stay true), and
+    blocks left open at the end are closed on a line of their own; tree-sitter then
+    parses the functions in between as functions. Braces inside strings and comments are
+    counted too: a miscount only moves where recovery happens, away from the site.
+    """
+    lines = source.split("\n")
+    if not grammar.braces:
+        return _dedented(lines, row)
+    depth = lowest = 0
+    cut = -1
+    for index, line in enumerate(lines[:row]):
+        depth += line.count("{") - line.count("}")
+        if depth < lowest:
+            lowest, cut = depth, index
+    if cut >= 0:
+        lines[: cut + 1] = [""] * (cut + 1)
+    lines[0] = prefix + lines[0]
+    missing = sum(line.count("{") - line.count("}") for line in lines)
+    if missing > 0:
+        lines.append("}" * min(missing, MAX_CLOSERS))
+    return "\n".join(lines)
+
+
+def _dedented(lines: list[str], row: int) -> str:
+    """An indentation language's snippet, cut to start at the site's outermost block.
+
+    The last line before the site with the least indentation opens the outermost block
+    the site is in (a ``def`` or ``class`` when the snippet reaches back that far). Lines
+    above it are blanked (they may end a docstring whose start is cut off) and the rest
+    is dedented to column 0, so the block parses as top-level code; rows stay true.
+    """
+    depths = [(len(line) - len(line.lstrip()), i) for i, line in enumerate(lines[: row + 1])]
+    depths = [(d, i) for d, i in depths if lines[i].strip()]
+    if not depths:
+        return "\n".join(lines)
+    least = min(d for d, _ in depths)
+    # A line that starts with a closing bracket ends the previous line's statement (the
+    # ``):`` after a long parameter list): the block starts where that statement does.
+    # So does a clause of a compound statement (``elif``, ``else``, ``except``): when the
+    # snippet starts inside such a chain, its first ``elif`` is read as an ``if``.
+    least_lines = [i for d, i in depths if d == least]
+    opening = [i for i in least_lines if _opens(lines[i])]
+    start = opening[-1] if opening else least_lines[0]
+    out = [""] * start
+    if not opening and lines[start].lstrip().startswith("elif "):
+        lines = [*lines]
+        lines[start] = lines[start].replace("elif ", "if   ", 1)
+    for line in lines[start:]:
+        pad = len(line) - len(line.lstrip())
+        out.append(line[min(pad, least) :])
+    return "\n".join(out)
+
+
+_CLAUSES = ("elif ", "elif(", "else:", "else :", "except", "finally", "case ")
+
+
+def _opens(line: str) -> bool:
+    """Whether a line can start a block on its own (not ``):``, not ``else:``)."""
+    stripped = line.lstrip()
+    return stripped[:1] not in ")]}" and not stripped.startswith(_CLAUSES)
+
+
 @cache
 def _language(grammar: Grammar) -> Language:
     return Language(grammar.language())
@@ -151,7 +224,36 @@ def explain_with(
     row = site_line - first_line
     if not 0 <= row <= source.count("\n"):
         return None
-    tree = Parser(_language(grammar)).parse(source.encode("utf-8", "replace"))
+    found = _explain_once(grammar, source, row, message, prefix=grammar.prefix)
+    if grammar.prefix and (found is None or found.function is None or found.condition is None):
+        # Nothing found inside the wrapper: the snippet starts mid-body, where statements
+        # parse only without it (Java statements are not class members).
+        bare = _explain_once(grammar, source, row, message, prefix="")
+        if bare is not None and (found is None or _score(bare) > _score(found)):
+            found = bare
+    if found is None:
+        return None
+    return Explanation(
+        function=found.function,
+        owner=found.owner,
+        condition=found.condition,
+        values=found.values,
+        lines=tuple(first_line + r for r in found.lines),
+        raised_by=found.raised_by,
+        sep=grammar.sep,
+    )
+
+
+def _score(found: Explanation) -> int:
+    return (found.function is not None) + (found.condition is not None) + bool(found.values)
+
+
+def _explain_once(
+    grammar: Grammar, source: str, row: int, message: str, *, prefix: str
+) -> Explanation | None:
+    """One parse and walk; ``lines`` are snippet rows (0-based) here."""
+    code = _balanced(source, grammar, row, prefix)
+    tree = Parser(_language(grammar)).parse(code.encode("utf-8", "replace"))
     anchor = _anchor(tree.root_node, row, message, grammar)
     if anchor is None:
         return None
@@ -165,26 +267,23 @@ def explain_with(
             function = node
             break
         child = node
-    is_literal = anchor.type in grammar.strings
-    values = grammar.values(anchor) if is_literal else ()
+    values = grammar.values(anchor) if anchor.type in grammar.strings else ()
     raised_by = grammar.raised_by(anchor)
     name = grammar.function_name(function) if function is not None else None
-    owner = grammar.owner(function) if function is not None else None
     if name is None and found is None and not values and not raised_by:
         return None
     rows = {row, anchor.start_point.row}
     if function is not None:
-        name_node = function.child_by_field_name("name") or function
-        rows.add(name_node.start_point.row)
+        rows.add((function.child_by_field_name("name") or function).start_point.row)
     for node in found.nodes if found is not None else ():
         start = node.start_point.row
         rows.update(range(start, min(node.end_point.row, start + MAX_MARKED_ROWS - 1) + 1))
     return Explanation(
         function=name,
-        owner=owner,
+        owner=grammar.owner(function) if function is not None else None,
         condition=found.condition if found else None,
         values=values,
-        lines=tuple(sorted(first_line + r for r in rows)),
+        lines=tuple(sorted(rows)),
         raised_by=raised_by,
         sep=grammar.sep,
     )

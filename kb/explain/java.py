@@ -143,13 +143,18 @@ def raised_by(literal: Node) -> str:
 def owner(function: Node) -> str | None:
     for node in ancestors(function):
         if node.type in OWNERS:
-            return text(node.child_by_field_name("name")) or None
+            name = text(node.child_by_field_name("name"))
+            return name if name and name != WRAPPER else None
         if node.type in ("object_creation_expression", "lambda_expression"):
             return None  # an anonymous class: the method belongs to no named type
     return None
 
 
-def _grammar(language: Callable[[], object], functions: frozenset[str]) -> Grammar:
+# The class the snippet is wrapped in (``Grammar.prefix``): it names no real type.
+WRAPPER = "KbSnippetWrapper"
+
+
+def _grammar(language: Callable[[], object], functions: frozenset[str], prefix: str) -> Grammar:
     return Grammar(
         language=language,
         functions=functions,
@@ -158,6 +163,7 @@ def _grammar(language: Callable[[], object], functions: frozenset[str]) -> Gramm
         owner=owner,
         values=values,
         raised_by=raised_by,
+        prefix=prefix,
     )
 
 
@@ -167,6 +173,7 @@ GRAMMARS = {
         frozenset(
             {"method_declaration", "constructor_declaration", "compact_constructor_declaration"}
         ),
+        f"class {WRAPPER} {{ ",
     ),
-    "scala": _grammar(tree_sitter_scala.language, frozenset({"function_definition"})),
+    "scala": _grammar(tree_sitter_scala.language, frozenset({"function_definition"}), ""),
 }

@@ -153,4 +153,5 @@ GRAMMAR = Grammar(
     owner=owner,
     values=values,
     raised_by=raised_by,
+    braces=False,
 )

@@ -157,8 +157,12 @@ def raised_by(literal: Node) -> str:
         if node.type == "macro_invocation" and _macro_name(node) not in FORMATTERS:
             return f"{_macro_name(node)}!"
         if node.type == "call_expression":
-            name = text(node.child_by_field_name("function")).rsplit("::", 1)[-1]
-            if name not in ("to_string", "into", "to_owned"):
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "field_expression":
+                name = "." + text(function.child_by_field_name("field"))
+            else:
+                name = text(function).rsplit("::", 1)[-1]
+            if name not in (".to_string", ".into", ".to_owned"):
                 return clip(name, 40)
     return ""
 

@@ -17,6 +17,8 @@ MAX_TEXT = 100
 def clip(text: str, limit: int = MAX_TEXT) -> str:
     """Whitespace collapsed to single spaces, cut to ``limit`` characters."""
     flat = " ".join(text.split())
+    # Method chains split over lines read as written on one: `a.b().c()`, not `a .b() .c()`.
+    flat = flat.replace(" .", ".").replace("( ", "(").replace(" )", ")")
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
