@@ -55,43 +55,66 @@ class Explanation:
             return None
         return f"{self.owner}{self.sep}{self.function}" if self.owner else self.function
 
-    def condition_phrase(self) -> str:
-        """The condition as a clause ("when `x` holds"), or ``""``."""
+    def condition_parts(self) -> list[tuple[str, bool]]:
+        """The condition as a clause ("when `x` holds") in (text, is_code) pieces."""
         c = self.condition
         if c is None:
-            return ""
+            return []
+        t, p = (c.text, True), (c.pattern, True)
         if c.kind == "if":
-            return f"when `{c.text}` holds"
+            return [("when ", False), t, (" holds", False)]
         if c.kind == "else":
-            return f"when `{c.text}` does not hold (the `else` branch)"
+            return [("when ", False), t, (" does not hold (the ", False), ("else", True),
+                    (" branch)", False)]  # fmt: skip
+        if c.kind == "arm" and c.text:
+            return [("when ", False), t, (" is ", False), p, (" (the ", False),
+                    (f"{c.pattern} =>", True), (" arm)", False)]  # fmt: skip
         if c.kind == "arm":
-            if c.text:
-                return f"when `{c.text}` is `{c.pattern}` (the `{c.pattern} =>` arm)"
-            return f"in the `{c.pattern}` case"
+            return [("in the ", False), p, (" case", False)]
         if c.kind == "call":
-            return f"when `{c.text}` fails (`.{c.via}(…)`)"
+            return [("when ", False), t, (" fails (", False), (f".{c.via}(…)", True), (")", False)]
         if c.kind == "assert":
-            return f"when `{c.text}` is false (`{c.via}`)"
+            return [("when ", False), t, (" is false (", False), (c.via, True), (")", False)]
         if c.kind == "err":
-            return f"when `{c.text}` returns an error (`{c.via}`)"
+            return [
+                ("when ", False),
+                t,
+                (" returns an error (", False),
+                (c.via, True),
+                (")", False),
+            ]
         if c.kind == "catch":
-            return f"when a `{c.text}` is caught"
+            return [("when a ", False), t, (" is caught", False)]
         if c.kind == "let-else":
-            return f"when `{c.text}` does not match `{c.pattern}` (`let … else`)"
-        return f"when `{c.text}`"
+            return [("when ", False), t, (" does not match ", False), p, (" (", False),
+                    ("let … else", True), (")", False)]  # fmt: skip
+        return [("when ", False), t]
+
+    def parts(self) -> list[tuple[str, bool]]:
+        """The sentence as (text, is_code) pieces, for a template to escape and mark up.
+
+        Built piece by piece rather than by splitting the sentence, so a backtick inside
+        a name from the code cannot shift which pieces are code.
+        """
+        where = self.where()
+        out: list[tuple[str, bool]] = (
+            [("Raised in ", False), (where, True)] if where else [("Raised", False)]
+        )
+        cond = self.condition_parts()
+        if cond:
+            out += [(" ", False), *cond]
+        elif self.raised_by:
+            out += [(" by ", False), (self.raised_by, True)]
+        if not where and not cond and not self.raised_by:
+            return []
+        if self.values:
+            out.append(("; the message shows ", False))
+            for index, value in enumerate(self.values):
+                out += [(", ", False)] if index else []
+                out.append((value, True))
+        out.append((".", False))
+        return out
 
     def sentence(self) -> str:
         """One short factual sentence, e.g. "Raised in `T::f` when `x` fails (…)."."""
-        where = self.where()
-        head = f"Raised in `{where}`" if where else "Raised"
-        cond = self.condition_phrase()
-        if cond:
-            head = f"{head} {cond}"
-        elif self.raised_by:
-            head = f"{head} by `{self.raised_by}`"
-        if not where and not cond and not self.raised_by:
-            return ""
-        if self.values:
-            shown = ", ".join(f"`{v}`" for v in self.values)
-            head = f"{head}; the message shows {shown}"
-        return head + "."
+        return "".join(f"`{piece}`" if code else piece for piece, code in self.parts())
