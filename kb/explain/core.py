@@ -67,6 +67,9 @@ class Grammar:
     # Put before the snippet on its first line (rows stay true): Java methods parse only
     # inside a class, and a snippet rarely reaches back to its class's header.
     prefix: str = ""
+    # Parameter-list kinds: inside an ERROR node (a body tree-sitter could not close, such
+    # as a ``try`` cut before its ``catch``) a function is its name before its parameters.
+    parameters: frozenset[str] = frozenset({"formal_parameters", "parameters", "parameter_list"})
     function_name: Callable[[Node], str | None] = field(default=lambda n: name_of(n))
 
 
@@ -244,6 +247,25 @@ def explain_with(
     )
 
 
+def _recovered_name(anchor: Node, grammar: Grammar) -> Node | None:
+    """The name of the function an ERROR node around the site flattened, if any."""
+    for node in ancestors(anchor):
+        if node.type != "ERROR":
+            continue
+        previous: Node | None = None
+        name: Node | None = None
+        for child in node.children:
+            if child.start_byte >= anchor.start_byte:
+                break
+            named = previous is not None and previous.type in ("identifier", "field_identifier")
+            if child.type in grammar.parameters and named:
+                name = previous
+            previous = child
+        if name is not None:
+            return name
+    return None
+
+
 def _score(found: Explanation) -> int:
     return (found.function is not None) + (found.condition is not None) + bool(found.values)
 
@@ -270,11 +292,16 @@ def _explain_once(
     values = grammar.values(anchor) if anchor.type in grammar.strings else ()
     raised_by = grammar.raised_by(anchor)
     name = grammar.function_name(function) if function is not None else None
+    recovered = _recovered_name(anchor, grammar) if function is None else None
+    if recovered is not None:
+        name = text(recovered)
     if name is None and found is None and not values and not raised_by:
         return None
     rows = {row, anchor.start_point.row}
     if function is not None:
         rows.add((function.child_by_field_name("name") or function).start_point.row)
+    if recovered is not None:
+        rows.add(recovered.start_point.row)
     for node in found.nodes if found is not None else ():
         start = node.start_point.row
         rows.update(range(start, min(node.end_point.row, start + MAX_MARKED_ROWS - 1) + 1))
