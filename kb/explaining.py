@@ -7,6 +7,12 @@ edited record or a new release of the explainer is simply a new key. It is compu
 first view rather than at import, so imports stay as fast as they are and records no one
 opens cost nothing.
 
+In front of that cache sits a small per-process memo keyed by the record's id and
+``revision`` (every write to a record takes a new revision, an import's included), so a
+page that shows a record already explained in this process costs no query at all: not
+even the load of the deferred ``source_code`` that the hash needs. The result card relies
+on it to keep a paste's query count independent of how many records it matches.
+
 A page never fails because of an explanation: a cache that cannot be read or written is
 skipped (the explanation is computed), and an explainer error is logged and shown as no
 explanation.
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from typing import Any
 
 from django.core.cache import caches
@@ -30,6 +37,21 @@ EXPLAIN_VERSION = "1"
 # every record that is read daily is explained once a day at most.
 CACHE_TIMEOUT = 24 * 3600
 _NONE = "none"  # cached for records with nothing to explain, so they are not re-parsed
+# Entries are small (a few short strings); this many covers every record a busy worker
+# shows between two imports without growing without bound.
+MEMO_SIZE = 4096
+_memo: dict[tuple[Any, ...], Explanation | None] = {}
+_memo_lock = threading.Lock()
+
+
+def _memo_key(record: Any) -> tuple[Any, ...]:
+    return (EXPLAIN_VERSION, record.pk, record.revision, record.line_number, record.file_path)
+
+
+def clear_memo() -> None:
+    """Forget this process's explanations (tests; the Django cache is left alone)."""
+    with _memo_lock:
+        _memo.clear()
 
 
 def cache_key(record: Any) -> str:
@@ -66,7 +88,19 @@ def compute(record: Any) -> Explanation | None:
 
 
 def explanation_for(record: Any) -> Explanation | None:
-    """The record's explanation (cached in the ``default`` cache), or ``None``."""
+    """The record's explanation (memoised per process, cached in ``default``), or ``None``."""
+    key = _memo_key(record)
+    if key in _memo:
+        return _memo[key]
+    found = _cached(record)
+    with _memo_lock:
+        if len(_memo) >= MEMO_SIZE:
+            _memo.clear()  # a new import or a long day: start again rather than track age
+        _memo[key] = found
+    return found
+
+
+def _cached(record: Any) -> Explanation | None:
     if not record.source_code:
         return None
     key = cache_key(record)

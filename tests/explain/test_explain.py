@@ -140,7 +140,7 @@ def _big_rust(functions: int) -> tuple[str, int]:
 
 def _best_time(source: str, site: int) -> float:
     best = float("inf")
-    for _ in range(5):
+    for _ in range(7):
         started = time.perf_counter()
         found = explain(source, language=".rs", first_line=1, site_line=site, message="missing {}")
         best = min(best, time.perf_counter() - started)
@@ -152,12 +152,12 @@ def _best_time(source: str, site: int) -> float:
 def test_time_grows_linearly_with_snippet_size() -> None:
     # A ratio between sizes, never an absolute time: a snippet four times larger (up to
     # 100 KiB) costs about four times as much when the work is linear and sixteen when
-    # it is quadratic; the bound sits between, with slack for a shared machine.
+    # it is quadratic; the bound sits between, with slack for a shared, busy machine.
     small, small_site = _big_rust(280)  # about 25 KiB
     large, large_site = _big_rust(1120)  # about 100 KiB
     assert 20_000 < len(small) < len(large) < MAX_SOURCE_CHARS
     ratio = _best_time(large, large_site) / _best_time(small, small_site)
-    assert ratio < 8.0, ratio
+    assert ratio < 10.0, ratio
 
 
 def test_hostile_names_come_back_as_plain_text() -> None:

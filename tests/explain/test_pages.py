@@ -19,6 +19,12 @@ SENTENCE_HTML = (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh() -> None:
+    explaining.clear_memo()
+    caches["default"].clear()
+
+
 @pytest.fixture
 def seed() -> ErrorRecord:
     assert import_lines(SEED).rejected == 0
@@ -96,14 +102,12 @@ def test_explainer_error_is_logged_not_raised(
         raise ValueError("parser bug")
 
     monkeypatch.setattr(explaining, "explain", boom)
-    caches["default"].clear()
     assert explaining.explanation_for(seed) is None
 
 
 def test_explanation_is_cached_by_record_and_source(
     seed: ErrorRecord, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caches["default"].clear()
     calls: list[str] = []
     real = explaining.compute
     monkeypatch.setattr(explaining, "compute", lambda r: calls.append(r.pk) or real(r))
@@ -111,6 +115,32 @@ def test_explanation_is_cached_by_record_and_source(
     second = explaining.explanation_for(seed)
     assert first == second
     assert calls == [seed.pk]
+    explaining.clear_memo()
+    assert explaining.explanation_for(seed) == first  # from the Django cache
+    assert calls == [seed.pk]
+    explaining.clear_memo()
     seed.source_code = seed.source_code.replace("vnode,", "vnode, other,")
     explaining.explanation_for(seed)
     assert calls == [seed.pk, seed.pk]  # a changed snippet is a new key
+
+
+def test_a_new_record_revision_is_explained_afresh(
+    seed: ErrorRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = explaining.compute
+    monkeypatch.setattr(explaining, "compute", lambda r: calls.append(r.pk) or real(r))
+    explaining.explanation_for(seed)
+    seed.revision += 1
+    seed.source_code = seed.source_code.replace("vnode,", "vnode, other,")
+    explaining.explanation_for(seed)
+    assert calls == [seed.pk, seed.pk]
+
+
+def test_a_card_explained_before_costs_no_query(
+    seed: ErrorRecord, django_assert_num_queries
+) -> None:
+    explaining.explanation_for(seed)
+    shown = ErrorRecord.objects.defer("source_code").get(pk=seed.pk)  # as the matcher loads it
+    with django_assert_num_queries(0):
+        assert explaining.explanation_for(shown) is not None
