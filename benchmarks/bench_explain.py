@@ -1,10 +1,11 @@
 """How often the code explains its error: ``kb.explain`` over every record of the dataset.
 
 For each language and each repository: the share of records with a snippet for which the
-enclosing function was found, a condition was found, both, and interpolated values; and
+enclosing function was found, a condition was found, both, interpolated values, the
+message is an error type's declaration, and any sentence at all to show; and
 the per-record time (p50/p99) of one explanation. Misses are what to improve next:
 ``--misses rust:function`` prints a sample of the records where the function was not
-found (kinds: function, condition, both, values).
+found (kinds: as in the table).
 
 Run: ``.venv/bin/python benchmarks/bench_explain.py``. Writes
 ``benchmarks/results/explain.json``. Dataset directory: env ``KB_DATASET_DIR`` (default:
@@ -34,7 +35,7 @@ from kb.highlight import language_for  # noqa: E402
 DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 OUT = HERE / "results" / "explain.json"
 LANGUAGES = {".rs": "rust", ".java": "java", ".go": "go", ".py": "python", ".scala": "scala"}
-KINDS = ("function", "condition", "both", "values")
+KINDS = ("function", "condition", "both", "values", "declared", "sentence")
 
 
 def load(path: Path) -> list[dict]:
@@ -59,6 +60,10 @@ def run_one(record: dict) -> tuple[dict[str, bool], float, object]:
         "condition": condition,
         "both": function and condition,
         "values": bool(found and found.values),
+        # the message belongs to an error type's declaration (``#[error]``, enum constant)
+        "declared": bool(found and found.declared),
+        # anything at all to show: the page renders this sentence
+        "sentence": bool(found and found.sentence()),
     }
     return flags, elapsed, found
 

@@ -70,6 +70,9 @@ class Grammar:
     # Parameter-list kinds: inside an ERROR node (a body tree-sitter could not close, such
     # as a ``try`` cut before its ``catch``) a function is its name before its parameters.
     parameters: frozenset[str] = frozenset({"formal_parameters", "parameters", "parameter_list"})
+    # Messages declared with a type rather than raised in code (``#[error("…")]`` on a
+    # Rust enum variant, a Java enum constant): the declaration's name, or ``None``.
+    declared: Callable[[Node], str | None] = field(default=lambda n: None)
     function_name: Callable[[Node], str | None] = field(default=lambda n: name_of(n))
 
 
@@ -244,6 +247,7 @@ def explain_with(
         lines=tuple(first_line + r for r in found.lines),
         raised_by=found.raised_by,
         sep=grammar.sep,
+        declared=found.declared,
     )
 
 
@@ -291,11 +295,12 @@ def _explain_once(
         child = node
     values = grammar.values(anchor) if anchor.type in grammar.strings else ()
     raised_by = grammar.raised_by(anchor)
+    declared = grammar.declared(anchor) if function is None and found is None else None
     name = grammar.function_name(function) if function is not None else None
     recovered = _recovered_name(anchor, grammar) if function is None else None
     if recovered is not None:
         name = text(recovered)
-    if name is None and found is None and not values and not raised_by:
+    if name is None and found is None and not values and not raised_by and not declared:
         return None
     rows = {row, anchor.start_point.row}
     if function is not None:
@@ -313,6 +318,7 @@ def _explain_once(
         lines=tuple(sorted(rows)),
         raised_by=raised_by,
         sep=grammar.sep,
+        declared=declared or "",
     )
 
 

@@ -150,6 +150,22 @@ def owner(function: Node) -> str | None:
     return None
 
 
+def declared(literal: Node) -> str | None:
+    """``Enum.CONSTANT`` whose arguments hold the literal (Kafka's ``Errors`` table)."""
+    constant = next((n for n in ancestors(literal) if n.type == "enum_constant"), None)
+    if constant is None:
+        # The snippet starts inside the enum: in the wrapper class a constant parses as
+        # a call with no receiver, ``NAME(code, "message", ...)``.
+        call = next((n for n in ancestors(literal) if n.type in CALLS), None)
+        name = text(call.child_by_field_name("name")) if call is not None else ""
+        loose = call is not None and call.child_by_field_name("object") is None
+        return name if loose and name.isupper() else None
+    name = text(constant.child_by_field_name("name"))
+    enum = next((n for n in ancestors(constant) if n.type == "enum_declaration"), None)
+    owner = text(enum.child_by_field_name("name")) if enum is not None else ""
+    return f"{owner}.{name}" if owner and owner != WRAPPER else name or None
+
+
 # The class the snippet is wrapped in (``Grammar.prefix``): it names no real type.
 WRAPPER = "KbSnippetWrapper"
 
@@ -164,6 +180,7 @@ def _grammar(language: Callable[[], object], functions: frozenset[str], prefix: 
         values=values,
         raised_by=raised_by,
         prefix=prefix,
+        declared=declared,
     )
 
 

@@ -154,6 +154,8 @@ def raised_by(literal: Node) -> str:
         node = node.parent if node is not None else None
         if node is None:
             break
+        if node.type in ("attribute", "attribute_item"):
+            return ""  # a declaration's message (``#[error(…)]``): nothing raises it here
         if node.type == "macro_invocation" and _macro_name(node) not in FORMATTERS:
             return f"{_macro_name(node)}!"
         if node.type == "call_expression":
@@ -181,6 +183,31 @@ def owner(function: Node) -> str | None:
     return None
 
 
+def declared(literal: Node) -> str | None:
+    """``Enum::Variant`` (or ``Struct``) whose ``#[error("…")]`` attribute holds the literal."""
+    item = next((n for n in ancestors(literal) if n.type == "attribute_item"), None)
+    target = item.next_named_sibling if item is not None else None
+    while target is not None and target.type in ("attribute_item", "line_comment"):
+        target = target.next_named_sibling
+    if target is not None and target.type == "ERROR":
+        # The snippet starts inside the enum: its variants parse as loose tokens, the
+        # variant's name first.
+        first = target.named_children[0] if target.named_child_count else None
+        for _ in range(3):  # ``Variant { … }`` parses as a struct expression: its name
+            if first is None or first.type in ("identifier", "type_identifier"):
+                break
+            first = first.named_children[0] if first.named_child_count else None
+        return text(first) if first is not None else None
+    if target is None or target.type not in ("enum_variant", "struct_item", "enum_item"):
+        return None
+    name = text(target.child_by_field_name("name"))
+    if target.type != "enum_variant":
+        return name or None
+    enum = next((n for n in ancestors(target) if n.type == "enum_item"), None)
+    owner = text(enum.child_by_field_name("name")) if enum is not None else ""
+    return f"{owner}::{name}" if owner else name or None
+
+
 GRAMMAR = Grammar(
     language=tree_sitter_rust.language,
     functions=frozenset({"function_item"}),
@@ -190,4 +217,5 @@ GRAMMAR = Grammar(
     values=values,
     raised_by=raised_by,
     sep="::",
+    declared=declared,
 )

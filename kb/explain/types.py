@@ -48,6 +48,8 @@ class Explanation:
     lines: tuple[int, ...]  # snippet lines the explanation came from (real numbers)
     raised_by: str = ""  # the construct that raises: "bail!", "throw", "fmt.Errorf"
     sep: str = "."  # how the language joins owner and function: "::" in Rust
+    # The message belongs to a declaration, not a raise site: "HummockError::MetaError"
+    declared: str = ""
 
     def where(self) -> str | None:
         """The function as a reader would name it: ``Catalog::get_table``."""
@@ -97,6 +99,9 @@ class Explanation:
         a name from the code cannot shift which pieces are code.
         """
         where = self.where()
+        if self.declared and not where and self.condition is None:
+            declared = [("Declared with ", False), (self.declared, True)]
+            return self._with_values([*declared, (" (the error's own message)", False)])
         out: list[tuple[str, bool]] = (
             [("Raised in ", False), (where, True)] if where else [("Raised", False)]
         )
@@ -107,6 +112,9 @@ class Explanation:
             out += [(" by ", False), (self.raised_by, True)]
         if not where and not cond and not self.raised_by:
             return []
+        return self._with_values(out)
+
+    def _with_values(self, out: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
         if self.values:
             out.append(("; the message shows ", False))
             for index, value in enumerate(self.values):
