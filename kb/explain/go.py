@@ -111,6 +111,14 @@ def owner(function: Node) -> str | None:
     return text(kind) or None
 
 
+def declared(literal: Node) -> str | None:
+    """The sentinel error a package-level ``var ErrX = errors.New("…")`` declares."""
+    spec = next((n for n in ancestors(literal) if n.type in ("var_spec", "const_spec")), None)
+    if spec is None or any(n.type in GRAMMAR.functions for n in ancestors(spec)):
+        return None
+    return text(spec.child_by_field_name("name")) or None
+
+
 GRAMMAR = Grammar(
     language=tree_sitter_go.language,
     functions=frozenset({"function_declaration", "method_declaration"}),
@@ -119,4 +127,5 @@ GRAMMAR = Grammar(
     owner=owner,
     values=values,
     raised_by=raised_by,
+    declared=lambda literal: declared(literal),
 )

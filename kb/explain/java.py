@@ -42,6 +42,8 @@ OWNERS = frozenset(
     }
 )
 STRINGS = frozenset({"string_literal", "string", "interpolated_string_expression", "text_block"})
+# Recovery can read ``catch (…) {`` or ``synchronized (…) {`` as a method declaration.
+KEYWORDS = frozenset({"catch", "if", "for", "while", "switch", "synchronized", "try"})
 CALLS = frozenset({"method_invocation", "object_creation_expression", "call_expression"})
 
 
@@ -81,6 +83,10 @@ def condition(node: Node, child: Node) -> Found | None:
         pattern = text(label).removeprefix("case").strip().rstrip(":").rstrip("->").strip()
         nodes = tuple(n for n in (value, label) if n is not None)
         return Found(Condition("arm", clip(text(value)), clip(pattern or text(label), 60)), nodes)
+    if kind in ("block", "constructor_body", "constructor_declaration", "method_declaration"):
+        caught = _loose_catch(node)
+        if caught is not None:
+            return Found(Condition("catch", clip(text(caught), 60)), (caught,))
     if kind == "catch_clause":
         param = next(
             (c for c in node.named_children if c.type in ("catch_formal_parameter",)), None
@@ -104,6 +110,35 @@ def condition(node: Node, child: Node) -> Found | None:
         if first is not None and first != child:
             return Found(Condition("assert", clip(text(first)), via="assert"), (first,))
     return None
+
+
+def _caught_type(params: Node | None) -> Node | None:
+    """The type in ``(IOException e)``: the first named node inside the parentheses."""
+    inner = params.named_children[0] if params is not None and params.named_child_count else None
+    if inner is not None and inner.type in ("formal_parameter", "catch_formal_parameter"):
+        return inner.child_by_field_name("type") or inner.named_children[0]
+    return inner
+
+
+def _loose_catch(node: Node) -> Node | None:
+    """A ``catch`` whose ``try`` the snippet cut off, as recovery parses it: a call
+    ``catch (T e)`` before the block, or, inside the wrapper class, a constructor
+    named ``catch``. Returns the caught type."""
+    if node.type in ("constructor_declaration", "method_declaration"):
+        if text(node.child_by_field_name("name")) == "catch":
+            return _caught_type(node.child_by_field_name("parameters"))
+        return None
+    before = node.prev_named_sibling if node.type == "block" else None
+    call = before.named_children[0] if before is not None and before.named_child_count else None
+    is_catch = call is not None and call.type == "method_invocation"
+    if call is not None and is_catch and text(call.child_by_field_name("name")) == "catch":
+        return _caught_type(call.child_by_field_name("arguments"))
+    return None
+
+
+def function_name(function: Node) -> str | None:
+    name = text(function.child_by_field_name("name"))
+    return None if not name or name in KEYWORDS else name
 
 
 def values(literal: Node) -> tuple[str, ...]:
@@ -181,6 +216,7 @@ def _grammar(language: Callable[[], object], functions: frozenset[str], prefix: 
         raised_by=raised_by,
         prefix=prefix,
         declared=declared,
+        function_name=function_name,
     )
 
 
