@@ -64,6 +64,16 @@ def token_groups(tree: Node) -> list[tuple[Node, str]]:
     return out
 
 
+def _loose_arm(node: Node) -> Node | None:
+    """The pattern of an arm recovery left as loose tokens (``} Pattern => {``) just
+    before ``node``: a snippet that starts inside a ``match`` has no ``match`` to parse."""
+    before = node.prev_sibling
+    if before is None or before.type != "ERROR":
+        return None
+    arrows = [c for c in before.children if c.type == "=>"]
+    return arrows[-1].prev_named_sibling if arrows else None
+
+
 def _macro_name(node: Node) -> str:
     return text(node.child_by_field_name("macro")).rsplit("::", 1)[-1]
 
@@ -76,6 +86,18 @@ def condition(node: Node, child: Node) -> Found | None:
         value = match.child_by_field_name("value") if match is not None else None
         nodes = tuple(n for n in (value, pattern) if n is not None)
         return Found(Condition("arm", clip(text(value)), clip(text(pattern), 60)), nodes)
+    loose = _loose_arm(child)
+    if loose is not None:
+        return Found(Condition("arm", "", clip(text(loose), 60)), (loose,))
+    if kind == "binary_expression" and child == node.child_by_field_name("right"):
+        # A snippet that starts inside a ``match`` leaves its arms unparsed; recovery
+        # reads ``Pattern => value`` as a binary expression with ``=>`` between.
+        left = node.child_by_field_name("left")
+        source = node.text or b""
+        if left is not None:
+            between = source[left.end_byte - node.start_byte : child.start_byte - node.start_byte]
+            if between.strip() == b"=>" and left.type != "binary_expression":
+                return Found(Condition("arm", "", clip(text(left), 60)), (left,))
     if kind == "if_expression":
         branch = block_field(node, child)
         cond = node.child_by_field_name("condition")

@@ -71,6 +71,8 @@ class Explanation:
         if c.kind == "arm" and c.text:
             return [("when ", False), t, (" is ", False), p, (" (the ", False),
                     (f"{c.pattern} =>", True), (" arm)", False)]  # fmt: skip
+        if c.kind == "arm" and c.pattern in ("_", "default"):
+            return [("in the catch-all ", False), p, (" case", False)]
         if c.kind == "arm":
             return [("in the ", False), p, (" case", False)]
         if c.kind == "call":

@@ -101,6 +101,28 @@ def test_snippet_starting_mid_function_gives_a_partial_explanation() -> None:
     assert "Raised when `self.inner.get(vnode)` is `None`" in found.sentence()
 
 
+def test_snippet_starting_inside_a_match_finds_the_arm() -> None:
+    # No ``match`` in the snippet: recovery leaves ``} _ => {`` as loose tokens.
+    source = (
+        "                Ok(parse(value)?)\n"
+        "            }\n"
+        '            "weight" => {\n'
+        '                return Err(anyhow!("weight is managed by the system"));\n'
+        "            }\n"
+        "            _ => {\n"
+        '                return Err(anyhow!("unknown config parameter: {}", name));\n'
+        "            }\n"
+    )
+    found = explain(
+        source, language=".rs", first_line=10, site_line=16, message="unknown config parameter: {}"
+    )
+    assert found is not None
+    assert found.condition == Condition("arm", "", "_")
+    assert found.values == ("name",)
+    assert found.lines == (15, 16)
+    assert found.sentence() == "Raised in the catch-all `_` case; the message shows `name`."
+
+
 def test_broken_code_does_not_raise() -> None:
     source = 'fn f( {{{ match x { None => bail!("boom {}", y)\n )))) ]]] "unterminated'
     found = explain(source, language=".rs", first_line=1, site_line=1, message="boom {}")
