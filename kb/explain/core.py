@@ -106,6 +106,20 @@ def args_after(args: Node, literal: Node) -> tuple[str, ...]:
     return tuple(out[:MAX_VALUES])
 
 
+def format_args(literal: Node, top: Node, lists: frozenset[str]) -> list[str]:
+    """The arguments after a format string (``top`` is the literal or its ``+`` chain)
+    in a call's argument list, when the string has placeholders for them to fill."""
+    parent = top.parent
+    if parent is None or parent.type not in lists or not has_placeholder(text(literal)):
+        return []
+    return list(args_after(parent, top))
+
+
+def capped(found: list[str]) -> tuple[str, ...]:
+    """Values in order of appearance, each once, at most ``MAX_VALUES``."""
+    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+
+
 def block_field(node: Node, child: Node) -> str | None:
     """Which field of ``node`` holds ``child`` (``consequence``, ``alternative``, ...)."""
     for index in range(node.child_count):

@@ -8,18 +8,8 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Node
 
-from kb.explain.core import (
-    MAX_VALUES,
-    Found,
-    Grammar,
-    ancestors,
-    args_after,
-    block_field,
-    concat_top,
-    concat_values,
-    has_placeholder,
-    text,
-)
+from kb.explain import core
+from kb.explain.core import Found, Grammar, ancestors, text
 from kb.explain.types import Condition, clip
 
 STRINGS = frozenset({"interpreted_string_literal", "raw_string_literal"})
@@ -56,7 +46,7 @@ def _err_check(cond: Node) -> str | None:
 def condition(node: Node, child: Node) -> Found | None:
     kind = node.type
     if kind == "if_statement":
-        branch = block_field(node, child)
+        branch = core.block_field(node, child)
         cond = node.child_by_field_name("condition")
         if cond is None or branch not in ("consequence", "alternative"):
             return None
@@ -81,12 +71,9 @@ def condition(node: Node, child: Node) -> Found | None:
 
 
 def values(literal: Node) -> tuple[str, ...]:
-    top = concat_top(literal, "binary_expression")
-    found = concat_values(top, "binary_expression", STRINGS)
-    parent = top.parent
-    if parent is not None and parent.type == "argument_list" and has_placeholder(text(literal)):
-        found.extend(args_after(parent, top))
-    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+    top = core.concat_top(literal, "binary_expression")
+    found = core.concat_values(top, "binary_expression", STRINGS)
+    return core.capped(found + core.format_args(literal, top, frozenset({"argument_list"})))
 
 
 def raised_by(literal: Node) -> str:
@@ -119,13 +106,11 @@ def declared(literal: Node) -> str | None:
     return text(spec.child_by_field_name("name")) or None
 
 
+READERS = (condition, owner, values, raised_by)  # in the Grammar's field order
 GRAMMAR = Grammar(
-    language=tree_sitter_go.language,
-    functions=frozenset({"function_declaration", "method_declaration"}),
-    strings=STRINGS,
-    condition=condition,
-    owner=owner,
-    values=values,
-    raised_by=raised_by,
+    tree_sitter_go.language,
+    frozenset({"function_declaration", "method_declaration"}),
+    STRINGS,
+    *READERS,
     declared=lambda literal: declared(literal),
 )

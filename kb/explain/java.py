@@ -14,18 +14,8 @@ import tree_sitter_java
 import tree_sitter_scala
 from tree_sitter import Node
 
-from kb.explain.core import (
-    MAX_VALUES,
-    Found,
-    Grammar,
-    ancestors,
-    args_after,
-    block_field,
-    concat_top,
-    concat_values,
-    has_placeholder,
-    text,
-)
+from kb.explain import core
+from kb.explain.core import Found, Grammar, ancestors, text
 from kb.explain.types import Condition, clip
 
 GUARDS = frozenset({"checkArgument", "checkState", "checkNotNull", "requireNonNull", "isTrue"})
@@ -44,11 +34,12 @@ OWNERS = frozenset(
 STRINGS = frozenset({"string_literal", "string", "interpolated_string_expression", "text_block"})
 # Recovery can read ``catch (…) {`` or ``synchronized (…) {`` as a method declaration.
 KEYWORDS = frozenset({"catch", "if", "for", "while", "switch", "synchronized", "try"})
+ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
 CALLS = frozenset({"method_invocation", "object_creation_expression", "call_expression"})
 
 
 def _branch(node: Node, child: Node) -> Found | None:
-    branch = block_field(node, child)
+    branch = core.block_field(node, child)
     cond = node.child_by_field_name("condition")
     if cond is None or branch not in ("consequence", "alternative"):
         return None
@@ -143,18 +134,12 @@ def function_name(function: Node) -> str | None:
 
 def values(literal: Node) -> tuple[str, ...]:
     if literal.type == "interpolated_string_expression":
-        found = [clip(text(c), 60) for c in literal.named_children if c.type == "interpolation"]
-        return tuple(found[:MAX_VALUES])
-    top = concat_top(literal, "binary_expression")
-    found = concat_values(top, "binary_expression", STRINGS)
-    parent = top.parent
-    if (
-        parent is not None
-        and parent.type in ("argument_list", "arguments")
-        and has_placeholder(text(literal))
-    ):
-        found.extend(args_after(parent, top))
-    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+        return core.capped(
+            [clip(text(c), 60) for c in literal.named_children if c.type == "interpolation"]
+        )
+    top = core.concat_top(literal, "binary_expression")
+    found = core.concat_values(top, "binary_expression", STRINGS)
+    return core.capped(found + core.format_args(literal, top, ARGUMENT_LISTS))
 
 
 def raised_by(literal: Node) -> str:
@@ -205,15 +190,15 @@ def declared(literal: Node) -> str | None:
 WRAPPER = "KbSnippetWrapper"
 
 
+READERS = (condition, owner, values, raised_by)  # in the Grammar's field order
+
+
 def _grammar(language: Callable[[], object], functions: frozenset[str], prefix: str) -> Grammar:
     return Grammar(
-        language=language,
-        functions=functions,
-        strings=STRINGS,
-        condition=condition,
-        owner=owner,
-        values=values,
-        raised_by=raised_by,
+        language,
+        functions,
+        STRINGS,
+        *READERS,
         prefix=prefix,
         declared=declared,
         function_name=function_name,

@@ -10,18 +10,8 @@ from __future__ import annotations
 import tree_sitter_python
 from tree_sitter import Node
 
-from kb.explain.core import (
-    MAX_VALUES,
-    Found,
-    Grammar,
-    ancestors,
-    args_after,
-    block_field,
-    concat_top,
-    concat_values,
-    has_placeholder,
-    text,
-)
+from kb.explain import core
+from kb.explain.core import Found, Grammar, ancestors, text
 from kb.explain.types import Condition, clip
 
 STRINGS = frozenset({"string", "concatenated_string"})
@@ -39,7 +29,7 @@ def condition(node: Node, child: Node) -> Found | None:
             cond = parts[1]
             branch = "consequence" if child == parts[0] else "alternative"
         else:
-            branch = block_field(node, child)
+            branch = core.block_field(node, child)
             if branch == "alternative" and child.type == "elif_clause":
                 return None  # the elif reports its own condition
         if cond is None or branch not in ("consequence", "alternative"):
@@ -70,7 +60,7 @@ def condition(node: Node, child: Node) -> Found | None:
 
 def _unwrap(literal: Node) -> Node:
     """The translation call around the literal (``_("...")``), or the literal itself."""
-    top = concat_top(literal, "binary_operator")
+    top = core.concat_top(literal, "binary_operator")
     args = top.parent
     call = args.parent if args is not None and args.type == "argument_list" else None
     if call is not None and call.type == "call":
@@ -96,7 +86,9 @@ def values(literal: Node) -> tuple[str, ...]:
         if c.type == "interpolation"
     ]
     top = _unwrap(literal)
-    found.extend(concat_values(concat_top(literal, "binary_operator"), "binary_operator", STRINGS))
+    found.extend(
+        core.concat_values(core.concat_top(literal, "binary_operator"), "binary_operator", STRINGS)
+    )
     parent = top.parent
     if (
         parent is not None
@@ -115,9 +107,9 @@ def values(literal: Node) -> tuple[str, ...]:
         args = call.child_by_field_name("arguments") if call is not None else None
         if args is not None:
             found.extend(clip(text(c), 60) for c in args.named_children)
-    elif parent is not None and parent.type == "argument_list" and has_placeholder(text(literal)):
-        found.extend(args_after(parent, top))
-    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+    else:
+        found.extend(core.format_args(literal, top, frozenset({"argument_list"})))
+    return core.capped(found)
 
 
 def raised_by(literal: Node) -> str:
@@ -145,13 +137,11 @@ def owner(function: Node) -> str | None:
     return None
 
 
+READERS = (condition, owner, values, raised_by)  # in the Grammar's field order
 GRAMMAR = Grammar(
-    language=tree_sitter_python.language,
-    functions=frozenset({"function_definition"}),
-    strings=STRINGS,
-    condition=condition,
-    owner=owner,
-    values=values,
-    raised_by=raised_by,
+    tree_sitter_python.language,
+    frozenset({"function_definition"}),
+    STRINGS,
+    *READERS,
     braces=False,
 )

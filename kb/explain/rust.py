@@ -11,15 +11,8 @@ from __future__ import annotations
 import tree_sitter_rust
 from tree_sitter import Node
 
-from kb.explain.core import (
-    MAX_VALUES,
-    Found,
-    Grammar,
-    ancestors,
-    block_field,
-    has_placeholder,
-    text,
-)
+from kb.explain import core
+from kb.explain.core import Found, Grammar, ancestors, text
 from kb.explain.types import Condition, clip
 
 # Adapters that turn a failed ``Option``/``Result`` into the error: the receiver is the
@@ -99,7 +92,7 @@ def condition(node: Node, child: Node) -> Found | None:
             if between.strip() == b"=>" and left.type != "binary_expression":
                 return Found(Condition("arm", "", clip(text(left), 60)), (left,))
     if kind == "if_expression":
-        branch = block_field(node, child)
+        branch = core.block_field(node, child)
         cond = node.child_by_field_name("condition")
         if branch not in ("consequence", "alternative") or cond is None:
             return None
@@ -110,7 +103,7 @@ def condition(node: Node, child: Node) -> Found | None:
         return Found(
             Condition("if" if branch == "consequence" else "else", clip(text(cond))), (cond,)
         )
-    if kind == "let_declaration" and block_field(node, child) == "alternative":
+    if kind == "let_declaration" and core.block_field(node, child) == "alternative":
         value, pattern = node.child_by_field_name("value"), node.child_by_field_name("pattern")
         nodes = tuple(n for n in (value,) if n is not None)
         return Found(Condition("let-else", clip(text(value)), clip(text(pattern), 60)), nodes)
@@ -156,7 +149,7 @@ def _inline_names(literal: Node) -> list[str]:
 
 
 def values(literal: Node) -> tuple[str, ...]:
-    if not has_placeholder(text(literal)):
+    if not core.has_placeholder(text(literal)):
         return ()
     found = _inline_names(literal)
     parent = literal.parent
@@ -164,10 +157,9 @@ def values(literal: Node) -> tuple[str, ...]:
         groups = token_groups(parent)
         after = [t for first, t in groups if first.start_byte >= literal.end_byte]
         found.extend(clip(t, 60) for t in after)
-    elif parent is not None and parent.type == "arguments":
-        after = [c for c in parent.named_children if c.start_byte >= literal.end_byte]
-        found.extend(clip(text(c), 60) for c in after)
-    return tuple(dict.fromkeys(found))[:MAX_VALUES]
+    else:
+        found.extend(core.format_args(literal, literal, frozenset({"arguments"})))
+    return core.capped(found)
 
 
 def raised_by(literal: Node) -> str:
@@ -230,14 +222,12 @@ def declared(literal: Node) -> str | None:
     return f"{owner}::{name}" if owner else name or None
 
 
+READERS = (condition, owner, values, raised_by)  # in the Grammar's field order
 GRAMMAR = Grammar(
-    language=tree_sitter_rust.language,
-    functions=frozenset({"function_item"}),
-    strings=frozenset({"string_literal", "raw_string_literal"}),
-    condition=condition,
-    owner=owner,
-    values=values,
-    raised_by=raised_by,
+    tree_sitter_rust.language,
+    frozenset({"function_item"}),
+    frozenset({"string_literal", "raw_string_literal"}),
+    *READERS,
     sep="::",
     declared=declared,
 )

@@ -172,11 +172,11 @@ def _best_time(source: str, site: int) -> float:
 
 
 def test_time_grows_linearly_with_snippet_size() -> None:
-    # A ratio between sizes, never an absolute time: a snippet four times larger (up to
-    # 100 KiB) costs about four times as much when the work is linear and sixteen when
-    # it is quadratic; the bound sits between, with slack for a shared, busy machine.
-    small, small_site = _big_rust(280)  # about 25 KiB
-    large, large_site = _big_rust(1120)  # about 100 KiB
+    # A ratio between sizes, never an absolute time: a snippet four times larger costs
+    # four times as much when the work is linear and sixteen when it is quadratic; the
+    # bound sits between, with slack for a shared, busy machine.
+    small, small_site = _big_rust(280)
+    large, large_site = _big_rust(1120)  # near the size of a hostile snippet
     assert 20_000 < len(small) < len(large) < MAX_SOURCE_CHARS
     ratio = _best_time(large, large_site) / _best_time(small, small_site)
     assert ratio < 10.0, ratio
