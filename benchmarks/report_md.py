@@ -30,7 +30,8 @@ BARS_PAGE = HERE.parent / "docs" / "reliability.md"
 
 # The renderers live beside this file (run as a script or imported by run_all.py).
 sys.path.insert(0, str(HERE))
-from report_format import render_unknown, slug  # noqa: E402 - found through the line above
+from report_explain import render_explain, render_explain_pages  # noqa: E402 - found through the line above
+from report_format import render_unknown, slug  # noqa: E402
 from report_layers import (  # noqa: E402
     render_gaps,
     render_import_layers,
@@ -177,6 +178,23 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "`server CPU ms/request` is the figure to compare between runs on a busy machine.",
         "written by `benchmarks/load/run_load.py` (`make load`)",
         render_load,
+    ),
+    (
+        "explain.json",
+        "What the code says",
+        "Share of the records with a snippet for which `kb.explain` finds the enclosing "
+        "function, the condition, both, the interpolated values, a declaring error type, "
+        "and any sentence at all; and the time of one explanation.",
+        "written by `benchmarks/bench_explain.py`",
+        render_explain,
+    ),
+    (
+        "explain-pages.json",
+        "What the code says: page cost",
+        "The record page and result cards with the explanation against the same pages "
+        "without it, same run, CPU time of the server process. Goal: ratio at most 1.2.",
+        "written by `benchmarks/bench_explain_pages.py`",
+        render_explain_pages,
     ),
     (
         "fuzz.json",

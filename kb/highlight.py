@@ -94,9 +94,15 @@ class Snippet:
 
 
 def highlight_snippet(
-    code: str | None, file_path: str, *, start: int, error_line: int | None
+    code: str | None,
+    file_path: str,
+    *,
+    start: int,
+    error_line: int | None,
+    explained: tuple[int, ...] = (),
 ) -> Snippet | None:
-    """The source snippet with real line numbers and the error line marked."""
+    """The source snippet with real line numbers and the error line marked; the lines an
+    explanation came from (``explained``) carry the ``explained`` class."""
     if not code:
         return None
     start = max(int(start or 1), 1)
@@ -113,8 +119,9 @@ def highlight_snippet(
                 f"</span>{html}</mark>"
             )
         else:
+            kind = "line explained" if number in explained else "line"
             rows.append(
-                f'<span class="line" id="L{number}">'
+                f'<span class="{kind}" id="L{number}">'
                 f'<span class="ln" aria-hidden="true">{number}</span>{html}</span>'
             )
     lang = language_for(file_path).lstrip(".") or "text"

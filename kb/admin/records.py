@@ -31,6 +31,7 @@ from kb.admin import actions, filters
 from kb.admin.bench import run_bench
 from kb.admin.forms import ErrorRecordForm
 from kb.admin.widgets import TextField
+from kb.explaining import explanation_for
 from kb.external_links import safe_external_url
 from kb.http import HtmxHttpRequest
 from kb.models import ErrorRecord
@@ -159,7 +160,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         return [
             (None, {"fields": ["id", *main, "pattern_state"]}),
             ("Classification", {"fields": CLASSIFICATION}),
-            ("Analysis", {"fields": ANALYSIS}),
+            ("Analysis", {"fields": [*ANALYSIS, "code_explanation"]}),
             ("Curation", {"fields": curation}),
             (
                 "Provenance",
@@ -173,7 +174,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
         if obj is None:
             return []
-        return ["id", *PROVENANCE, *STATE]
+        return ["id", *PROVENANCE, *STATE, "code_explanation"]
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
@@ -181,6 +182,11 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         if url:
             return format_html('<a href="{}" rel="noopener noreferrer">{}</a>', url, url)
         return obj.github_url or ""
+
+    @admin.display(description="what the code says (derived from the source)")
+    def code_explanation(self, obj: ErrorRecord) -> str:
+        found = explanation_for(obj)  # a curator's starting point for a write-up
+        return found.sentence() if found else "nothing derived from the snippet"
 
     @admin.display(description="pattern state")
     def pattern_state(self, obj: ErrorRecord) -> str:

@@ -32,6 +32,8 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from kb.explain import Explanation
+from kb.explaining import explanation_for
 from kb.http import HtmxHttpRequest
 from kb.limits import TooLarge, check, from_matcher
 from kb.matcher import PasteTooLarge
@@ -100,6 +102,10 @@ class Card:
     @property
     def record(self) -> ErrorRecord:
         return self.match.record
+
+    @property
+    def explanation(self) -> Explanation | None:
+        return explanation_for(self.match.record)
 
 
 def line_pieces(

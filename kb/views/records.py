@@ -21,6 +21,7 @@ from django.views.decorators.http import require_safe
 
 from kb.browse.links import record_url, tag_links
 from kb.browse.selectors import visible_record
+from kb.explaining import explanation_for
 from kb.external_links import safe_external_url
 from kb.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
 from kb.http import HtmxHttpRequest
@@ -128,15 +129,18 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
         raise Http404("No such record")
     # The page body is a fragment cached per record and data revision; the costly parts
     # are lazy, so a cached view computes none of them.
+    explanation = SimpleLazyObject(lambda: explanation_for(record) or False)
     context = {
         "record": record,
         "fragment_key": f"{record.pk}|{current_revision()}",
+        "explanation": explanation,
         "snippet": SimpleLazyObject(
             lambda: highlight_snippet(
                 record.source_code,
                 record.file_path,
                 start=record.source_code_start,
                 error_line=record.line_number,
+                explained=explanation.lines if explanation else (),
             )
         ),
         "github_url": safe_external_url(record.github_url),

@@ -1,0 +1,146 @@
+"""How often the code explains its error: ``kb.explain`` over every record of the dataset.
+
+For each language and each repository: the share of records with a snippet for which the
+enclosing function was found, a condition was found, both, interpolated values, the
+message is an error type's declaration, and any sentence at all to show; and
+the per-record time (p50/p99) of one explanation. Misses are what to improve next:
+``--misses rust:function`` prints a sample of the records where the function was not
+found (kinds: as in the table).
+
+Run: ``.venv/bin/python benchmarks/bench_explain.py``. Writes
+``benchmarks/results/explain.json``. Dataset directory: env ``KB_DATASET_DIR`` (default:
+``shared/data`` beside the repo), file ``records-all.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from kb.explain import explain  # noqa: E402
+from kb.highlight import language_for  # noqa: E402
+
+DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
+OUT = HERE / "results" / "explain.json"
+LANGUAGES = {".rs": "rust", ".java": "java", ".go": "go", ".py": "python", ".scala": "scala"}
+KINDS = ("function", "condition", "both", "values", "declared", "sentence")
+
+
+def load(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line)["record"] for line in handle if line.strip()]
+
+
+def run_one(record: dict) -> tuple[dict[str, bool], float, object]:
+    started = time.perf_counter()
+    found = explain(
+        record["sourceCode"],
+        language=language_for(record["filePath"]),
+        first_line=record["sourceCodeStart"],
+        site_line=record["lineNumber"],
+        message=record["errorMessage"],
+    )
+    elapsed = time.perf_counter() - started
+    function = bool(found and found.function)
+    condition = bool(found and found.condition)
+    flags = {
+        "function": function,
+        "condition": condition,
+        "both": function and condition,
+        "values": bool(found and found.values),
+        # the message belongs to an error type's declaration (``#[error]``, enum constant)
+        "declared": bool(found and found.declared),
+        # anything at all to show: the page renders this sentence
+        "sentence": bool(found and found.sentence()),
+    }
+    return flags, elapsed, found
+
+
+def share(rows: list[dict[str, bool]]) -> dict[str, float | int]:
+    out: dict[str, float | int] = {"records": len(rows)}
+    for kind in KINDS:
+        out[kind] = round(sum(r[kind] for r in rows) / len(rows), 4) if rows else 0.0
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--misses", help="language:kind, e.g. rust:condition")
+    parser.add_argument("--sample", type=int, default=5)
+    args = parser.parse_args()
+    source = DATASET_DIR / "records-all.jsonl"
+    if not source.exists():
+        print(f"bench_explain: no {source} (set KB_DATASET_DIR); nothing measured")
+        return 0
+    records = [r for r in load(source) if r.get("sourceCode")]
+    by_language: dict[str, list[dict[str, bool]]] = defaultdict(list)
+    by_repo: dict[str, list[dict[str, bool]]] = defaultdict(list)
+    times: dict[str, list[float]] = defaultdict(list)
+    misses: list[tuple[dict, object]] = []
+    for record in records:
+        language = LANGUAGES.get(language_for(record["filePath"]), "other")
+        flags, elapsed, found = run_one(record)
+        by_language[language].append(flags)
+        by_repo[f"{record['repo']} ({language})"].append(flags)
+        times[language].append(elapsed)
+        times["all"].append(elapsed)
+        if args.misses:
+            want_language, kind = args.misses.split(":")
+            if language == want_language and not flags[kind]:
+                misses.append((record, found))
+    result = {
+        "dataset": source.name,
+        "records_with_snippet": len(records),
+        "languages": {k: share(v) for k, v in sorted(by_language.items())},
+        "repos": {k: share(v) for k, v in sorted(by_repo.items())},
+        "all": share([f for rows in by_language.values() for f in rows]),
+        "time_per_record_ms": {
+            k: {
+                "p50": round(statistics.median(v) * 1e3, 3),
+                "p99": round(percentile(v, 0.99) * 1e3, 3),
+            }
+            for k, v in sorted(times.items())
+        },
+    }
+    if args.misses:
+        for record, found in random.Random(1).sample(misses, min(args.sample, len(misses))):
+            row = record["lineNumber"] - record["sourceCodeStart"]
+            lines = record["sourceCode"].split("\n")
+            print("=" * 80, record["id"], record["filePath"], record["lineNumber"])
+            print("MESSAGE:", record["errorMessage"][:120])
+            print("FOUND:", found)
+            for i in range(max(0, row - 14), min(len(lines), row + 4)):
+                print(f"{'>>' if i == row else '  '} {record['sourceCodeStart'] + i:5} {lines[i]}")
+        print(f"{len(misses)} misses")
+        return 0
+    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"{'group':48} {'records':>8} " + " ".join(f"{k:>9}" for k in KINDS))
+    for name, row in [*result["languages"].items(), ("", None), *result["repos"].items()]:
+        if row is None:
+            print()
+            continue
+        print(f"{name:48} {row['records']:>8} " + " ".join(f"{row[k]:>9.1%}" for k in KINDS))
+    for name, t in result["time_per_record_ms"].items():
+        print(f"time {name:8} p50 {t['p50']:.3f} ms  p99 {t['p99']:.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
