@@ -51,6 +51,9 @@ _PREFIXES: list[re.Pattern[str]] = [
     re.compile(rf"(?P<lvl>{_LEVEL_WORDS}):(?:[\w.]+:)(?=\S)"),
     re.compile(
         rf"(?P<lvl>{_LEVEL_WORDS})(?::[ \t]{{1,2}}|[ \t])(?:\[[\w .:=,$/-]{{1,80}}\][ \t])?"
+        # the module a timestamped line names after its level: the same line with its
+        # timestamp taken off by an envelope (`docker logs -t`) must keep the same body
+        r"(?:[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?: |[a-z_][\w$-]*(?:\.[\w$-]+)+: )?"
     ),
     # logrus/logfmt: `time="..." level=fatal msg="`
     re.compile(r'(?:time="[^"\n]*" +)?level=(?P<lvl>\w+) +msg="'),

@@ -1,0 +1,272 @@
+"""Collector envelopes: line prefixes that a log shipper or CI runner adds to every line.
+
+Why this pass exists apart from `_prefix.py`: a prefix the *application* writes appears once
+per record, and the message's continuation lines are bare, so leaving it in the scanned text
+(patterns are unanchored) costs nothing. A prefix the *collector* writes -- ``kubectl logs
+--prefix``, ``stern``, ``docker compose logs``, ``docker logs --timestamps``, journald and
+syslog headers, CI runners' timestamps and workflow commands -- is repeated on every physical
+line, so a message the application wrapped carries the prefix in the middle of its text and
+no pattern can match it. Those are removed here, before the structure pass joins wrapped
+lines, and each one removed is named in the steps ("removed kubectl --prefix envelope from
+12 lines").
+
+How an envelope is told from text that merely looks like one: most envelopes are only taken
+when they open at least ``min_run`` consecutive lines (a one-off ``[a/b] `` in a message
+stays), the generic ones must also repeat the same source label (``stern``'s pod and
+container) or carry a *strict* form on one line of the run (a timestamp followed by the
+message, not by an application's own padding). Workflow commands and syslog headers with a
+priority are specific enough to be taken on one line. Stacked envelopes (``kubectl --prefix
+--timestamps``, a journald header around a klog header) are peeled in up to `MAX_ROUNDS`
+rounds.
+
+Removal keeps the mapping exact: removed characters get no segment in the layer, the rest
+is copied; an envelope that carries a level (a klog letter, a syslog priority, ``##[error]``)
+is replaced by the level word the prefix parser reads (``ERROR ``), mapped to the whole
+envelope. All regexes are bounded and anchored at a line start (found through a literal
+``\\n``, at C speed), so the pass stays linear in the paste.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._mapping import Builder, Layer
+from ._prefix import canonical_level
+
+MAX_ROUNDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One collector's line prefix."""
+
+    name: str  # as the steps name it
+    rx: str  # regex of the prefix at a line start; groups: k (label), l (level), p (PRI)
+    min_run: int = 2  # consecutive lines that must carry it
+    keyed: bool = False  # the run must repeat the same label (group k)
+    strict: str | None = None  # lookahead that one line of the run must satisfy
+    eat_newline: bool = False  # the marker ended with CR (now a line break): drop it too
+
+
+_RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+_BSD_TS = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d"
+_HOST_IDENT = r" [\w.:-]{1,255} [\w./@-]{1,128}(?:\[\d{1,10}\])?:(?: |(?=\n)|\Z)"
+_BODY_FOLLOWS = r"(?=[^ \n])"
+
+ENVELOPES: tuple[Envelope, ...] = (
+    Envelope(
+        "GitLab CI section marker",
+        r"section_(?:start|end):\d{1,20}:[\w.-]{1,200}(?:\[[^\]\n]{0,200}\])?",
+        min_run=1,
+        eat_newline=True,
+    ),
+    Envelope(
+        "GitHub Actions workflow command",
+        r"(?:##\[(?P<l>error|warning|notice|debug|group|endgroup|command|section)\]"
+        r"|::(?P<l2>error|warning|notice|debug|group|endgroup)(?: (?:[^:\n]|:(?!:)){0,500})?::)",
+        min_run=1,
+    ),
+    Envelope("Jenkins [Pipeline] marker", r"\[Pipeline\] ?", min_run=1),
+    Envelope(
+        "syslog (RFC 5424)",
+        r"<(?P<p>\d{1,3})>1 (?:-|" + _RFC3339 + r"(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
+        r" \S{1,255} \S{1,48} \S{1,128} \S{1,32}"
+        r" (?:-|(?:\[(?:[^\]\\\n]|\\.){0,1024}\]){1,16})(?: |(?=\n)|\Z)",
+        min_run=1,
+    ),
+    Envelope(
+        "syslog (RFC 3164)",
+        r"<(?P<p>\d{1,3})>" + _BSD_TS + _HOST_IDENT,
+        min_run=1,
+    ),
+    Envelope("journalctl/syslog short", _BSD_TS + _HOST_IDENT),
+    Envelope("journalctl short-precise", _BSD_TS + r"\.\d{6}" + _HOST_IDENT),
+    Envelope(
+        "journalctl short-iso",
+        _RFC3339 + r"(?:\.\d{6})?(?:Z|[+-]\d\d:?\d\d)" + _HOST_IDENT,
+    ),
+    Envelope(
+        "klog header",
+        r"(?P<l>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} {1,8}\d{1,10} [\w./-]{1,200}:\d{1,7}\] ",
+        min_run=1,
+    ),
+    Envelope(
+        "kubectl --prefix",
+        r"\[(?:pod/)?[a-z0-9][-a-z0-9.]{0,252}/[a-z0-9][-a-z0-9]{0,62}\](?: |(?=\n)|\Z)",
+    ),
+    Envelope(
+        "stern",
+        r"(?P<k>[a-z0-9][-a-z0-9.]{0,252}-[a-z0-9]{1,20} [a-z0-9][-a-z0-9]{0,62}) ",
+        keyed=True,
+    ),
+    Envelope(
+        "docker compose logs",
+        r"[\w][\w.-]{0,63} {1,40}\|(?: |(?=\n)|\Z)",
+    ),
+    Envelope("GitHub Actions timestamp", _RFC3339 + r"\.\d{7}Z ", strict=_BODY_FOLLOWS),
+    Envelope(
+        "docker logs --timestamps",
+        _RFC3339 + r"(?:\.\d{1,9})?Z ",
+        strict=_BODY_FOLLOWS,
+    ),
+    Envelope(
+        "Jenkins timestamper",
+        r"(?:\[" + _RFC3339 + r"(?:\.\d{1,9})?Z\] |\d\d:\d\d:\d\d\.\d{3} (?=\[Pipeline\]|\+ ))",
+    ),
+    Envelope(
+        "Jenkins timestamper (elapsed)",
+        r"\d\d:\d\d:\d\d\.\d{3} ",
+        strict=r"(?=\[Pipeline\]|\+ )",
+    ),
+)
+
+
+def _alternative(i: int, env: Envelope) -> str:
+    body = env.rx
+    for g in ("k", "l2", "l", "p"):
+        body = body.replace(f"(?P<{g}>", f"(?P<{g}{i}_>")
+    strict = f"(?:{env.strict}(?P<s{i}_>))?" if env.strict else ""
+    return f"(?P<e{i}>{body}){strict}"
+
+
+_BODY = "|".join(_alternative(i, env) for i, env in enumerate(ENVELOPES))
+_FIRST_RE = re.compile(f"(?:{_BODY})")
+_REST_RE = re.compile(f"\\n(?:{_BODY})")
+_INDEX = {f"e{i}": i for i in range(len(ENVELOPES))}
+# the strict forms only, groups dropped: their absence means no run can be taken
+_STRICT_BODY = "|".join(
+    re.sub(r"\(\?P<\w+>", "(?:", f"(?:{env.rx}){env.strict or ''}") for env in ENVELOPES
+)
+_STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY})")
+_STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY})")
+
+
+def might_have_envelopes(src: str) -> bool:
+    """False when no line of ``src`` opens with an envelope in its strict form (then
+    `strip_envelopes` would leave it as it is). One regex search, at C speed."""
+    return _STRICT_FIRST_RE.match(src) is not None or _STRICT_REST_RE.search(src) is not None
+
+
+@dataclass(slots=True)
+class _Hit:
+    ls: int  # line start
+    end: int  # end of the envelope
+    env: int
+    key: str | None
+    level: str | None
+    strict: bool
+
+
+def _hits(src: str) -> list[_Hit]:
+    out: list[_Hit] = []
+    m = _FIRST_RE.match(src)
+    if m is not None:
+        out.append(_hit(m, 0))
+    for m in _REST_RE.finditer(src):
+        out.append(_hit(m, m.start() + 1))
+    return out
+
+
+def _hit(m: re.Match[str], ls: int) -> _Hit:
+    i = _INDEX[m.lastgroup] if m.lastgroup in _INDEX else _which(m)
+    env = ENVELOPES[i]
+    gd = m.groupdict()
+    level = None
+    word = gd.get(f"l{i}_") or gd.get(f"l2{i}_")
+    if word:
+        level = canonical_level(word)
+    pri = gd.get(f"p{i}_")
+    if pri is not None:
+        level = _PRI_LEVELS.get(int(pri) % 8)
+    return _Hit(
+        ls,
+        m.end(f"e{i}"),
+        i,
+        gd.get(f"k{i}_"),
+        level,
+        env.strict is None or gd.get(f"s{i}_") is not None,
+    )
+
+
+def _which(m: re.Match[str]) -> int:
+    for name, i in _INDEX.items():
+        if m.group(name) is not None:
+            return i
+    raise LookupError("no envelope group matched")
+
+
+_PRI_LEVELS = {0: "FATAL", 1: "FATAL", 2: "FATAL", 3: "ERROR", 4: "WARN"}
+_SPOKEN_LEVELS = frozenset({"ERROR", "WARN", "FATAL"})
+
+
+def _taken(src: str, hits: list[_Hit]) -> list[_Hit]:
+    """The hits that belong to runs regular enough to be an envelope."""
+    taken: list[_Hit] = []
+    run: list[_Hit] = []
+
+    def close() -> None:
+        if not run:
+            return
+        env = ENVELOPES[run[0].env]
+        if len(run) >= env.min_run and any(h.strict for h in run):
+            taken.extend(run)
+
+    prev_end = -2
+    for h in hits:
+        same = (
+            run
+            and h.ls == prev_end + 1
+            and h.env == run[-1].env
+            and (not ENVELOPES[h.env].keyed or h.key == run[-1].key)
+        )
+        if not same:
+            close()
+            run = []
+        run.append(h)
+        le = src.find("\n", h.ls)
+        prev_end = len(src) if le < 0 else le
+    close()
+    return taken
+
+
+def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
+    taken = _taken(src, _hits(src))
+    if not taken:
+        return None
+    b = Builder()
+    pos = 0
+    counts: dict[str, int] = {}
+    n = len(src)
+    for h in taken:
+        env = ENVELOPES[h.env]
+        end = h.end
+        if env.eat_newline and end < n and src[end] == "\n":
+            end += 1
+        b.copy(src, pos, h.ls)
+        if h.level in _SPOKEN_LEVELS:
+            b.emit(f"{h.level} ", h.ls, end)
+        pos = end
+        counts[env.name] = counts.get(env.name, 0) + 1
+    b.copy(src, pos, n)
+    out, layer = b.finish(n)
+    return out, layer, counts
+
+
+def strip_envelopes(src: str) -> tuple[str, list[Layer], list[str]]:
+    """Remove collector envelopes (see module doc): (text, layers, steps)."""
+    layers: list[Layer] = []
+    counts: dict[str, int] = {}
+    if not might_have_envelopes(src):
+        return src, layers, []
+    cur = src
+    for _ in range(MAX_ROUNDS):
+        got = _strip_once(cur)
+        if got is None:
+            break
+        cur, layer, c = got
+        layers.append(layer)
+        for name, k in c.items():
+            counts[name] = counts.get(name, 0) + k
+    steps = [f"removed {name} envelope from {k} line{'s' * (k != 1)}" for name, k in counts.items()]
+    return cur, layers, steps
