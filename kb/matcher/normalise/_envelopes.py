@@ -20,10 +20,12 @@ priority are specific enough to be taken on one line. Stacked envelopes (``kubec
 rounds.
 
 Removal keeps the mapping exact: removed characters get no segment in the layer, the rest
-is copied; an envelope that carries a level (a klog letter, a syslog priority, ``##[error]``)
-is replaced by the level word the prefix parser reads (``ERROR ``), mapped to the whole
-envelope. All regexes are bounded and anchored at a line start (found through a literal
-``\\n``, at C speed), so the pass stays linear in the paste.
+is copied. Nothing is put in an envelope's place: a level word written on every line would
+make each continuation line look like a new record to the joins, so markers that carry a
+level (``##[error]``, ``::warning::``, klog headers) are not envelopes but prefixes the
+application's record opens with, read by `_prefix.py`. All regexes are bounded and
+anchored at a line start (found through a literal ``\\n``, at C speed), so the pass stays
+linear in the paste.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import re
 from dataclasses import dataclass
 
 from ._mapping import Builder, Layer
-from ._prefix import canonical_level
 
 MAX_ROUNDS = 3
 
@@ -42,7 +43,7 @@ class Envelope:
     """One collector's line prefix."""
 
     name: str  # as the steps name it
-    rx: str  # regex of the prefix at a line start; groups: k (label), l (level), p (PRI)
+    rx: str  # regex of the prefix at a line start; group k: the source label
     min_run: int = 2  # consecutive lines that must carry it
     keyed: bool = False  # the run must repeat the same label (group k)
     strict: str | None = None  # lookahead that one line of the run must satisfy
@@ -63,21 +64,20 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     Envelope(
         "GitHub Actions workflow command",
-        r"(?:##\[(?P<l>error|warning|notice|debug|group|endgroup|command|section)\]"
-        r"|::(?P<l2>error|warning|notice|debug|group|endgroup)(?: (?:[^:\n]|:(?!:)){0,500})?::)",
+        r"(?:##\[(?:group|endgroup|command|section)\]|::(?:group|endgroup)::)",
         min_run=1,
     ),
     Envelope("Jenkins [Pipeline] marker", r"\[Pipeline\] ?", min_run=1),
     Envelope(
         "syslog (RFC 5424)",
-        r"<(?P<p>\d{1,3})>1 (?:-|" + _RFC3339 + r"(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
+        r"<\d{1,3}>1 (?:-|" + _RFC3339 + r"(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
         r" \S{1,255} \S{1,48} \S{1,128} \S{1,32}"
         r" (?:-|(?:\[(?:[^\]\\\n]|\\.){0,1024}\]){1,16})(?: |(?=\n)|\Z)",
         min_run=1,
     ),
     Envelope(
         "syslog (RFC 3164)",
-        r"<(?P<p>\d{1,3})>" + _BSD_TS + _HOST_IDENT,
+        r"<\d{1,3}>" + _BSD_TS + _HOST_IDENT,
         min_run=1,
     ),
     Envelope("journalctl/syslog short", _BSD_TS + _HOST_IDENT),
@@ -85,11 +85,6 @@ ENVELOPES: tuple[Envelope, ...] = (
     Envelope(
         "journalctl short-iso",
         _RFC3339 + r"(?:\.\d{6})?(?:Z|[+-]\d\d:?\d\d)" + _HOST_IDENT,
-    ),
-    Envelope(
-        "klog header",
-        r"(?P<l>[IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} {1,8}\d{1,10} [\w./-]{1,200}:\d{1,7}\] ",
-        min_run=1,
     ),
     Envelope(
         "kubectl --prefix",
@@ -112,7 +107,7 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     Envelope(
         "Jenkins timestamper",
-        r"(?:\[" + _RFC3339 + r"(?:\.\d{1,9})?Z\] |\d\d:\d\d:\d\d\.\d{3} (?=\[Pipeline\]|\+ ))",
+        r"\[" + _RFC3339 + r"(?:\.\d{1,9})?Z\] ",
     ),
     Envelope(
         "Jenkins timestamper (elapsed)",
@@ -124,8 +119,7 @@ ENVELOPES: tuple[Envelope, ...] = (
 
 def _alternative(i: int, env: Envelope) -> str:
     body = env.rx
-    for g in ("k", "l2", "l", "p"):
-        body = body.replace(f"(?P<{g}>", f"(?P<{g}{i}_>")
+    body = body.replace("(?P<k>", f"(?P<k{i}_>")
     strict = f"(?:{env.strict}(?P<s{i}_>))?" if env.strict else ""
     return f"(?P<e{i}>{body}){strict}"
 
@@ -154,7 +148,6 @@ class _Hit:
     end: int  # end of the envelope
     env: int
     key: str | None
-    level: str | None
     strict: bool
 
 
@@ -171,22 +164,9 @@ def _hits(src: str) -> list[_Hit]:
 def _hit(m: re.Match[str], ls: int) -> _Hit:
     i = _INDEX[m.lastgroup] if m.lastgroup in _INDEX else _which(m)
     env = ENVELOPES[i]
-    gd = m.groupdict()
-    level = None
-    word = gd.get(f"l{i}_") or gd.get(f"l2{i}_")
-    if word:
-        level = canonical_level(word)
-    pri = gd.get(f"p{i}_")
-    if pri is not None:
-        level = _PRI_LEVELS.get(int(pri) % 8)
-    return _Hit(
-        ls,
-        m.end(f"e{i}"),
-        i,
-        gd.get(f"k{i}_"),
-        level,
-        env.strict is None or gd.get(f"s{i}_") is not None,
-    )
+    key = m.group(f"k{i}_") if env.keyed else None
+    strict = env.strict is None or m.group(f"s{i}_") is not None
+    return _Hit(ls, m.end(f"e{i}"), i, key, strict)
 
 
 def _which(m: re.Match[str]) -> int:
@@ -194,10 +174,6 @@ def _which(m: re.Match[str]) -> int:
         if m.group(name) is not None:
             return i
     raise LookupError("no envelope group matched")
-
-
-_PRI_LEVELS = {0: "FATAL", 1: "FATAL", 2: "FATAL", 3: "ERROR", 4: "WARN"}
-_SPOKEN_LEVELS = frozenset({"ERROR", "WARN", "FATAL"})
 
 
 def _taken(src: str, hits: list[_Hit]) -> list[_Hit]:
@@ -244,8 +220,6 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
         if env.eat_newline and end < n and src[end] == "\n":
             end += 1
         b.copy(src, pos, h.ls)
-        if h.level in _SPOKEN_LEVELS:
-            b.emit(f"{h.level} ", h.ls, end)
         pos = end
         counts[env.name] = counts.get(env.name, 0) + 1
     b.copy(src, pos, n)
