@@ -343,8 +343,15 @@ def _normalise(
         # before the structure pass: a wrapped message must lose the envelope repeated on
         # its continuation lines before the joins can see that they continue it
         cur, env_layers, st = strip_envelopes(cur)
-        layers.extend(env_layers)
-        steps.extend(st)
+        if env_layers:
+            layers.extend(env_layers)
+            steps.extend(st)
+            # markup the envelope hid (a code fence on an enveloped line) is at a line
+            # start now
+            cur, layer, st = clean_markup(cur)
+            if layer is not None:
+                layers.append(layer)
+            steps.extend(st)
     cur, st = fold_spaces(cur)
     steps.extend(st)
     cur, layer, marks, st = Structurer(cur, big=big, visit_first=visit_first).run()
