@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._exports import EXPORT_START, unwrap_exports
 from ._mapping import Builder, Layer
 
 MAX_ROUNDS = 3
@@ -48,6 +49,7 @@ class Envelope:
     keyed: bool = False  # the run must repeat the same label (group k)
     strict: str | None = None  # lookahead that one line of the run must satisfy
     eat_newline: bool = False  # the marker ended with CR (now a line break): drop it too
+    whole_line: bool = False  # the line is the runner's own (a step marker): drop all of it
 
 
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
@@ -67,7 +69,7 @@ ENVELOPES: tuple[Envelope, ...] = (
         r"(?:##\[(?:group|endgroup|command|section)\]|::(?:group|endgroup)::)",
         min_run=1,
     ),
-    Envelope("Jenkins [Pipeline] marker", r"\[Pipeline\] ?", min_run=1),
+    Envelope("Jenkins [Pipeline] marker", r"\[Pipeline\] ?", min_run=1, whole_line=True),
     Envelope(
         "syslog (RFC 5424)",
         r"<\d{1,3}>1 (?:-|" + _RFC3339 + r"(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d))"
@@ -132,8 +134,8 @@ _INDEX = {f"e{i}": i for i in range(len(ENVELOPES))}
 _STRICT_BODY = "|".join(
     re.sub(r"\(\?P<\w+>", "(?:", f"(?:{env.rx}){env.strict or ''}") for env in ENVELOPES
 )
-_STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY})")
-_STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY})")
+_STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY}|{EXPORT_START})")
+_STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY}|{EXPORT_START})")
 
 
 def might_have_envelopes(src: str) -> bool:
@@ -217,7 +219,10 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
     for h in taken:
         env = ENVELOPES[h.env]
         end = h.end
-        if env.eat_newline and end < n and src[end] == "\n":
+        if env.whole_line:
+            le = src.find("\n", end)
+            end = n if le < 0 else le
+        if (env.eat_newline or env.whole_line) and end < n and src[end] == "\n":
             end += 1
         b.copy(src, pos, h.ls)
         pos = end
@@ -230,10 +235,11 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
 def strip_envelopes(src: str) -> tuple[str, list[Layer], list[str]]:
     """Remove collector envelopes (see module doc): (text, layers, steps)."""
     layers: list[Layer] = []
-    counts: dict[str, int] = {}
     if not might_have_envelopes(src):
         return src, layers, []
-    cur = src
+    cur, layer, counts = unwrap_exports(src)
+    if layer is not None:
+        layers.append(layer)
     for _ in range(MAX_ROUNDS):
         got = _strip_once(cur)
         if got is None:
