@@ -50,6 +50,8 @@ class Envelope:
     strict: str | None = None  # lookahead that one line of the run must satisfy
     eat_newline: bool = False  # the marker ended with CR (now a line break): drop it too
     whole_line: bool = False  # the line is the runner's own (a step marker): drop all of it
+    suffix: str | None = None  # what it appends at the line end; then only that goes, the
+    #                            prefix (with the level the prefix parser reads) stays
 
 
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
@@ -101,6 +103,14 @@ ENVELOPES: tuple[Envelope, ...] = (
         "docker compose logs",
         r"[\w][\w.-]{0,63} {1,40}\|(?: |(?=\n)|\Z)",
     ),
+    Envelope(
+        "zap console fields",
+        _RFC3339
+        + r"(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\t[A-Za-z]{3,6}\t(?:[\w./@:-]{1,200}\t){0,2}",
+        # the last tab-separated field, a JSON object (JSON has no raw tabs); searched
+        # from after the message's first character, so a JSON message is not taken for it
+        suffix=r"\t\{\"[^\t\n]{0,4096}\}[ ]*(?=\n|\Z)",
+    ),
     Envelope("GitHub Actions timestamp", _RFC3339 + r"\.\d{7}Z ", strict=_BODY_FOLLOWS),
     Envelope(
         "docker logs --timestamps",
@@ -136,6 +146,9 @@ _STRICT_BODY = "|".join(
 )
 _STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY}|{EXPORT_START})")
 _STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY}|{EXPORT_START})")
+
+
+_SUFFIX_RE = {i: re.compile(env.suffix) for i, env in enumerate(ENVELOPES) if env.suffix}
 
 
 def might_have_envelopes(src: str) -> bool:
@@ -218,6 +231,16 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
     n = len(src)
     for h in taken:
         env = ENVELOPES[h.env]
+        if env.suffix is not None:
+            le = src.find("\n", h.ls)
+            le = n if le < 0 else le
+            sm = _SUFFIX_RE[h.env].search(src, h.end + 1, le)
+            if sm is None:
+                continue
+            b.copy(src, pos, sm.start())
+            pos = sm.end()
+            counts[env.name] = counts.get(env.name, 0) + 1
+            continue
         end = h.end
         if env.whole_line:
             le = src.find("\n", end)
@@ -227,6 +250,8 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
         b.copy(src, pos, h.ls)
         pos = end
         counts[env.name] = counts.get(env.name, 0) + 1
+    if not counts:
+        return None
     b.copy(src, pos, n)
     out, layer = b.finish(n)
     return out, layer, counts
