@@ -50,8 +50,8 @@ class Envelope:
     strict: str | None = None  # lookahead that one line of the run must satisfy
     eat_newline: bool = False  # the marker ended with CR (now a line break): drop it too
     whole_line: bool = False  # the line is the runner's own (a step marker): drop all of it
-    suffix: str | None = None  # what it appends at the line end; then only that goes, the
-    #                            prefix (with the level the prefix parser reads) stays
+    suffix: str | None = None  # opens the last field it appends (a JSON object); then
+    #                            only that goes, the prefix (with its level) stays
 
 
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
@@ -105,11 +105,8 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     Envelope(
         "zap console fields",
-        _RFC3339
-        + r"(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\t[A-Za-z]{3,6}\t(?:[\w./@:-]{1,200}\t){0,2}",
-        # the last tab-separated field, a JSON object (JSON has no raw tabs); searched
-        # from after the message's first character, so a JSON message is not taken for it
-        suffix=r"\t\{\"[^\t\n]{0,4096}\}[ ]*(?=\n|\Z)",
+        _RFC3339 + r"(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\t[A-Za-z]{3,6}\t",
+        suffix='\t{"',
     ),
     Envelope("GitHub Actions timestamp", _RFC3339 + r"\.\d{7}Z ", strict=_BODY_FOLLOWS),
     Envelope(
@@ -146,9 +143,6 @@ _STRICT_BODY = "|".join(
 )
 _STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY}|{EXPORT_START})")
 _STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY}|{EXPORT_START})")
-
-
-_SUFFIX_RE = {i: re.compile(env.suffix) for i, env in enumerate(ENVELOPES) if env.suffix}
 
 
 def might_have_envelopes(src: str) -> bool:
@@ -221,6 +215,22 @@ def _taken(src: str, hits: list[_Hit]) -> list[_Hit]:
     return taken
 
 
+def _suffix_start(src: str, h: _Hit, opener: str) -> int:
+    """Where the trailing JSON field of an enveloped line starts, or -1.
+
+    The last field (JSON has no raw tabs, so it is after the last tab), and only when a
+    caller field and a message lie between the prefix and it: a JSON *message* with no
+    fields after it is not taken for them."""
+    le = src.find("\n", h.ls)
+    le = len(src) if le < 0 else le
+    k = src.rfind(opener, h.end, le)
+    if k < 0 or src.find("\t", k + 1, le) >= 0 or not src[k:le].rstrip().endswith("}"):
+        return -1
+    if src.find("\t", h.end, k) < 0:
+        return -1  # the caller field ends at k: what follows is the message
+    return k
+
+
 def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
     taken = _taken(src, _hits(src))
     if not taken:
@@ -232,13 +242,12 @@ def _strip_once(src: str) -> tuple[str, Layer, dict[str, int]] | None:
     for h in taken:
         env = ENVELOPES[h.env]
         if env.suffix is not None:
-            le = src.find("\n", h.ls)
-            le = n if le < 0 else le
-            sm = _SUFFIX_RE[h.env].search(src, h.end + 1, le)
-            if sm is None:
+            cut = _suffix_start(src, h, env.suffix)
+            if cut < 0:
                 continue
-            b.copy(src, pos, sm.start())
-            pos = sm.end()
+            le = src.find("\n", cut)
+            b.copy(src, pos, cut)
+            pos = n if le < 0 else le
             counts[env.name] = counts.get(env.name, 0) + 1
             continue
         end = h.end
