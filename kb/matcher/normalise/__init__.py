@@ -53,7 +53,7 @@ from operator import add
 from . import _structure
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
 from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
-from ._envelopes import might_have_envelopes, strip_envelopes
+from ._envelopes import envelopes_in_sample, strip_envelopes
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
 from ._regions import RegionLayer, merge_steps, plan
@@ -266,10 +266,12 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     try:
-        if len(text) > _structure.BIG_TEXT and not might_have_envelopes(text):
+        if len(text) > _structure.BIG_TEXT and not envelopes_in_sample(text):
+            # a whole log is judged by its start (see `envelopes_in_sample`)
             fast = _normalise_regions(text, encoded)
             if fast is not None:
                 return fast
+            return _normalise(text, envelopes=False)
         return _normalise(text)
     except Exception as exc:  # a bug here must not lose the user's paste
         return Normalised(

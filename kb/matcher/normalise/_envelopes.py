@@ -48,6 +48,8 @@ class Envelope:
     min_run: int = 2  # consecutive lines that must carry it
     keyed: bool = False  # the run must repeat the same label (group k)
     strict: str | None = None  # lookahead that one line of the run must satisfy
+    own: str | None = None  # lookahead that marks the application's own layout: a run
+    #                         with one such line is not an envelope
     eat_newline: bool = False  # the marker ended with CR (now a line break): drop it too
     whole_line: bool = False  # the line is the runner's own (a step marker): drop all of it
     suffix: str | None = None  # opens the last field it appends (a JSON object); then
@@ -113,6 +115,8 @@ ENVELOPES: tuple[Envelope, ...] = (
         "docker logs --timestamps",
         _RFC3339 + r"(?:\.\d{1,9})?Z ",
         strict=_BODY_FOLLOWS,
+        # tracing pads its level to five columns (`<ts>  INFO`, `<ts> ERROR`): its own
+        own=r"(?= (?:TRACE|DEBUG|INFO|WARN)\b)",
     ),
     Envelope(
         "Jenkins timestamper",
@@ -130,19 +134,38 @@ def _alternative(i: int, env: Envelope) -> str:
     body = env.rx
     body = body.replace("(?P<k>", f"(?P<k{i}_>")
     strict = f"(?:{env.strict}(?P<s{i}_>))?" if env.strict else ""
-    return f"(?P<e{i}>{body}){strict}"
+    own = f"(?:{env.own}(?P<o{i}_>))?" if env.own else ""
+    return f"(?P<e{i}>{body}){strict}{own}"
 
 
 _BODY = "|".join(_alternative(i, env) for i, env in enumerate(ENVELOPES))
 _FIRST_RE = re.compile(f"(?:{_BODY})")
 _REST_RE = re.compile(f"\\n(?:{_BODY})")
-_INDEX = {f"e{i}": i for i in range(len(ENVELOPES))}
+# the last group a match closes names its envelope (its strict or own mark, if matched)
+_INDEX = {
+    f"{g}{i}{t}": i for i in range(len(ENVELOPES)) for g, t in (("e", ""), ("s", "_"), ("o", "_"))
+}
 # the strict forms only, groups dropped: their absence means no run can be taken
 _STRICT_BODY = "|".join(
     re.sub(r"\(\?P<\w+>", "(?:", f"(?:{env.rx}){env.strict or ''}") for env in ENVELOPES
 )
 _STRICT_FIRST_RE = re.compile(f"(?:{_STRICT_BODY}|{EXPORT_START})")
 _STRICT_REST_RE = re.compile(f"\\n(?:{_STRICT_BODY}|{EXPORT_START})")
+
+
+SAMPLE = 1 << 18  # a whole log is judged by its start
+
+
+def envelopes_in_sample(src: str) -> bool:
+    """Would `strip_envelopes` find an envelope in the first `SAMPLE` characters of
+    ``src``? A whole log is judged by its start: its envelope (a collector's) is on every
+    line, and judging all of it would cost a Python step per line of a plain log."""
+    sample = src[:SAMPLE]
+    if len(src) > SAMPLE:
+        sample = sample[: sample.rfind("\n") + 1]
+    if not might_have_envelopes(sample):
+        return False
+    return bool(unwrap_exports(sample)[2]) or bool(_taken(sample, _hits(sample)))
 
 
 def might_have_envelopes(src: str) -> bool:
@@ -158,6 +181,7 @@ class _Hit:
     env: int
     key: str | None
     strict: bool
+    own: bool
 
 
 def _hits(src: str) -> list[_Hit]:
@@ -171,18 +195,12 @@ def _hits(src: str) -> list[_Hit]:
 
 
 def _hit(m: re.Match[str], ls: int) -> _Hit:
-    i = _INDEX[m.lastgroup] if m.lastgroup in _INDEX else _which(m)
+    i = _INDEX[m.lastgroup]
     env = ENVELOPES[i]
     key = m.group(f"k{i}_") if env.keyed else None
     strict = env.strict is None or m.group(f"s{i}_") is not None
-    return _Hit(ls, m.end(f"e{i}"), i, key, strict)
-
-
-def _which(m: re.Match[str]) -> int:
-    for name, i in _INDEX.items():
-        if m.group(name) is not None:
-            return i
-    raise LookupError("no envelope group matched")
+    own = env.own is not None and m.group(f"o{i}_") is not None
+    return _Hit(ls, m.end(f"e{i}"), i, key, strict, own)
 
 
 def _taken(src: str, hits: list[_Hit]) -> list[_Hit]:
@@ -194,7 +212,7 @@ def _taken(src: str, hits: list[_Hit]) -> list[_Hit]:
         if not run:
             return
         env = ENVELOPES[run[0].env]
-        if len(run) >= env.min_run and any(h.strict for h in run):
+        if len(run) >= env.min_run and any(h.strict for h in run) and not any(h.own for h in run):
             taken.extend(run)
 
     prev_end = -2
