@@ -31,12 +31,12 @@ Design:
 * Never raises: any internal error degrades to the identity normalisation with a step
   saying so (the property tests assert that this never actually happens).
 
-Modules: `_clean` (character passes), `_envelopes` (collector envelopes), `_prefix` (log
-prefixes and levels), `_classify` (one line's kind), `_structure` (variant lines, marks;
-with its parts `_joins` for wraps and pretty-printed values, `_json_lines` for JSON log
-lines, `_stacks` for tracebacks and panics), `_escapes` (JSON/backslash decoding),
-`_traceback` (Python traceback helpers), `_mapping` (segment tables), `_prefilter` and
-`_regions` (whole logs).
+Modules: `_clean` (character passes), `_envelopes` and `_exports` (collector envelopes,
+log-service exports), `_prefix` (log prefixes and levels), `_classify` (one line's kind),
+`_structure` (variant lines, marks; with its parts `_joins` for wraps and pretty-printed
+values, `_json_lines` for JSON log lines, `_stacks` for tracebacks and panics), `_escapes`
+(JSON/backslash decoding), `_traceback` (Python traceback helpers), `_mapping` (segment
+tables), `_prefilter` and `_regions` (whole logs).
 
 Pure Python, standard library only (plus `hyperscan`, optional, for whole logs), no Django.
 """
