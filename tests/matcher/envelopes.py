@@ -11,9 +11,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
+
+from kb.matcher import Matcher, PatternSpec
 
 WIDTH = 100
 POD = "api-7d9f8b6c5-xk2lp"
+
+# the envelope tests' record, and a message wrapped over two physical lines
+MSG = "Failed to connect to meta server (.+?), trying again"
+SPECS = [
+    PatternSpec("k-meta", MSG, "Failed to connect to meta server %s, trying again"),
+    PatternSpec("k-other", r"connection reset by peer", "connection reset by peer"),
+]
+HEAD = "WARN meta_client: Failed to connect to meta server 127.0.0.1:5690,"
+TAIL = "trying again error=transport error: connection refused"
+JOINED = "Failed to connect to meta server 127.0.0.1:5690, trying again"
+
+
+def build_matcher(cache_dir: Path) -> Matcher:
+    """A matcher over `SPECS` alone (no database, a tiny compile)."""
+    return Matcher.build(SPECS, cache_dir=cache_dir)
+
+
+def two_lines(first: str, second: str) -> str:
+    """The wrapped message, each physical line under its envelope."""
+    return f"{first}{HEAD}\n{second}{TAIL}\n"
 
 
 def _cut(lines: list[str], width: int | None) -> list[str]:

@@ -1,31 +1,20 @@
-"""Collector envelopes, layouts and chat mangling, on samples written out from each tool's
+"""Collector envelopes and CI runners' markers, on samples written out from each tool's
 documented format: the envelope goes (and is named in the steps), a message the envelope
-wrapped across two physical lines is joined back, and a small matcher finds the record."""
+wrapped across two physical lines is joined back, the mapping stays exact, and a small
+matcher finds the record. Exports, layouts and chat: test_envelopes_layouts.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher, PatternSpec
+from kb.matcher import Matcher
 from kb.matcher.normalise import normalise, prefix_info
-
-MSG = "Failed to connect to meta server (.+?), trying again"
-SPECS = [
-    PatternSpec("k-meta", MSG, "Failed to connect to meta server %s, trying again"),
-    PatternSpec("k-other", r"connection reset by peer", "connection reset by peer"),
-]
-HEAD = "WARN meta_client: Failed to connect to meta server 127.0.0.1:5690,"
-TAIL = "trying again error=transport error: connection refused"
-JOINED = "Failed to connect to meta server 127.0.0.1:5690, trying again"
+from tests.matcher.envelopes import HEAD, JOINED, PREFIXES, TAIL, build_matcher, two_lines, wrap
 
 
 @pytest.fixture(scope="module")
 def matcher(tmp_path_factory: pytest.TempPathFactory) -> Matcher:
-    return Matcher.build(SPECS, cache_dir=tmp_path_factory.mktemp("envelopes"))
-
-
-def two_lines(first: str, second: str) -> str:
-    return f"{first}{HEAD}\n{second}{TAIL}\n"
+    return build_matcher(tmp_path_factory.mktemp("envelopes"))
 
 
 # (name in the steps or None, sample); every sample wraps the message over two lines
@@ -229,157 +218,6 @@ def test_an_applications_elapsed_timestamps_without_jenkins_stay() -> None:
     assert normalise(text).text is text
 
 
-# -- log-service exports (message nested in JSON, escaped) -------------------------------
-
-EXPORTS = [
-    (
-        "CloudWatch export",
-        '{"timestamp":1704888000000,"message":"2024-01-10 12:00:00 WARN meta_client: Failed to '
-        'connect to meta server 127.0.0.1:5690,\\ntrying again error=\\"transport\\"",'
-        '"ingestionTime":1704888000500}\n',
-    ),
-    (
-        "Cloud Logging export",
-        '{"insertId":"k1","resource":{"type":"k8s_container"},"severity":"WARNING",'
-        '"textPayload":"WARN meta_client: Failed to connect to meta server 127.0.0.1:5690,\\n'
-        'trying again error=\\"transport\\"","timestamp":"2024-01-10T12:00:00.123Z"}\n',
-    ),
-    (
-        "Cloud Logging export",
-        '{"jsonPayload":{"message":"Failed to connect to meta server 127.0.0.1:5690,\\ntrying '
-        'again error=\\"transport\\"","logger":"meta"},"severity":"WARNING"}\n',
-    ),
-]
-
-
-@pytest.mark.parametrize(("name", "text"), EXPORTS)
-def test_export_object_is_replaced_by_its_decoded_message(
-    name: str, text: str, matcher: Matcher
-) -> None:
-    n = normalise(text)
-    assert f"removed {name} envelope from 1 line" in n.steps
-    assert 'trying again error="transport"' in n.text.split("\n")
-    assert not n.text.startswith("{")
-    rep = matcher.match(text)
-    assert [m.key for m in rep.matches] == ["k-meta"]
-    m = rep.matches[0]
-    assert text[m.span[0] : m.span[1]].startswith("Failed to connect")
-    assert text[: m.span[1]].endswith("trying again")
-
-
-def test_an_applications_json_line_is_not_an_export() -> None:
-    text = '{"level":"error","message":"Failed to connect to meta server x, trying again"}\n'
-    n = normalise(text)
-    assert n.text.startswith(text.rstrip("\n"))
-    assert not any("envelope" in st for st in n.steps)
-
-
-# -- layouts: the application writes the prefix once per record -----------------------
-
-LAYOUTS = [
-    (
-        "logfmt",
-        'ts=2024-01-10T12:00:00.123Z level=warn caller=meta.go:42 msg="Failed to connect to '
-        'meta server \\"127.0.0.1:5690\\", trying again" err="transport"',
-        "WARN",
-    ),
-    (
-        "logback with MDC",
-        "2024-01-10 12:00:00.123 [grpc-exec-1] [traceId=4bf92f35 user=bob] WARN "
-        f"c.e.meta.MetaClient - {HEAD[len('WARN meta_client: ') :]}\n{TAIL}",
-        "WARN",
-    ),
-    (
-        "log4j",
-        f"2024-01-10 12:00:00,123 WARN [main] c.e.meta.MetaClient: {HEAD[18:]}\n{TAIL}",
-        "WARN",
-    ),
-    ("Python logging default", f"WARNING:meta.client:{HEAD[18:]}\n{TAIL}", "WARN"),
-    (
-        "Python logging asctime",
-        f"2024-01-10 12:00:00,123 - meta.client - WARNING - {HEAD[18:]}\n{TAIL}",
-        "WARN",
-    ),
-    (
-        "Rust tracing span",
-        "2024-01-10T12:00:00.123456Z  WARN connect{addr=127.0.0.1:5690 attempt=3}: "
-        f"risingwave_rpc_client::meta_client: {HEAD[18:]}\n{TAIL}",
-        "WARN",
-    ),
-    (
-        "zap JSON",
-        '{"level":"warn","ts":1704888000.123,"caller":"meta/client.go:42",'
-        '"msg":"Failed to connect to meta server 127.0.0.1:5690, trying again","attempt":3}',
-        "WARN",
-    ),
-    (
-        "zap console",
-        "2024-01-10T12:00:00.123Z\tWARN\tmeta/client.go:42\tFailed to connect to meta server "
-        '127.0.0.1:5690, trying again\t{"attempt": 3}\n'
-        "2024-01-10T12:00:01.123Z\tINFO\tmeta/client.go:50\tretrying\t"
-        '{"attempt": 4, "backoff": "1s"}',
-        "WARN",
-    ),
-    (
-        "zerolog",
-        '{"level":"warn","time":"2024-01-10T12:00:00Z","message":"Failed to connect to meta '
-        'server 127.0.0.1:5690, trying again"}',
-        "WARN",
-    ),
-    (
-        "klog header",
-        "W0110 12:00:00.123456    1234 client.go:42] Failed to connect to meta server "
-        "127.0.0.1:5690, trying again",
-        "WARN",
-    ),
-]
-
-
-@pytest.mark.parametrize(("name", "text", "level"), LAYOUTS, ids=[n for n, _, _ in LAYOUTS])
-def test_layout_is_read_as_a_prefix_and_the_record_matches(
-    name: str, text: str, level: str, matcher: Matcher
-) -> None:
-    rep = matcher.match(text)
-    assert [m.key for m in rep.matches] == ["k-meta"], name
-    assert "127.0.0.1:5690" in rep.matches[0].captures[0]
-    n = rep.normalised
-    info = n.line_info(n.text.rindex("Failed to connect"))
-    assert info.level == level
-    assert n.text[info.body_start :].startswith(("Failed to connect", '"Failed'))
-
-
-def test_zap_console_fields_are_removed_and_the_prefix_kept() -> None:
-    text = {n: t for n, t, _ in LAYOUTS}["zap console"]
-    n = normalise(text)
-    assert n.text.split("\n")[0].endswith("127.0.0.1:5690, trying again")
-    assert "removed zap console fields envelope from 2 lines" in n.steps
-
-
-# -- e-mail and chat --------------------------------------------------------------------
-
-
-def test_email_quoting_is_removed_on_every_line(matcher: Matcher) -> None:
-    text = two_lines("> > ", "> > ")
-    n = normalise(text)
-    assert n.text.split("\n")[:2] == [HEAD, TAIL]
-    assert "removed 2 Markdown quote marker(s)" in n.steps
-    assert [m.key for m in matcher.match(text).matches] == ["k-meta"]
-
-
-def test_chat_zero_width_characters_smart_quotes_and_ellipsis(matcher: Matcher) -> None:
-    spec_text = (
-        "Failed to connect to meta server \u201c127.0.0.1:5690\u201d, trying\u200b again\u2026"
-    )
-    n = normalise(spec_text)
-    assert 'Failed to connect to meta server "127.0.0.1:5690", trying again...' in n.text.split(
-        "\n"
-    )
-    assert "removed 1 zero-width character" in n.steps
-    rep = matcher.match("\ufeff" + spec_text)
-    assert [m.key for m in rep.matches] == ["k-meta"]
-    assert rep.matches[0].captures[0].strip('\u201c\u201d"') == "127.0.0.1:5690"
-
-
 def test_envelope_detection_is_linear_in_the_paste() -> None:
     """Doubling an enveloped paste doubles the work: counted as regex matches tried, not
     time (the operation count of the pass is its number of envelope hits)."""
@@ -392,3 +230,47 @@ def test_envelope_detection_is_linear_in_the_paste() -> None:
     n = normalise(line * 1000)
     assert n.text.split("\n").count("x" * 200) == 1000
     assert "[pod/" not in n.text
+
+
+# -- mapping and whole logs -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PREFIXES))
+def test_every_kept_character_maps_back_to_itself(name: str) -> None:
+    """The envelope is deleted, never rewritten: each pasted line of the result is the
+    original's text at the offsets it maps to."""
+    body = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/meta.py", line 42, in connect\n'
+        "    raise ConnectionError(addr)\n"
+        f"ConnectionError: {HEAD[18:]} {TAIL} " + "and a long tail " * 8
+    )
+    text = wrap(body, name)
+    n = normalise(text)
+    assert any("envelope" in st or "quote marker" in st for st in n.steps)
+    for li in n.lines:
+        if li.derived is None:
+            assert n.text[li.start : li.end] == text[li.orig_start : li.orig_end]
+
+
+def test_a_whole_log_in_an_envelope_is_stripped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kb.matcher.normalise import _structure
+
+    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
+    filler = "".join(f"[pod/api-0/api] INFO tick {i} ok\n" for i in range(200))
+    text = filler + two_lines("[pod/api-0/api] ", "[pod/api-0/api] ")
+    n = normalise(text)
+    assert "[pod/" not in n.text
+    assert "removed kubectl --prefix envelope from 202 lines" in n.steps
+    # prose wraps are joined in pastes only (a whole log visits structural lines)
+    assert n.text.split("\n")[200:202] == [HEAD, TAIL]
+
+
+def test_a_whole_log_without_envelopes_keeps_the_regional_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.matcher.normalise import _structure
+
+    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
+    text = "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1\n" * 100
+    assert normalise(text).text is text
