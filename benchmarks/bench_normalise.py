@@ -15,7 +15,7 @@ output/input size ratio, number of mapping segments, peak traced memory of one c
 the cost of 1,000 `to_original` + `line_info` look-ups afterwards (after the original's line
 index, built on the first `line_of` call, which is timed separately).
 
-Envelopes (``--envelopes`` runs only these): a paste-sized log (256 KiB) of the same
+Envelopes (``--envelopes`` runs only these): a paste-sized log (`PASTE`) of the same
 tracing-style lines, clean and wrapped in collector envelopes (``kubectl logs --prefix
 --timestamps``, ``journalctl``, ``docker compose logs``, a CloudWatch export), each the same
 size as the clean one: median CPU time of `normalise`, the enveloped/clean ratio in the same
