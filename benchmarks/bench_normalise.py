@@ -15,8 +15,15 @@ output/input size ratio, number of mapping segments, peak traced memory of one c
 the cost of 1,000 `to_original` + `line_info` look-ups afterwards (after the original's line
 index, built on the first `line_of` call, which is timed separately).
 
-Run: ``.venv/bin/python benchmarks/bench_normalise.py [--quick]``
-(``--quick`` uses 5 MB logs). Writes ``benchmarks/results/normalise.json``.
+Envelopes (``--envelopes`` runs only these): a paste-sized log (`PASTE`) of the same
+tracing-style lines, clean and wrapped in collector envelopes (``kubectl logs --prefix
+--timestamps``, ``journalctl``, ``docker compose logs``, a CloudWatch export), each the same
+size as the clean one: median CPU time of `normalise`, the enveloped/clean ratio in the same
+run, and the enveloped paste at twice the size (time(2N)/time(N): the pass must stay linear).
+
+Run: ``.venv/bin/python benchmarks/bench_normalise.py [--quick] [--envelopes]``
+(``--quick`` uses 5 MB logs). Writes ``benchmarks/results/normalise.json`` and
+``benchmarks/results/normalise_envelopes.json``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ sys.path.insert(0, str(REPO))
 from kb.matcher.normalise import normalise  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "normalise.json"
+ENVELOPE_RESULTS = REPO / "benchmarks" / "results" / "normalise_envelopes.json"
+PASTE = 256 * 1024
 
 MODULES = [
     "risingwave_rpc_client::meta_client",
@@ -185,8 +194,112 @@ def measure(name: str, text: str, runs: int = 3) -> dict:
     return row
 
 
+ENVELOPES = {
+    "kubectl --prefix --timestamps": lambda i: f"[pod/api-7d9f8b6c5-xk2lp/api] {_ts(i)} ",
+    "journalctl": lambda i: f"Jan 26 05:{(i // 60) % 60:02d}:{i % 60:02d} node-1 api[1234]: ",
+    "docker compose logs": lambda i: "api-1  | ",
+}
+
+
+def _paste_lines(target: int, prefix, rng: random.Random) -> str:
+    """Paste-sized log of tracing lines (an error wrapped over two lines every 50), each
+    physical line under ``prefix(i)`` (or bare), cut at ``target`` characters."""
+    out: list[str] = []
+    size = 0
+    i = 0
+    while size < target:
+        mod = MODULES[i % len(MODULES)]
+        if i % 50 == 49:
+            lines = [
+                f"2024-01-26T05:40:23.{i:09d}Z  WARN {mod}: Failed to connect to meta server "
+                "127.0.0.1:5690,",
+                "trying again error=transport error: connection refused",
+            ]
+        else:
+            lines = [f"2024-01-26T05:40:23.{i:09d}Z  INFO {mod}: {_message(rng, i)}"]
+        for line in lines:
+            line = (prefix(i) if prefix else "") + line
+            out.append(line)
+            size += len(line) + 1
+        i += 1
+    return ("\n".join(out) + "\n")[:target]
+
+
+def _cloudwatch(text: str, target: int) -> str:
+    out: list[str] = []
+    size = 0
+    for i, line in enumerate(text.split("\n")):
+        obj = json.dumps({"timestamp": 1706247623000 + i, "message": line}, separators=(",", ":"))
+        out.append(obj)
+        size += len(obj) + 1
+        if size >= target:
+            break
+    return "\n".join(out) + "\n"
+
+
+def _cpu(text: str, runs: int = 7) -> float:
+    cpu = []
+    for _ in range(runs):
+        gc.collect()
+        c0 = time.process_time()
+        normalise(text)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(cpu)
+
+
+def measure_envelopes() -> dict:
+    """Enveloped pastes against a clean paste of the same size, in the same run."""
+    rng = random.Random(11)
+    clean = _paste_lines(PASTE, None, rng)
+    base = _cpu(clean)
+    rows = []
+    print("| envelope | KiB | CPU ms clean | CPU ms enveloped | ratio | 2N/N | steps |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    texts = {
+        name: (lambda n, p=p: _paste_lines(n, p, random.Random(11)))
+        for name, p in ENVELOPES.items()
+    }
+    texts["CloudWatch export"] = lambda n: _cloudwatch(_paste_lines(n, None, random.Random(11)), n)
+    for name, make in texts.items():
+        text = make(PASTE)
+        double = make(2 * PASTE)
+        t = _cpu(text)
+        t2 = _cpu(double)
+        steps = normalise(text).steps
+        row = {
+            "envelope": name,
+            "kib": round(len(text) / 1024, 1),
+            "clean_cpu_ms": round(base * 1e3, 2),
+            "enveloped_cpu_ms": round(t * 1e3, 2),
+            "ratio_enveloped_to_clean": round(t / base, 2) if base else None,
+            "ratio_2n_to_n": round(t2 / t, 2) if t else None,
+            "steps": steps,
+        }
+        rows.append(row)
+        print(
+            f"| {name} | {row['kib']} | {row['clean_cpu_ms']} | {row['enveloped_cpu_ms']} | "
+            f"{row['ratio_enveloped_to_clean']} | {row['ratio_2n_to_n']} | {'; '.join(steps)} |",
+            flush=True,
+        )
+    result = {
+        "benchmark": "normalise_envelopes",
+        "python": sys.version.split()[0],
+        "load_average_at_end": list(os.getloadavg()),
+        "cpu_count": os.cpu_count(),
+        "paste_bytes": PASTE,
+        "rows": rows,
+    }
+    ENVELOPE_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    ENVELOPE_RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {ENVELOPE_RESULTS.relative_to(REPO)}")
+    return result
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    measure_envelopes()
+    if "--envelopes" in argv:
+        return 0
     target = 5_000_000 if quick else 50_000_000
     rng = random.Random(42)
     logs = {

@@ -44,6 +44,7 @@ from report_sections import (  # noqa: E402
     render_load,
     render_matcher,
     render_normalise,
+    render_normalise_envelopes,
     render_pages,
     render_similar,
 )
@@ -87,6 +88,15 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "ANSI-coloured, JSON lines). Baseline: the plain log, which needs no rewriting.",
         "written by `benchmarks/bench_normalise.py`",
         render_normalise,
+    ),
+    (
+        "normalise_envelopes.json",
+        "Normaliser: collector envelopes",
+        "A paste-sized log wrapped in collector envelopes (kubectl --prefix --timestamps, "
+        "journalctl, docker compose, a CloudWatch export) against the same log clean, of the "
+        "same size, in the same run; and the enveloped paste at twice the size.",
+        "written by `benchmarks/bench_normalise.py --envelopes`",
+        render_normalise_envelopes,
     ),
     (
         "similar.json",

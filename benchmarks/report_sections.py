@@ -167,6 +167,29 @@ def render_normalise(data: dict[str, Any]) -> list[str]:
     ]
 
 
+NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
+    ("envelope", "envelope"),
+    ("KiB", "kib"),
+    ("CPU ms clean", "clean_cpu_ms"),
+    ("CPU ms enveloped", "enveloped_cpu_ms"),
+    ("enveloped ÷ clean", "ratio_enveloped_to_clean"),
+    ("time(2N)/time(N)", "ratio_2n_to_n"),
+    ("steps taken", lambda r: "; ".join(r.get("steps") or []) or MISSING),
+]
+
+
+def render_normalise_envelopes(data: dict[str, Any]) -> list[str]:
+    return [
+        machine_line(
+            _labelled("CPUs:", data.get("cpu_count")),
+            _labelled("Python", data.get("python")),
+            loadavg(data.get("load_average_at_end")),
+        ),
+        "",
+        columns_table(NORMALISE_ENVELOPE_COLUMNS, _items(data, "rows")),
+    ]
+
+
 PAGES_COLUMNS: list[Column] = [
     ("case", "case"),
     ("p50 ms", "p50_ms"),

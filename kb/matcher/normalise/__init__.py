@@ -16,8 +16,11 @@ Design:
 * Line-level work never rewrites a pasted line: it inserts *variant* lines after it (a JSON
   line's decoded values, a wrapped message joined, quotes folded to ASCII). Variants map back
   to the characters they were made from. The matcher de-duplicates hits by key.
-* Prefixes stay in the scanned text (patterns are unanchored); `strip_prefix` gives their
-  length and `LineInfo.body_start` where a line's message starts.
+* Prefixes the application writes stay in the scanned text (patterns are unanchored);
+  `strip_prefix` gives their length and `LineInfo.body_start` where a line's message starts.
+  Envelopes a collector repeats on every physical line (`kubectl logs --prefix`, journald,
+  CI runners) are removed before the structure pass, or a wrapped message would carry one
+  in the middle of its text (`_envelopes`); each removal is a deletion `Layer`.
 * Fast paths: C-speed presence checks; a plain log is returned as is (``text is original``).
   Only lines that need a look are visited in Python (unprefixed, JSON, escaped quotes,
   typographic quotes); in a whole log (past `BIG_TEXT`) only structural ones (indented lines,
@@ -28,11 +31,12 @@ Design:
 * Never raises: any internal error degrades to the identity normalisation with a step
   saying so (the property tests assert that this never actually happens).
 
-Modules: `_clean` (character passes), `_prefix` (log prefixes and levels), `_classify` (one
-line's kind), `_structure` (variant lines, marks; with its parts `_joins` for wraps and
-pretty-printed values, `_json_lines` for JSON log lines, `_stacks` for tracebacks and panics),
-`_escapes` (JSON/backslash decoding), `_traceback` (Python traceback helpers), `_mapping`
-(segment tables), `_prefilter` and `_regions` (whole logs).
+Modules: `_clean` (character passes), `_envelopes` and `_exports` (collector envelopes,
+log-service exports), `_prefix` (log prefixes and levels), `_classify` (one line's kind),
+`_structure` (variant lines, marks; with its parts `_joins` for wraps and pretty-printed
+values, `_json_lines` for JSON log lines, `_stacks` for tracebacks and panics), `_escapes`
+(JSON/backslash decoding), `_traceback` (Python traceback helpers), `_mapping` (segment
+tables), `_prefilter` and `_regions` (whole logs).
 
 Pure Python, standard library only (plus `hyperscan`, optional, for whole logs), no Django.
 """
@@ -49,6 +53,7 @@ from operator import add
 from . import _structure
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
 from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
+from ._envelopes import envelopes_in_sample, strip_envelopes
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
 from ._regions import RegionLayer, merge_steps, plan
@@ -261,10 +266,12 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     try:
-        if len(text) > _structure.BIG_TEXT:
+        if len(text) > _structure.BIG_TEXT and not envelopes_in_sample(text):
+            # a whole log is judged by its start (see `envelopes_in_sample`)
             fast = _normalise_regions(text, encoded)
             if fast is not None:
                 return fast
+            return _normalise(text, envelopes=False)
         return _normalise(text)
     except Exception as exc:  # a bug here must not lose the user's paste
         return Normalised(
@@ -295,7 +302,7 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
             blobs.append(view[bpos:bs])
             out += cs - cpos
         sub = original[cs:ce]
-        n = _normalise(sub, big=True, visit_first=cs == 0)
+        n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=False)
         layer.add(out, cs, n)
         texts.append(n.text)
         if n.text is sub:
@@ -323,7 +330,9 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
     return res
 
 
-def _normalise(original: str, *, big: bool | None = None, visit_first: bool = True) -> Normalised:
+def _normalise(
+    original: str, *, big: bool | None = None, visit_first: bool = True, envelopes: bool = True
+) -> Normalised:
     layers: list[Layer] = []
     steps: list[str] = []
     cur = original
@@ -332,6 +341,19 @@ def _normalise(original: str, *, big: bool | None = None, visit_first: bool = Tr
         if layer is not None:
             layers.append(layer)
         steps.extend(st)
+    if envelopes:
+        # before the structure pass: a wrapped message must lose the envelope repeated on
+        # its continuation lines before the joins can see that they continue it
+        cur, env_layers, st = strip_envelopes(cur)
+        if env_layers:
+            layers.extend(env_layers)
+            steps.extend(st)
+            # markup the envelope hid (a code fence on an enveloped line) is at a line
+            # start now
+            cur, layer, st = clean_markup(cur)
+            if layer is not None:
+                layers.append(layer)
+            steps.extend(st)
     cur, st = fold_spaces(cur)
     steps.extend(st)
     cur, layer, marks, st = Structurer(cur, big=big, visit_first=visit_first).run()

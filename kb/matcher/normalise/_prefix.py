@@ -39,21 +39,39 @@ _PREFIXES: list[re.Pattern[str]] = [
     re.compile(rf"\[(?:{_TS}|\d{{2}}/\w{{3}}/\d{{4}}[: ]\d{{2}}:\d{{2}}:\d{{2}}[^\]]*)\] "),
     # capnslog: `YYYY-MM-DD hh:mm:ss.ffffff W | etcdserver: `
     re.compile(rf"{_TS} (?P<lvl>[DINWECF]) \| (?:[\w./-]+: )?"),
-    # timestamp (+ level) (+ pid --- [thread]) (+ thread/module): tracing, log4j, logback
+    # Python's `%(asctime)s - %(name)s - %(levelname)s - %(message)s`
+    re.compile(rf"{_TS} - [\w.$-]{{1,200}} - (?P<lvl>{_LEVEL}) - "),
+    # zap's console encoder: `<ts>\tERROR\t[logger\t]caller.go:42\t`
+    re.compile(rf"{_TS}\t(?P<lvl>{_LEVEL})\t(?:[\w./@:-]{{1,200}}\t){{0,2}}"),
+    # timestamp (+ level) (+ pid --- [thread] [MDC]) (+ level) (+ tracing spans and target,
+    # or logger): tracing, log4j, logback
     re.compile(
         rf"{_TS}(?: +(?P<lvl>{_LEVEL}))?"
-        r"(?: +\d+ +---)?(?: +\[[^\]\n]{1,80}\])?"
+        r"(?: +\d+ +---)?(?: +\[[^\]\n]{1,80}\]){0,3}"
+        rf"(?: +(?P<lvl2>{_LEVEL})(?= ))?"
+        r"(?: +(?:[\w]+\{[^}\n]{0,200}\}:){1,8})?"
         r"(?: +(?:[\w-]+ +)?[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?:)?"
         r"(?: +[\w$.]+ +(?:-|:) | +[a-z_][\w$-]*(?:\.[\w$-]+)+:(?= ))?[ \t]?"
+    ),
+    # GitHub Actions workflow commands: `##[error]`, `::error file=app.py,line=3::`
+    re.compile(
+        r"##\[(?P<lvl>error|warning|notice|debug)\]"
+        r"|::(?P<lvl2>error|warning|notice|debug)(?: (?:[^:\n]|:(?!:)){0,500})?::"
     ),
     # level first: `ERROR YYYY-MM-DD hh:mm:ss,fff `, `[error] `, `ERROR:django.request:`
     re.compile(rf"\[(?P<lvl>{_LEVEL})\][ \t]"),
     re.compile(rf"(?P<lvl>{_LEVEL_WORDS}):(?:[\w.]+:)(?=\S)"),
     re.compile(
         rf"(?P<lvl>{_LEVEL_WORDS})(?::[ \t]{{1,2}}|[ \t])(?:\[[\w .:=,$/-]{{1,80}}\][ \t])?"
+        # the module a timestamped line names after its level: the same line with its
+        # timestamp taken off by an envelope (`docker logs -t`) must keep the same body
+        r"(?:[\w]+(?:::[\w]+)+(?:\{[^}\n]*\})?: |[a-z_][\w$-]*(?:\.[\w$-]+)+: )?"
     ),
-    # logrus/logfmt: `time="..." level=fatal msg="`
-    re.compile(r'(?:time="[^"\n]*" +)?level=(?P<lvl>\w+) +msg="'),
+    # logrus/logfmt: `time="..." level=fatal msg="`, `ts=... level=error caller=x.go:1 msg=`
+    re.compile(
+        r'(?:[\w.-]{1,40}=(?:"[^"\n]{0,200}"|[^\s"=]{1,200}) +){0,4}level=(?P<lvl>\w+) +'
+        r'(?:(?!msg=)[\w.-]{1,40}=(?:"[^"\n]{0,200}"|[^\s"]{1,200}) +){0,6}msg="?'
+    ),
 ]
 
 _LEVEL_MAP = {
@@ -95,12 +113,15 @@ def _combine(patterns: list[re.Pattern[str]]) -> re.Pattern[str]:
     """One alternation of all prefix patterns (tried in order), level groups renamed."""
     parts = []
     for i, rx in enumerate(patterns):
-        parts.append(f"(?P<p{i}>" + rx.pattern.replace("(?P<lvl>", f"(?P<lvl{i}>") + ")")
+        body = rx.pattern.replace("(?P<lvl2>", f"(?P<lvm{i}>").replace("(?P<lvl>", f"(?P<lvl{i}>")
+        parts.append(f"(?P<p{i}>{body})")
     return re.compile("|".join(parts))
 
 
 _ANY_PREFIX_RE = _combine(_PREFIXES)
-_LEVEL_GROUPS = [f"lvl{i}" for i, rx in enumerate(_PREFIXES) if "(?P<lvl>" in rx.pattern]
+_LEVEL_GROUPS = [f"lvl{i}" for i, rx in enumerate(_PREFIXES) if "(?P<lvl>" in rx.pattern] + [
+    f"lvm{i}" for i, rx in enumerate(_PREFIXES) if "(?P<lvl2>" in rx.pattern
+]
 
 
 def prefix_info(line: str) -> tuple[int, str | None]:

@@ -37,6 +37,7 @@ class StacksMixin:
         causes: list[int | None] = []  # keys of finished exceptions, until a chain marker
         last = ls
         prev_len = self.line_end(ls) - ls
+        maybe_tail = False
         while cur >= 0:
             le = self.line_end(cur)
             line = src[cur:le]
@@ -66,7 +67,12 @@ class StacksMixin:
                     exc_keys += self._line_variants(cur, kind=EXCEPTION)
                     exc_lines = [cur]
                     state = "exc"
-            elif state == "exc" and PY_FRAME_RE.match(rest):
+                    # a bare name after a long frame line may be that line's wrapped tail
+                    maybe_tail = prev_len >= 60 and ":" not in rest
+            elif state == "exc" and (
+                PY_FRAME_RE.match(rest)
+                or (maybe_tail and len(exc_lines) == 1 and rest[:1] in " \t")
+            ):
                 # what looked like the exception was the tail of a wrapped frame line
                 for key in exc_keys:
                     if key is not None:
