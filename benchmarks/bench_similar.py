@@ -7,7 +7,7 @@ with values, then reworded / truncated / re-cased / given log prefixes) and the
 false-suggestion rate on non-error lines (INFO chatter from the eval
 ``negative`` texts plus synthetic INFO lines). Also compares scoring methods.
 
-Run: ``cd /work/main && .venv/bin/python benchmarks/bench_similar.py``
+Run: ``.venv/bin/python benchmarks/bench_similar.py``
 Writes ``benchmarks/results/similar.json``. Data dir: env ``KB_SHARED_DATA`` (the full
 dataset's directory). The data and the drift / negative sets come
 from ``benchmarks/similar_cases.py``; this file measures and reports.

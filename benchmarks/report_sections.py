@@ -181,8 +181,8 @@ NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
 def render_normalise_envelopes(data: dict[str, Any]) -> list[str]:
     return [
         machine_line(
-            _labelled("CPUs:", data.get("cpu_count")),
-            _labelled("Python", data.get("python")),
+            labelled("CPUs:", data.get("cpu_count")),
+            labelled("Python", data.get("python")),
             loadavg(data.get("load_average_at_end")),
         ),
         "",
