@@ -1,0 +1,174 @@
+"""The learning loop's reads: what the work queue, the record page and the API show.
+
+Each function returns a queryset (or a small dict built from one query) ordered the way
+its section shows it, so a caller slices one page (``page_of``) and never counts the
+whole table: with many gaps, votes and usage rows a ``COUNT(*)`` per section would cost
+more than the page itself. Each read starts from the table that bounds it (usage rows in
+the window, complaint votes, pending proposals) and probes records by primary key, rather
+than walking every record.
+
+``UsageDay.record_id`` is not a foreign key (see ``kb.loop.models``), so usage is joined
+to records by id here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.utils import timezone
+
+from kb.loop.models import Gap, Proposal, UsageDay, Vote
+from kb.models import ErrorRecord
+
+# What a queue row needs of a record: never the source code or the long analysis fields.
+RECORD_FIELDS = ("id", "slug", "repo", "error_message", "status", "severity")
+COMPLAINTS = (Vote.Verdict.NOT_FIXED, Vote.Verdict.WRONG_MATCH)
+
+
+def _since(days: int, today: date | None) -> date:
+    return (today or timezone.localdate()) - timedelta(days=days)
+
+
+def _no_solution() -> Q:
+    return Q(solutions=[]) | Q(solutions__isnull=True)
+
+
+def open_gaps() -> QuerySet[Gap]:
+    """Open gaps, the most reported first (the ``kb_gap_open_count`` index's order)."""
+    return Gap.objects.filter(closed_at__isnull=True).order_by("-count", "pk")
+
+
+def closed_gaps() -> QuerySet[Gap]:
+    """Gaps a published record closed, the latest first, with the record that closed them."""
+    return (
+        Gap.objects.filter(closed_at__isnull=False)
+        .select_related("closed_by")
+        .only("id", "template", "count", "closed_at", *(f"closed_by__{f}" for f in RECORD_FIELDS))
+        .order_by("-closed_at", "pk")
+    )
+
+
+def hit_records_without_solution(days: int, *, today: date | None = None) -> QuerySet:
+    """``{"record_id", "hits"}`` rows: records hit in the last ``days`` days that have no
+    solution written, the most hit first. Driven by the window's usage rows (bounded by
+    what was hit), each checked against its record by primary key."""
+    unsolved = ErrorRecord.objects.filter(_no_solution(), pk=OuterRef("record_id"))
+    return (
+        UsageDay.objects.filter(day__gte=_since(days, today), hits__gt=0)
+        .exclude(record_id="")
+        .filter(Exists(unsolved))
+        .values("record_id")
+        .annotate(hits=Sum("hits"))
+        .order_by("-hits", "record_id")
+    )
+
+
+def records_by_complaints() -> QuerySet:
+    """``{"record_id", "complaints", "not_fixed", "wrong_match"}`` rows: records with the
+    most "Didn't help" and "Wrong match" votes first (read from the ``(verdict, record)``
+    index alone)."""
+    return (
+        Vote.objects.filter(verdict__in=COMPLAINTS)
+        .values("record_id")
+        .annotate(
+            complaints=Count("id"),
+            not_fixed=Count("id", filter=Q(verdict=Vote.Verdict.NOT_FIXED)),
+            wrong_match=Count("id", filter=Q(verdict=Vote.Verdict.WRONG_MATCH)),
+        )
+        .order_by("-complaints", "record_id")
+    )
+
+
+def pending_proposals() -> QuerySet[Proposal]:
+    """Proposals waiting for a curator, the oldest first (first come, first decided)."""
+    return (
+        Proposal.objects.filter(status=Proposal.State.PENDING)
+        .select_related("record")
+        .only("id", "field", "text", "author", "created_at", *(f"record__{f}" for f in RECORD_FIELDS))
+        .order_by("created_at", "pk")
+    )
+
+
+def records_not_hit(days: int, *, today: date | None = None) -> QuerySet[ErrorRecord]:
+    """Published records no paste matched in the last ``days`` days (candidates to check
+    or retire), by id. Each record is one probe of the usage table's ``(record_id, day)``
+    key, and a page stops after its rows."""
+    hit = UsageDay.objects.filter(
+        record_id=OuterRef("pk"), day__gte=_since(days, today), hits__gt=0
+    )
+    return (
+        ErrorRecord.objects.published()
+        .filter(~Exists(hit))
+        .only(*RECORD_FIELDS)
+        .order_by("pk")
+    )
+
+
+def vote_counts(record: ErrorRecord) -> dict[str, Any]:
+    """``{"record": {verdict: n}, "steps": {step: {verdict: n}}}`` for one record, from one
+    query; every verdict is present (0 when nobody chose it)."""
+    out: dict[str, Any] = {"record": dict.fromkeys(Vote.Verdict.values, 0), "steps": {}}
+    rows = (
+        Vote.objects.filter(record=record)
+        .values("step", "verdict")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in rows:
+        if row["step"] is None:
+            out["record"][row["verdict"]] = row["n"]
+        else:
+            step = out["steps"].setdefault(row["step"], dict.fromkeys(Vote.Verdict.values, 0))
+            step[row["verdict"]] = row["n"]
+    return out
+
+
+def step_order(record: ErrorRecord, counts: dict[str, Any] | None = None) -> list[int]:
+    """The record's 1-based solution steps in the order the page shows them.
+
+    The curator's order until the steps have ``KB_VOTE_THRESHOLD`` votes between them
+    (a couple of votes are noise, and reordering on them would make the page jump between
+    visits); then by "fixed" minus "didn't help", ties keeping the curator's order.
+    """
+    steps = list(range(1, len(record.solutions or []) + 1))
+    per_step = (counts if counts is not None else vote_counts(record))["steps"]
+    total = sum(sum(v.values()) for s, v in per_step.items() if s in steps)
+    if total < settings.KB_VOTE_THRESHOLD:
+        return steps
+
+    def helpfulness(step: int) -> int:
+        votes = per_step.get(step, {})
+        return votes.get(Vote.Verdict.FIXED, 0) - votes.get(Vote.Verdict.NOT_FIXED, 0)
+
+    return sorted(steps, key=lambda s: -helpfulness(s))
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a section: its rows, and whether there are more (no ``COUNT``)."""
+
+    rows: list[Any]
+    number: int
+    has_next: bool
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+
+def page_of(queryset: QuerySet, number: int, size: int) -> Page:
+    """Rows ``size * (number - 1)`` onwards; one row more is read to know if a next page
+    exists."""
+    number = max(1, number)
+    start = (number - 1) * size
+    rows = list(queryset[start : start + size + 1])
+    return Page(rows=rows[:size], number=number, has_next=len(rows) > size)
+
+
+def records_by_id(ids: list[str]) -> dict[str, ErrorRecord]:
+    """The queue rows' records in one query (rows that name a deleted record get none)."""
+    return {r.pk: r for r in ErrorRecord.objects.filter(pk__in=ids).only(*RECORD_FIELDS)}
