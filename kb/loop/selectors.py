@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
+from kb.loop import services
 from kb.loop.models import Gap, Proposal, UsageDay, Vote
 from kb.models import ErrorRecord
 
@@ -88,7 +89,9 @@ def pending_proposals() -> QuerySet[Proposal]:
     return (
         Proposal.objects.filter(status=Proposal.State.PENDING)
         .select_related("record")
-        .only("id", "field", "text", "author", "created_at", *(f"record__{f}" for f in RECORD_FIELDS))
+        .only(
+            "id", "field", "text", "author", "created_at", *(f"record__{f}" for f in RECORD_FIELDS)
+        )
         .order_by("created_at", "pk")
     )
 
@@ -100,12 +103,7 @@ def records_not_hit(days: int, *, today: date | None = None) -> QuerySet[ErrorRe
     hit = UsageDay.objects.filter(
         record_id=OuterRef("pk"), day__gte=_since(days, today), hits__gt=0
     )
-    return (
-        ErrorRecord.objects.published()
-        .filter(~Exists(hit))
-        .only(*RECORD_FIELDS)
-        .order_by("pk")
-    )
+    return ErrorRecord.objects.published().filter(~Exists(hit)).only(*RECORD_FIELDS).order_by("pk")
 
 
 def vote_counts(record: ErrorRecord) -> dict[str, Any]:
@@ -167,6 +165,15 @@ def page_of(queryset: QuerySet, number: int, size: int) -> Page:
     start = (number - 1) * size
     rows = list(queryset[start : start + size + 1])
     return Page(rows=rows[:size], number=number, has_next=len(rows) > size)
+
+
+def gap_draft(gap_id: str) -> dict[str, Any]:
+    """The record add form's initial data for "Create a record from this gap" (empty for
+    an unknown id), with a suggested record id the curator may change."""
+    gap = Gap.objects.filter(pk=int(gap_id)).first() if gap_id.isdigit() else None
+    if gap is None:
+        return {}
+    return {"id": f"gap-{gap.pk}", **services.draft_from_gap(gap=gap)}
 
 
 def records_by_id(ids: list[str]) -> dict[str, ErrorRecord]:

@@ -78,9 +78,7 @@ def _render(
     request: HtmxHttpRequest, template: str, partial: str, context: dict[str, Any], status: int
 ) -> HttpResponse:
     name = f"kb/loop/{template}.html"
-    return render(
-        request, f"{name}#{partial}" if request.htmx else name, context, status=status
-    )
+    return render(request, f"{name}#{partial}" if request.htmx else name, context, status=status)
 
 
 # ---------------------------------------------------------------------- reports
