@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.text import slugify
 
 from kb.loop import services
 from kb.loop.models import Gap, Proposal, UsageDay, Vote
@@ -173,7 +174,8 @@ def gap_draft(gap_id: str) -> dict[str, Any]:
     gap = Gap.objects.filter(pk=int(gap_id)).first() if gap_id.isdigit() else None
     if gap is None:
         return {}
-    return {"id": f"gap-{gap.pk}", **services.draft_from_gap(gap=gap)}
+    suggested = {"id": f"gap-{gap.pk}", "slug": slugify(gap.template)[:60] or f"gap-{gap.pk}"}
+    return {**suggested, "severity": "error", **services.draft_from_gap(gap=gap)}
 
 
 def records_by_id(ids: list[str]) -> dict[str, ErrorRecord]:

@@ -99,12 +99,16 @@ def report(request: HtmxHttpRequest) -> HttpResponse:
         return refusal_response(request, exc.refusal)
     if not text.strip():
         return _render(request, "report", "report", {"empty": True}, 400)
-    if request.POST.get("action") == "send":
-        filed = services.file_report(text=text)
-        context = {"filed": filed, "preview": filed.preview}
-        return _render(request, "report", "report", context, 201)
     preview = services.preview_report(text=text)
-    return _render(request, "report", "report", {"preview": preview, "text": text}, 200)
+    if not preview.lines:
+        return _render(request, "report", "report", {"empty": True}, 400)
+    if request.POST.get("action") != "send":
+        return _render(request, "report", "report", {"preview": preview, "text": text}, 200)
+    try:
+        filed = services.file_report(text=text)
+    except ValidationError:  # nothing in the text the folding can use
+        return _render(request, "report", "report", {"empty": True}, 400)
+    return _render(request, "report", "report", {"filed": filed, "preview": preview}, 201)
 
 
 # ---------------------------------------------------------------------- feedback
