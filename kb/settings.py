@@ -270,6 +270,9 @@ KB_FEEDBACK_ENABLED = env_bool("KB_FEEDBACK_ENABLED", True)
 # Usage rows, votes, gap samples and rejected proposals older than this many days are
 # deleted by `manage.py purge_learning`: aggregates are for spotting trends, not archives.
 KB_LEARNING_RETENTION_DAYS = env_int("KB_LEARNING_RETENTION_DAYS", 180)
+# Count which records pastes hit and how many matched nothing (kb.loop.usage); off keeps
+# the paste path exactly as without the learning loop (the bench compares the two).
+KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
 # A worker writes its buffered hit/miss counts at most this often (and at exit): a crash
 # loses at most one interval of one worker's counts, the paste path writes nothing.
 KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)

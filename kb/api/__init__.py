@@ -51,6 +51,7 @@ from kb.browse.selectors import (
     visible_record,
 )
 from kb.limits import Refusal, TooLarge, from_matcher
+from kb.loop.usage import count_match
 from kb.models import ErrorRecord
 from kb.views.errors import refusal_response
 
@@ -232,6 +233,7 @@ def match(request: HttpRequest) -> HttpResponse:
         result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc).refusal)
+    count_match(result)  # usage signals: counted in memory, never fails the match
     return _no_store(JsonResponse(result.as_json()))
 
 
