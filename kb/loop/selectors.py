@@ -22,6 +22,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.text import slugify
 
+from kb.learning.gaps import VAR
 from kb.loop import services
 from kb.loop.models import Gap, Proposal, UsageDay, Vote
 from kb.models import ErrorRecord
@@ -170,12 +171,22 @@ def page_of(queryset: QuerySet, number: int, size: int) -> Page:
 
 def gap_draft(gap_id: str) -> dict[str, Any]:
     """The record add form's initial data for "Create a record from this gap" (empty for
-    an unknown id), with a suggested record id the curator may change."""
+    an unknown id): ``draft_from_gap``'s pattern and message, with a suggested id and slug
+    the curator may change."""
     gap = Gap.objects.filter(pk=int(gap_id)).first() if gap_id.isdigit() else None
     if gap is None:
         return {}
-    suggested = {"id": f"gap-{gap.pk}", "slug": slugify(gap.template)[:60] or f"gap-{gap.pk}"}
-    return {**suggested, "severity": "error", **services.draft_from_gap(gap=gap)}
+    draft = services.draft_from_gap(gap=gap)
+    # The record's message is a template in the dataset's own notation, where a variable
+    # is a ``{}`` placeholder (the validation renders those with sample values).
+    message = str(draft.get("error_message", gap.template)).replace(VAR, "{}")
+    return {
+        "id": f"gap-{gap.pk}",
+        "slug": slugify(gap.template.replace(VAR, " "))[:60] or f"gap-{gap.pk}",
+        "severity": "error",
+        **draft,
+        "error_message": message,
+    }
 
 
 def records_by_id(ids: list[str]) -> dict[str, ErrorRecord]:
