@@ -16,6 +16,7 @@ page and the lists render it autoescaped, never as HTML.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib import admin, messages
@@ -70,6 +71,10 @@ def _with_records(page: selectors.Page) -> selectors.Page:
     return page
 
 
+def _unsolved(days: int, start: int, wanted: int) -> Any:
+    return selectors.hit_records_without_solution(days, start=start, wanted=wanted)
+
+
 def work_queue_sections(request: HttpRequest, days: int) -> list[dict[str, Any]]:
     """The sections in the page's order: key (its page parameter), title, rows."""
     specs: list[tuple[str, str, Any, bool]] = [
@@ -78,8 +83,8 @@ def work_queue_sections(request: HttpRequest, days: int) -> list[dict[str, Any]]
         (
             "unsolved",
             f"Most-hit records without a solution (last {days} days)",
-            selectors.hit_records_without_solution(days),
-            True,
+            partial(_unsolved, days),
+            False,
         ),
         (
             "complaints",

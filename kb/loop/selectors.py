@@ -13,8 +13,10 @@ to records by id here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from itertools import islice
 from typing import Any
 
 from django.conf import settings
@@ -36,10 +38,6 @@ def _since(days: int, today: date | None) -> date:
     return (today or timezone.localdate()) - timedelta(days=days)
 
 
-def _no_solution() -> Q:
-    return Q(solutions=[]) | Q(solutions__isnull=True)
-
-
 def open_gaps() -> QuerySet[Gap]:
     """Open gaps, the most reported first (the ``kb_gap_open_count`` index's order)."""
     return Gap.objects.filter(closed_at__isnull=True).order_by("-count", "pk")
@@ -51,23 +49,53 @@ def closed_gaps() -> QuerySet[Gap]:
         Gap.objects.filter(closed_at__isnull=False)
         .select_related("closed_by")
         .only("id", "template", "count", "closed_at", *(f"closed_by__{f}" for f in RECORD_FIELDS))
-        .order_by("-closed_at", "pk")
+        # Ties on the time a run closed them broken as the index stores them (its
+        # backward walk), so a page is read off kb_gap_open_count without a sort.
+        .order_by("-closed_at", "count", "-pk")
     )
 
 
-def hit_records_without_solution(days: int, *, today: date | None = None) -> QuerySet:
-    """``{"record_id", "hits"}`` rows: records hit in the last ``days`` days that have no
-    solution written, the most hit first. Driven by the window's usage rows (bounded by
-    what was hit), each checked against its record by primary key."""
-    unsolved = ErrorRecord.objects.filter(_no_solution(), pk=OuterRef("record_id"))
+def hit_records(days: int, *, today: date | None = None) -> QuerySet:
+    """``{"record_id", "hits"}`` rows: records hit in the last ``days`` days, the most hit
+    first (one aggregate over the window's usage rows)."""
     return (
         UsageDay.objects.filter(day__gte=_since(days, today), hits__gt=0)
         .exclude(record_id="")
-        .filter(Exists(unsolved))
         .values("record_id")
         .annotate(hits=Sum("hits"))
         .order_by("-hits", "record_id")
     )
+
+
+def hit_records_without_solution(
+    days: int, *, today: date | None = None, start: int = 0, wanted: int = 21
+) -> Iterator[dict[str, Any]]:
+    """``hit_records`` rows of records that have no solution written, each with its
+    ``record``, from the ``start``-th such row on.
+
+    Only the enriched records have solutions, so nearly every hit record qualifies: the
+    ranking is read first and the records of a slice of it checked in one query, growing
+    the slice only when it was not enough. Checking each usage row's record inside the
+    aggregate instead costs a primary-key probe per usage row, more than the aggregate.
+    """
+    ranked = hit_records(days, today=today)
+    seen = offset = 0
+    step = max(wanted + start, 1) * 2
+    while True:
+        rows = list(ranked[offset : offset + step])
+        found = ErrorRecord.objects.filter(pk__in=[r["record_id"] for r in rows])
+        records = {r.pk: r for r in found.only(*RECORD_FIELDS, "solutions")}
+        for row in rows:
+            record = records.get(row["record_id"])
+            if record is None or record.solutions:
+                continue
+            seen += 1
+            if seen > start:
+                yield {**row, "record": record}
+        if len(rows) < step:
+            return
+        offset += step
+        step *= 2
 
 
 def records_by_complaints() -> QuerySet:
@@ -100,12 +128,18 @@ def pending_proposals() -> QuerySet[Proposal]:
 
 def records_not_hit(days: int, *, today: date | None = None) -> QuerySet[ErrorRecord]:
     """Published records no paste matched in the last ``days`` days (candidates to check
-    or retire), by id. Each record is one probe of the usage table's ``(record_id, day)``
-    key, and a page stops after its rows."""
+    or retire), in the published list's order: its index (``kb_record_listing``) is walked
+    without a sort, each record is one probe of the usage table's ``(record_id, day)`` key,
+    and a page stops after its rows."""
     hit = UsageDay.objects.filter(
         record_id=OuterRef("pk"), day__gte=_since(days, today), hits__gt=0
     )
-    return ErrorRecord.objects.published().filter(~Exists(hit)).only(*RECORD_FIELDS).order_by("pk")
+    return (
+        ErrorRecord.objects.published()
+        .filter(~Exists(hit))
+        .only(*RECORD_FIELDS)
+        .order_by("repo", "slug", "id")
+    )
 
 
 def vote_counts(record: ErrorRecord) -> dict[str, Any]:
@@ -160,13 +194,16 @@ class Page:
         return self.number > 1
 
 
-def page_of(queryset: QuerySet, number: int, size: int) -> Page:
+def page_of(rows: QuerySet | Callable[[int, int], Iterator[Any]], number: int, size: int) -> Page:
     """Rows ``size * (number - 1)`` onwards; one row more is read to know if a next page
-    exists."""
+    exists. ``rows`` is a queryset, or a function of (start, wanted) yielding rows."""
     number = max(1, number)
     start = (number - 1) * size
-    rows = list(queryset[start : start + size + 1])
-    return Page(rows=rows[:size], number=number, has_next=len(rows) > size)
+    if isinstance(rows, QuerySet):
+        got = list(rows[start : start + size + 1])
+    else:
+        got = list(islice(rows(start, size + 1), size + 1))
+    return Page(rows=got[:size], number=number, has_next=len(got) > size)
 
 
 def gap_draft(gap_id: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from kb.loop import selectors
 from kb.loop.models import Gap, Proposal, UsageDay, Vote
 from kb.models import ErrorRecord
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
@@ -238,3 +239,22 @@ def test_the_queue_reads_a_fixed_number_of_queries_whatever_the_rows(
     many = queries()
     assert many == few
     assert few <= 20  # session, user, permissions, one per section, records of two sections
+
+
+def test_unsolved_rows_skip_solved_records_across_slices() -> None:
+    today = timezone.localdate()
+    unsolved = []
+    for n in range(15):
+        record = make_record() if n % 3 == 0 else make_record(solutions=[])
+        UsageDay.objects.create(record_id=record.pk, day=today, hits=100 - n)
+        if n % 3:
+            unsolved.append(record.pk)
+    UsageDay.objects.create(record_id="deleted-record", day=today, hits=500)
+
+    def ids(start: int, wanted: int) -> list[str]:
+        rows = selectors.hit_records_without_solution(30, start=start, wanted=wanted)
+        return [row["record_id"] for row in rows]
+
+    assert ids(0, 1) == unsolved  # the generator reads further slices when asked
+    assert ids(3, 2)[:2] == unsolved[3:5]
+    assert ids(len(unsolved), 5) == []
