@@ -111,8 +111,22 @@ def work_queue_sections(request: HttpRequest, days: int) -> list[dict[str, Any]]
     return sections
 
 
+class WrittenByThePublic(admin.ModelAdmin):
+    """A table the public side writes (reports, proposals): curators read it here and
+    act on it through the work queue, never edit its rows."""
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_curator(request) or super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Gap)
-class GapAdmin(admin.ModelAdmin):
+class GapAdmin(WrittenByThePublic):
     """Gaps as a list (search by template), and the work queue's URLs."""
 
     list_display = ["summary", "count", "first_seen", "last_seen", "closed_by"]
@@ -131,15 +145,6 @@ class GapAdmin(admin.ModelAdmin):
     @admin.display(description="template")
     def summary(self, obj: Gap) -> str:
         return Truncator(obj.template).chars(120)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request) or super().has_view_permission(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # gaps come from reports
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_urls(self) -> list[URLPattern]:
         site = self.admin_site
@@ -191,7 +196,7 @@ class GapAdmin(admin.ModelAdmin):
 
 
 @admin.register(Proposal)
-class ProposalAdmin(admin.ModelAdmin):
+class ProposalAdmin(WrittenByThePublic):
     """Every proposal with its decision; deciding happens on the work queue."""
 
     list_display = ["summary", "field", "record", "status", "created_at", "decided_by"]
@@ -207,15 +212,6 @@ class ProposalAdmin(admin.ModelAdmin):
     @admin.display(description="text")
     def summary(self, obj: Proposal) -> str:
         return Truncator(obj.text).chars(120)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request) or super().has_view_permission(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # proposals come from the record pages
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 admin.site.index_template = "kb/loop/admin_index.html"

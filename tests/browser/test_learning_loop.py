@@ -16,7 +16,7 @@ from django.core.management import call_command
 
 from kb.loop.models import Gap, Proposal, Vote
 from kb.models import ErrorRecord
-from tests.browser.conftest import COLLECT_VIOLATIONS, assert_clean, screenshot
+from tests.browser.conftest import assert_clean, screenshot, watch
 from tests.curation_support import make_curator
 from tests.factories import SEED, import_lines, make_line
 
@@ -52,22 +52,18 @@ def seed(transactional_db: None) -> ErrorRecord:
     return ErrorRecord.objects.get(pk="c36bebe8cdedec02")
 
 
-def watched(page: Any) -> Any:
-    """A page from another browser context, watched like the ``page`` fixture's."""
-    page.console_errors = []
-    page.page_errors = []
-    page.add_init_script(COLLECT_VIOLATIONS)
-    page.on(
-        "console",
-        lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None,
-    )
-    page.on("pageerror", lambda exc: page.page_errors.append(str(exc)))
-    return page
-
-
 def new_browser(browser: Any) -> Any:
     """A second visitor: its own context, so its own cookies (its own voter id)."""
-    return watched(browser.new_context().new_page())
+    return watch(browser.new_context().new_page())
+
+
+@pytest.fixture
+def curator(live_server: Any, browser: Any, fast_hasher: None, transactional_db: None) -> Any:
+    """A curator's own browser, logged in to the admin."""
+    make_curator(password=PASSWORD)
+    page = new_browser(browser)
+    log_in(page, live_server.url)
+    return page
 
 
 def log_in(page: Any, base: str) -> None:
@@ -102,12 +98,9 @@ def gap_count(curator: Any, base: str) -> str:
 
 
 def test_an_unknown_error_reported_twice_becomes_a_record_that_closes_its_gap(
-    page: Any, live_server: Any, browser: Any, fast_hasher: None, seed: ErrorRecord
+    page: Any, live_server: Any, browser: Any, curator: Any, seed: ErrorRecord
 ) -> None:
     base = live_server.url
-    make_curator(password=PASSWORD)
-    curator = new_browser(browser)
-    log_in(curator, base)
 
     shown = report(page, base, FIRST)
     for secret in FIRST_SECRETS:
@@ -160,12 +153,7 @@ def test_an_unknown_error_reported_twice_becomes_a_record_that_closes_its_gap(
 
 
 def test_a_proposal_stays_private_until_accepted_then_survives_reimport_and_export(
-    page: Any,
-    live_server: Any,
-    browser: Any,
-    fast_hasher: None,
-    transactional_db: None,
-    tmp_path: Path,
+    page: Any, live_server: Any, curator: Any, tmp_path: Path
 ) -> None:
     base = live_server.url
     bare = {
@@ -189,9 +177,6 @@ def test_a_proposal_stays_private_until_accepted_then_survives_reimport_and_expo
     assert text not in page.content()
     assert Proposal.objects.get().status == "pending"
 
-    make_curator(password=PASSWORD)
-    curator = new_browser(browser)
-    log_in(curator, base)
     curator.goto(base + QUEUE)
     row = curator.locator("#proposals tr[data-proposal]")
     assert text in row.inner_text()
@@ -224,12 +209,9 @@ def test_a_proposal_stays_private_until_accepted_then_survives_reimport_and_expo
 
 
 def test_a_vote_changes_the_counts_a_curator_sees_once_per_browser_and_day(
-    page: Any, live_server: Any, browser: Any, fast_hasher: None, seed: ErrorRecord
+    page: Any, live_server: Any, browser: Any, curator: Any, seed: ErrorRecord
 ) -> None:
     base = live_server.url
-    make_curator(password=PASSWORD)
-    curator = new_browser(browser)
-    log_in(curator, base)
 
     def complaints() -> str:
         curator.goto(base + QUEUE)
@@ -267,3 +249,25 @@ def test_a_vote_changes_the_counts_a_curator_sees_once_per_browser_and_day(
     screenshot(curator, "loop-complaints")
     for p in (page, other, curator):
         assert_clean(p)
+
+
+def test_reporting_and_voting_work_without_javascript(
+    live_server: Any, browser: Any, seed: ErrorRecord
+) -> None:
+    base = live_server.url
+    page = browser.new_context(java_script_enabled=False).new_page()
+    page.goto(base + "/")
+    page.fill("#paste-text", FIRST)
+    page.get_by_role("button", name="Find known errors").click()
+    page.get_by_role("button", name="Report this unknown error").click()
+    shown = page.locator("[data-testid=report-preview]").inner_text()
+    for secret in FIRST_SECRETS:
+        assert secret not in shown
+    page.get_by_role("button", name="Send this report").click()
+    page.get_by_text("Thank you: reported").wait_for(timeout=10_000)
+    assert Gap.objects.get().count == 1
+
+    page.goto(f"{base}/records/{seed.pk}/")
+    page.locator("#record-feedback").get_by_role("button", name="This fixed it").click()
+    page.get_by_text("counted").wait_for(timeout=10_000)
+    assert Vote.objects.filter(record=seed, verdict="fixed").count() == 1
