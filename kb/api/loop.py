@@ -26,11 +26,11 @@ from pydantic import BeforeValidator, Field, StrictBool
 
 from kb.api.schemas import ErrorOut, RefusalOut, ValidationOut
 from kb.browse.selectors import visible_record
-from kb.limits import Refusal, TooLarge, check, rate_limited, text_bytes
+from kb.limits import Refusal, TooLarge, check, text_bytes
 from kb.loop import services
 from kb.loop.models import Gap
 from kb.management.commands.create_curator import GROUP
-from kb.middleware import rate_limit_hit
+from kb.middleware import rate_limit_response
 from kb.views.errors import refusal_response
 
 router = Router(tags=["learning loop"])
@@ -134,12 +134,19 @@ def _gate(request: HttpRequest, setting: str) -> HttpResponse | None:
     if not getattr(settings, setting):
         off = Refusal(403, f"{FEATURES[setting]} is turned off", "This site does not take it.")
         return refusal_response(request, off)
-    wait = rate_limit_hit(request)
-    if wait is not None:
-        response = refusal_response(request, rate_limited(wait))
-        response["Retry-After"] = str(wait)
-        return response
-    return None
+    return rate_limit_response(request)
+
+
+def _open_record(request: HttpRequest, setting: str, record_id: str) -> tuple[Any, Any]:
+    """``(record, None)`` for a record this request may act on, else ``(None, refusal)``:
+    the gate's, or a 404 for a record the requester cannot see (a draft, a typo)."""
+    refused = _gate(request, setting)
+    if refused is not None:
+        return None, refused
+    record = visible_record(record_id, request.user)
+    if record is None:
+        return None, Reply(404, {"detail": "No such record"})
+    return record, None
 
 
 def _bad(request: HttpRequest, detail: str) -> HttpResponse:
@@ -187,15 +194,14 @@ def reports(request: HttpRequest, body: ReportIn) -> Any:
     url_name="feedback",
 )
 def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
-    refused = _gate(request, "KB_FEEDBACK_ENABLED")
-    if refused is not None:
-        return refused
-    record = visible_record(body.record_id, request.user)
+    """A step the record does not have is a 404, like a record it cannot see: the request
+    is well formed, what it names does not exist."""
+    record, refused = _open_record(request, "KB_FEEDBACK_ENABLED", body.record_id)
     if record is None:
-        return Reply(404, {"detail": "No such record"})
-    voter, new_cookie = services.voter_id(request)
+        return refused
     if body.step is not None and body.step > len(record.solutions or []):
         return Reply(404, {"detail": f"This record has no solution step {body.step}."})
+    voter, new_cookie = services.voter_id(request)
     counted = services.cast_vote(record=record, verdict=body.verdict, voter=voter, step=body.step)
     shown = {"record_id": record.pk, "verdict": body.verdict, "step": body.step, "counted": counted}
     response = JsonResponse(shown, status=201 if counted else 200)
@@ -211,12 +217,9 @@ def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
     url_name="proposals",
 )
 def proposals(request: HttpRequest, body: ProposalIn) -> Any:
-    refused = _gate(request, "KB_PROPOSALS_ENABLED")
-    if refused is not None:
-        return refused
-    record = visible_record(body.record_id, request.user)
+    record, refused = _open_record(request, "KB_PROPOSALS_ENABLED", body.record_id)
     if record is None:
-        return Reply(404, {"detail": "No such record"})
+        return refused
     try:
         proposal = services.propose(
             record=record, field=body.field, text=body.text, author=body.author
