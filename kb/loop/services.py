@@ -64,7 +64,7 @@ __all__ = [
 NEAREST = 5
 VOTER_COOKIE = "kb_voter"
 _VOTER_SALT = "kb.loop.voter"
-# A browser keeps its voter id for a year; the stored voter changes every day anyway.
+# A returning browser stays the same voter across visits; the stored voter changes daily.
 VOTER_COOKIE_AGE = 365 * 24 * 3600
 _WORD_CHARS = GapWord._meta.get_field("word").max_length
 _AUTHOR_CHARS = Proposal._meta.get_field("author").max_length
