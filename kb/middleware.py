@@ -156,9 +156,10 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     return _retry_after(window, now)
 
 
-def rate_limit_refusal(request: HttpRequest) -> HttpResponse | None:
-    """Count this request; the 429 to answer when it is over the limit, else ``None``
-    (also for the learning loop's forms, which share the matching budget)."""
+def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
+    """Count this request; the 429 (with ``Retry-After``) when over the limit, else ``None``.
+    For the match paths here, and for the views that share their budget (the learning
+    loop's reports, votes and proposals)."""
     wait = rate_limit_hit(request)
     if wait is None:
         return None
@@ -192,7 +193,7 @@ class RequestLimitsMiddleware:
         except TooLarge as exc:
             return refusal_response(request, exc.refusal)
         if request.method == "POST" and _is_match_path(request.path):
-            return rate_limit_refusal(request)
+            return rate_limit_response(request)
         return None
 
 

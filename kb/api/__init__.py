@@ -29,6 +29,7 @@ from ninja import NinjaAPI, Query
 from ninja import Status as Reply
 from ninja.openapi.docs import DocsBase
 
+from kb.api.loop import router as loop_router
 from kb.api.schemas import (
     ErrorOut,
     MatchIn,
@@ -88,6 +89,8 @@ api = NinjaAPI(
     description="Match pasted logs against known errors; browse records and tags as JSON.",
     docs=HtmlDocs(),
 )
+
+api.add_router("", loop_router)  # /api/reports, /api/feedback, /api/proposals, /api/gaps
 
 # --- helpers ---------------------------------------------------------------------------------
 

@@ -73,14 +73,21 @@ class Proposal(models.Model):
     """Text someone proposed for a record: pending until a curator accepts or rejects it.
     Untrusted: rendered as text everywhere, merged only through the curated path."""
 
-    class Field(models.TextChoices):
-        SOLUTIONS = "solutions", "Solution step"
-        TRIGGER_SCENARIOS = "triggerScenarios", "Trigger"
-        COMMON_SITUATIONS = "commonSituations", "Common situation"
-        DOCUMENTATION = "documentation", "Note"
-        PREVENTION_TIPS = "preventionTips", "Prevention tip"
+    # The dataset keys a proposal may add to (each a curatable field), and their labels.
+    Field = models.TextChoices(
+        "Field",
+        [
+            ("SOLUTIONS", ("solutions", "Solution step")),
+            ("TRIGGER_SCENARIOS", ("triggerScenarios", "Trigger")),
+            ("COMMON_SITUATIONS", ("commonSituations", "Common situation")),
+            ("DOCUMENTATION", ("documentation", "Note")),
+            ("PREVENTION_TIPS", ("preventionTips", "Prevention tip")),
+        ],
+    )
 
     class State(models.TextChoices):
+        """Pending until a curator decides; only accepted text reaches a record."""
+
         PENDING = "pending", "Pending"
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
@@ -107,15 +114,17 @@ class Vote(models.Model):
     """One browser's verdict on a record (or one of its solution steps) on one day."""
 
     class Verdict(models.TextChoices):
+        """What the reader says of the answer (the labels are the buttons' words)."""
+
         FIXED = "fixed", "This fixed it"
         NOT_FIXED = "not_fixed", "Didn't help"
         WRONG_MATCH = "wrong_match", "Wrong match"
 
+    day = models.DateField()
+    voter = models.CharField(max_length=64)
     record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, related_name="votes")
     verdict = models.CharField(max_length=16, choices=Verdict)
     step = models.PositiveSmallIntegerField(null=True, blank=True)  # 1-based solution step
-    day = models.DateField()
-    voter = models.CharField(max_length=64)
 
     class Meta:
         # NULLs are distinct in a plain unique constraint, so a record-level vote (no step)
@@ -154,7 +163,10 @@ class UsageDay(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["record_id", "day"], name="kb_usageday_unique")
         ]
-        indexes = [models.Index(fields=["day", "record_id"], name="kb_usageday_day")]
+        # The work queue sums hits per record over a window of days and probes "was this
+        # record hit since": with ``hits`` in the index both read the index alone, never
+        # the table (benchmarks/bench_loop.py).
+        indexes = [models.Index(fields=["record_id", "day", "hits"], name="kb_usageday_hits")]
 
     def __str__(self) -> str:
         return f"{self.record_id or 'misses'} {self.day}: {self.hits}/{self.misses}"

@@ -64,7 +64,7 @@ __all__ = [
 NEAREST = 5
 VOTER_COOKIE = "kb_voter"
 _VOTER_SALT = "kb.loop.voter"
-# A browser keeps its voter id for a year; the stored voter changes every day anyway.
+# A returning browser stays the same voter across visits; the stored voter changes daily.
 VOTER_COOKIE_AGE = 365 * 24 * 3600
 _WORD_CHARS = GapWord._meta.get_field("word").max_length
 _AUTHOR_CHARS = Proposal._meta.get_field("author").max_length
@@ -105,10 +105,14 @@ def preview_report(*, text: str) -> ReportPreview:
     return ReportPreview(lines=lines, redacted="\n".join(lines), summary=summary, headline=head)
 
 
-def file_report(*, text: str, now: datetime | None = None) -> FiledReport:
+def file_report(
+    *, text: str, now: datetime | None = None, preview: ReportPreview | None = None
+) -> FiledReport:
     """Store a report of ``text``: its gap gains a count and a sample, or a new gap opens.
-    Raises ``ValidationError`` when the text has no line to report."""
-    preview = preview_report(text=text)
+    ``preview`` is this server's own `preview_report` of ``text`` when the caller has it
+    already (never a client's copy). Raises ``ValidationError`` when the text has no line
+    to report."""
+    preview = preview or preview_report(text=text)
     if not preview.headline:
         raise ValidationError("There is nothing in this text to report.")
     now = now or timezone.now()

@@ -7,7 +7,7 @@ applies the gates in the order a refused request costs least (feature off, rate 
 size), and renders.
 
 The gates: a feature turned off answers 403; requests count against the same rate limit
-as matching (``kb.middleware.rate_limit_refusal``: a report runs the redaction and the folding,
+as matching (``kb.middleware.rate_limit_response``: a report runs the redaction and the folding,
 and a flood of votes or proposals is the same abuse as a flood of pastes); text is measured
 by ``kb.limits``. Refusals are ``kb.views.errors.refusal_response``, so they read as every
 other refusal. A report's form carries the paste, so its answers are never cached; and
@@ -32,7 +32,7 @@ from kb.limits import Refusal, TooLarge, check, text_bytes
 from kb.loop import services
 from kb.loop.models import Proposal, Vote
 from kb.loop.selectors import step_order, vote_counts
-from kb.middleware import rate_limit_refusal
+from kb.middleware import rate_limit_response
 from kb.models import ErrorRecord
 from kb.views.errors import refusal_response
 
@@ -66,7 +66,7 @@ def _gate(request: HtmxHttpRequest, setting: str) -> HttpResponse | None:
     """The refusal for this request, or ``None`` when it may go on."""
     if not getattr(settings, setting):
         return refusal_response(request, turned_off(setting))
-    return rate_limit_refusal(request)
+    return rate_limit_response(request)
 
 
 def _render(

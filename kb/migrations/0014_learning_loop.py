@@ -145,7 +145,9 @@ class Migration(migrations.Migration):
                 ("misses", models.PositiveIntegerField(default=0)),
             ],
             options={
-                "indexes": [models.Index(fields=["day", "record_id"], name="kb_usageday_day")],
+                "indexes": [
+                    models.Index(fields=["record_id", "day", "hits"], name="kb_usageday_hits")
+                ],
                 "constraints": [
                     models.UniqueConstraint(fields=("record_id", "day"), name="kb_usageday_unique")
                 ],
@@ -160,6 +162,8 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
+                ("day", models.DateField()),
+                ("voter", models.CharField(max_length=64)),
                 (
                     "verdict",
                     models.CharField(
@@ -172,8 +176,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("step", models.PositiveSmallIntegerField(blank=True, null=True)),
-                ("day", models.DateField()),
-                ("voter", models.CharField(max_length=64)),
                 (
                     "record",
                     models.ForeignKey(

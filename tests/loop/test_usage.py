@@ -5,6 +5,7 @@ and the API count through them without writing per paste."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from django.db import DatabaseError, connection
@@ -29,8 +30,8 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch, settings: object) -> Clock:
-    settings.KB_USAGE_FLUSH_SECONDS = 30  # type: ignore[attr-defined]
+def clock(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Clock:
+    settings.KB_USAGE_FLUSH_SECONDS = 30
     fake = Clock()
     monkeypatch.setattr(usage, "buffer", usage.UsageBuffer(clock=fake))
     return fake
@@ -120,8 +121,8 @@ def test_pastes_count_hits_and_misses_without_a_write_until_due(clock: Clock) ->
     assert stored() == {(record.pk, "2026-03-01"): (4, 0), ("", "2026-03-01"): (0, 1)}
 
 
-def test_usage_off_counts_nothing(clock: Clock, settings: object) -> None:
-    settings.KB_USAGE_ENABLED = False  # type: ignore[attr-defined]
+def test_usage_off_counts_nothing(clock: Clock, settings: Any) -> None:
+    settings.KB_USAGE_ENABLED = False
     make_record()
     _paste(
         Client(),
