@@ -13,7 +13,7 @@ to records by id here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from itertools import islice
@@ -194,15 +194,20 @@ class Page:
         return self.number > 1
 
 
-def page_of(rows: QuerySet | Callable[[int, int], Iterator[Any]], number: int, size: int) -> Page:
+def page_of(
+    rows: QuerySet | Callable[[int, int], Iterator[Any]] | Iterable[Any], number: int, size: int
+) -> Page:
     """Rows ``size * (number - 1)`` onwards; one row more is read to know if a next page
-    exists. ``rows`` is a queryset, or a function of (start, wanted) yielding rows."""
+    exists. ``rows`` is a queryset (sliced in SQL), a function of (start, wanted) yielding
+    rows from ``start`` on, or any iterable (read up to the page's end)."""
     number = max(1, number)
     start = (number - 1) * size
     if isinstance(rows, QuerySet):
         got = list(rows[start : start + size + 1])
-    else:
+    elif callable(rows):
         got = list(islice(rows(start, size + 1), size + 1))
+    else:
+        got = list(islice(rows, start, start + size + 1))
     return Page(rows=got[:size], number=number, has_next=len(got) > size)
 
 

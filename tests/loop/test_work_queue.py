@@ -6,6 +6,7 @@ count that does not grow with the rows."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -258,3 +259,18 @@ def test_unsolved_rows_skip_solved_records_across_slices() -> None:
     assert ids(0, 1) == unsolved  # the generator reads further slices when asked
     assert ids(3, 2)[:2] == unsolved[3:5]
     assert ids(len(unsolved), 5) == []
+
+
+def test_a_page_reads_only_up_to_its_end_of_any_row_source() -> None:
+    read: list[int] = []
+
+    def numbers() -> Iterator[int]:
+        for n in range(100):
+            read.append(n)
+            yield n
+
+    page = selectors.page_of(numbers(), 2, 20)
+    assert (page.rows, page.has_next, page.has_previous) == (list(range(20, 40)), True, True)
+    assert len(read) == 41
+    last = selectors.page_of(lambda start, wanted: iter(range(start, 45)), 3, 20)
+    assert (last.rows, last.has_next) == (list(range(40, 45)), False)
