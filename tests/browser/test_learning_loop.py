@@ -231,7 +231,7 @@ def test_a_vote_changes_the_counts_a_curator_sees_once_per_browser_and_day(
     assert complaints() == "1"
 
     # A step's own button submits the same form with its step.
-    page.locator('li[data-step="2"] button[value="fixed:2"]').click()
+    page.locator('.step-vote[data-step="2"] button[value="fixed:2"]').click()
     status.get_by_text("for step 2").wait_for(timeout=10_000)
     assert Vote.objects.filter(record=seed, step=2, verdict="fixed").count() == 1
 

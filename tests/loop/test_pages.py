@@ -315,7 +315,7 @@ def test_the_record_page_hides_what_is_turned_off(
 
 
 def step_texts(html: str) -> list[int]:
-    return [int(part.split('"')[0]) for part in html.split('<li data-step="')[1:]]
+    return [int(part.split('"')[0]) for part in html.split('class="step-vote" data-step="')[1:]]
 
 
 def test_steps_are_reordered_by_votes_once_past_the_threshold(
