@@ -114,6 +114,18 @@ def records_by_complaints() -> QuerySet:
     )
 
 
+def fixed_counts(record_ids: list[str]) -> dict[str, int]:
+    """ "This fixed it" votes per record, for the complaint rows shown (one query on the
+    ``(record, verdict)`` index): a complaint count reads differently next to the fixes."""
+    rows = (
+        Vote.objects.filter(record_id__in=record_ids, verdict=Vote.Verdict.FIXED)
+        .values("record_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {row["record_id"]: row["n"] for row in rows}
+
+
 def pending_proposals() -> QuerySet[Proposal]:
     """Proposals waiting for a curator, the oldest first (first come, first decided)."""
     return (

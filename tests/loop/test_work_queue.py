@@ -146,6 +146,7 @@ def test_unsolved_complaints_and_not_hit_sections(curator_client: Client) -> Non
     assert '<td class="count">7</td>' in section(html, "unsolved")
     assert rows(html, "complaints", "record") == [solved.pk, idle.pk]
     assert '<td class="count">4</td>' in section(html, "complaints")
+    assert '<td class="fixed">1</td>' in section(html, "complaints")  # idle's one fix
     not_hit = rows(html, "not_hit", "record")
     assert idle.pk in not_hit
     assert unsolved.pk not in not_hit
