@@ -67,3 +67,13 @@ def post_worker_init(worker: Any) -> None:
         from django.db import connections
 
         connections.close_all()
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """Write the worker's buffered usage counts (kb.loop.usage) before it goes."""
+    try:
+        from kb.loop.usage import flush
+
+        flush()
+    except Exception as exc:  # the app never loaded in this worker: nothing was counted
+        worker.log.warning("usage counts not flushed: %s", exc)

@@ -140,6 +140,11 @@ class MatcherHolder:
             self._checked_at = 0.0
             self._shown = {}
 
+    def expire(self) -> None:
+        """Read the revision on the next ``get``: for a writer that must match its own
+        write at once (a publish closing the gaps it answers)."""
+        self._checked_at = 0.0
+
     def records(self, keys: list[str]) -> dict[str, ErrorRecord]:
         """The records ``keys`` name, loaded once per revision of the matcher.
 

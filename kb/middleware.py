@@ -159,6 +159,18 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     return _retry_after(window, now)
 
 
+def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
+    """Count this request; the 429 (with ``Retry-After``) when over the limit, else ``None``.
+    For the match paths here, and for the views that share their budget (the learning
+    loop's reports, votes and proposals)."""
+    wait = rate_limit_hit(request)
+    if wait is None:
+        return None
+    response = refusal_response(request, rate_limited(wait))
+    response["Retry-After"] = str(wait)
+    return response
+
+
 class RequestLimitsMiddleware:
     """413 for oversized bodies, 429 past the match rate limit, no-store on match results."""
 
@@ -184,11 +196,7 @@ class RequestLimitsMiddleware:
         except TooLarge as exc:
             return refusal_response(request, exc.refusal)
         if request.method == "POST" and _is_match_path(request.path):
-            wait = rate_limit_hit(request)
-            if wait is not None:
-                response = refusal_response(request, rate_limited(wait))
-                response["Retry-After"] = str(wait)
-                return response
+            return rate_limit_response(request)
         return None
 
 

@@ -425,3 +425,7 @@ class ImportJob(models.Model):
         if self.state != self.State.RUNNING or last is None:
             return False
         return (timezone.now() - last).total_seconds() > settings.KB_IMPORT_STALL_SECONDS
+
+
+# The learning loop's tables live in their own module; importing them here registers them.
+from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote  # noqa: E402,F401

@@ -261,6 +261,29 @@ KB_RATE_LIMIT_UNIT_BYTES = env_int("KB_RATE_LIMIT_UNIT_BYTES", 32 * 1024)
 # address that many hops from the right. 0 (no proxy): REMOTE_ADDR is the client.
 KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)
 
+# --- Learning loop (docs/learning-loop.md) ---------------------------------------------
+# Each way people send something back can be turned off on its own: unknown-error reports,
+# proposals ("How did you fix it?") and feedback votes. Off answers 403 and hides the form.
+KB_REPORTS_ENABLED = env_bool("KB_REPORTS_ENABLED", True)
+KB_PROPOSALS_ENABLED = env_bool("KB_PROPOSALS_ENABLED", True)
+KB_FEEDBACK_ENABLED = env_bool("KB_FEEDBACK_ENABLED", True)
+# Usage rows, votes, gap samples and rejected proposals older than this many days are
+# deleted by `manage.py purge_learning`: aggregates are for spotting trends, not archives.
+KB_LEARNING_RETENTION_DAYS = env_int("KB_LEARNING_RETENTION_DAYS", 180)
+# Count which records pastes hit and how many matched nothing (kb.loop.usage); off keeps
+# the paste path exactly as without the learning loop (the bench compares the two).
+KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
+# A worker writes its buffered hit/miss counts at most this often (and at exit): a crash
+# loses at most one interval of one worker's counts, the paste path writes nothing.
+KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)
+# The longest proposal text taken: a solution step or a note, not an article.
+KB_PROPOSAL_MAX_CHARS = env_int("KB_PROPOSAL_MAX_CHARS", 4000)
+# Votes on a record's steps before the page orders the steps by helpfulness. Below it, a
+# single visitor's one or two clicks would reorder what the curator wrote; five distinct
+# browsers (one vote each per day) is the smallest count where a majority of them
+# outweighs one person voting on several days.
+KB_VOTE_THRESHOLD = env_int("KB_VOTE_THRESHOLD", 5)
+
 # --- Matcher --------------------------------------------------------------------------
 # Compiled pattern databases are cached here, keyed by content, shared by all workers.
 KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cache" / "matcher")))

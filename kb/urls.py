@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from kb.api import api
 from kb.views import browse, errors, health, paste, records
@@ -15,6 +15,7 @@ urlpatterns = [
     path("records/<str:record_id>/", records.record_detail, name="record_detail"),
     path("tags/", browse.tag_list, name="tag_list"),
     path("tags/<str:tag>/", browse.tag_detail, name="tag_detail"),
+    path("", include("kb.loop.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("api/", api.urls),
     path("admin/", admin.site.urls),

@@ -35,10 +35,12 @@ def _empty_cache() -> None:
     after each flush: start every test with an empty cache."""
     from django.core.cache import caches
 
+    from kb.loop import usage
     from kb.middleware import forget_refusals
 
     caches["fragments"].clear()  # rendered page bodies: keyed by revision too, per process
     forget_refusals()  # the rate limiter's memory of refused clients goes with its counters
+    usage.buffer.reset()  # unwritten usage counts: a flush falls due only inside one test
     # Tests without database access (pure matcher tests) have nothing cached.
     with contextlib.suppress(Exception):
         caches["default"].clear()

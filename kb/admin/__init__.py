@@ -9,8 +9,9 @@ from __future__ import annotations
 from django.contrib import admin
 
 from kb.admin import imports, records, tags
+from kb.loop import admin as loop_admin  # the work queue and the loop's tables
 
 admin.site.site_header = "Error knowledge base · curation"
 admin.site.site_title = "errorkb admin"
 
-__all__ = ["imports", "records", "tags"]
+__all__ = ["imports", "loop_admin", "records", "tags"]

@@ -34,6 +34,7 @@ from kb.admin.widgets import TextField
 from kb.explaining import explanation_for
 from kb.external_links import safe_external_url
 from kb.http import HtmxHttpRequest
+from kb.loop.selectors import gap_draft
 from kb.models import ErrorRecord
 from kb.schema import BY_KEY
 from kb.search.index import SEARCH_FIELDS
@@ -138,7 +139,9 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         # A record written in the admin starts as a draft: nothing matches it until a
         # curator publishes it.
-        return {"status": "draft", **super().get_changeform_initial_data(request)}
+        # "Create a record from this gap" (the work queue) passes ``?gap=<id>``.
+        draft = gap_draft(request.GET.get("gap", ""))
+        return {"status": "draft", **draft, **super().get_changeform_initial_data(request)}
 
     def get_fieldsets(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
         main = ["status", "error_message", "message_pattern", "accept_collisions"]

@@ -29,6 +29,7 @@ from ninja import NinjaAPI, Query
 from ninja import Status as Reply
 from ninja.openapi.docs import DocsBase
 
+from kb.api.loop import router as loop_router
 from kb.api.schemas import (
     ErrorOut,
     MatchIn,
@@ -51,6 +52,7 @@ from kb.browse.selectors import (
     visible_record,
 )
 from kb.limits import Refusal, TooLarge, from_matcher
+from kb.loop.usage import count_match
 from kb.models import ErrorRecord
 from kb.views.errors import refusal_response
 
@@ -87,6 +89,8 @@ api = NinjaAPI(
     description="Match pasted logs against known errors; browse records and tags as JSON.",
     docs=HtmlDocs(),
 )
+
+api.add_router("", loop_router)  # /api/reports, /api/feedback, /api/proposals, /api/gaps
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -232,6 +236,7 @@ def match(request: HttpRequest) -> HttpResponse:
         result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc).refusal)
+    count_match(result)  # usage signals: counted in memory, never fails the match
     return _no_store(JsonResponse(result.as_json()))
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "headline",
     "key_of",
     "template_of",
+    "words_of",
 ]
 
 VAR = "<*>"
@@ -253,7 +254,7 @@ class GapIndex:
         gap.id = len(self.gaps)
         self.gaps.append(gap)
         self._by_key.setdefault(key_of(gap.template), gap.id)
-        for word in set(_words(gap.template)):
+        for word in set(words_of(gap.template)):
             self._postings[word].append(gap.id)
         if self._drain is not None:
             self._drain.insert(gap.id, gap.template)
@@ -264,7 +265,7 @@ class GapIndex:
 
     def _candidates(self, template: str) -> set[int]:
         """Gaps sharing one of the template's rarest words (the latest ones of each)."""
-        known = [w for w in set(_words(template)) if w in self._postings]
+        known = [w for w in set(words_of(template)) if w in self._postings]
         words = sorted(known, key=lambda w: len(self._postings[w]))
         out: set[int] = set()
         for word in words[:_BLOCK_WORDS]:
@@ -311,5 +312,6 @@ SCORERS = {
 }
 
 
-def _words(template: str) -> list[str]:
+def words_of(template: str) -> list[str]:
+    """The literal words the fuzzy fold blocks on (stored as `GapWord` postings)."""
     return [w.lower() for w in _WORD.findall(template)]

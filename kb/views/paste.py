@@ -36,6 +36,7 @@ from kb.explain import Explanation
 from kb.explaining import explanation_for
 from kb.http import HtmxHttpRequest
 from kb.limits import TooLarge, check, from_matcher
+from kb.loop.usage import count_match
 from kb.matcher import PasteTooLarge
 from kb.matching import MatchResult, MatchView, match_text
 from kb.models import ErrorRecord
@@ -214,6 +215,7 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         result = match_text(text, max_bytes=limit)  # the matcher measures the text
     except PasteTooLarge as exc:
         return _too_large(request, from_matcher(exc, what))
+    count_match(result)  # usage signals: counted in memory, never fails the paste
     cards = build_cards(text, result)
     groups = result.groups
     show_summary = bool(groups) and (len(groups) > 1 or any(g.count > 1 for g in groups))

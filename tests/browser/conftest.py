@@ -66,6 +66,12 @@ def _report_browser_versions() -> None:
 @pytest.fixture
 def page(page: Any) -> Any:
     """A Playwright page that records CSP violations, console errors and page errors."""
+    return watch(page)
+
+
+def watch(page: Any) -> Any:
+    """Record ``page``'s CSP violations, console errors and page errors (for pages opened
+    in a browser context of a test's own, as well as the fixture's)."""
     page.console_errors = []
     page.page_errors = []
     page.add_init_script(COLLECT_VIOLATIONS)

@@ -1,0 +1,384 @@
+"""The learning loop's two bars (issue 12): usage signals cost the paste path nearly
+nothing, and each work-queue section answers fast at scale.
+
+1. **Paste path, usage on vs off, in the same run.** ``POST /match/`` (htmx fragment) with
+   real labelled pastes (``eval-public.jsonl``) against the full dataset, in-process through
+   Django's test Client. The two arms alternate in small blocks (which arm goes first
+   alternates too), so drift on a shared machine falls on both alike; the throughput ratio
+   is on/off over the summed times. The flush interval is cut to `BENCH_FLUSH_SECONDS`, so
+   the run pays for many flushes, not only for counting (production flushes less often).
+   The rate limiter is off in both arms (it would refuse the run), identical otherwise.
+   The same again at the production interval, and the two costs measured apart from the
+   noise of whole requests (`usage_costs`: one `count_match`, one flush) with the share of
+   a paste they come to at that interval. Bar: `RATIO_GOAL`.
+2. **Work-queue sections at scale.** 200k records (the real ones plus synthetic published
+   records whose pattern is disabled, so the matcher never compiles them), 10^5 gaps, votes,
+   proposals and usage rows; each section's first page (`kb.loop.selectors.page_of`, 20
+   rows) and the records its rows name, timed over repeated calls. Bar: `SECTION_GOAL_MS`
+   at the 95th percentile, each.
+
+The database is a scratch one: ``DATABASE_URL`` (default
+``sqlite:////tmp/bench-loop.sqlite3``); data is added only when missing, so later runs
+reuse it. Run: ``.venv/bin/python benchmarks/bench_loop.py [--quick]``. Writes
+``benchmarks/results/loop.json`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+DATA = Path(os.environ.get("KB_SHARED_DATA", REPO.parent / "shared" / "data"))
+RESULTS = REPO / "benchmarks" / "results" / "loop.json"
+
+os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/bench-loop.sqlite3")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+os.environ.setdefault("KB_MATCHER_CACHE_DIR", str(REPO / ".cache" / "matcher-bench"))
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+RATIO_GOAL = 0.95
+BENCH_FLUSH_SECONDS = 1
+FLUSH_KEYS = 1000  # distinct records one worker hit within one flush interval
+FLUSH_ROUNDS = 9
+SECTION_GOAL_MS = 100.0
+RECORDS = 200_000
+ROWS = 100_000  # gaps, votes, proposals and usage rows each
+PAGE = 20
+SYNTHETIC = "syn"
+
+
+def ensure_records() -> dict[str, Any]:
+    """The real dataset through the importer, then synthetic records up to `RECORDS`."""
+    from kb.importer import import_jsonl
+    from kb.models import ErrorRecord
+
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("createcachetable", verbosity=0)
+    real = ErrorRecord.objects.exclude(pk__startswith=SYNTHETIC).count()
+    if real == 0:
+        with (DATA / "records-all.jsonl").open("rb") as fh:
+            import_jsonl(fh, source="records-all.jsonl")
+    have = ErrorRecord.objects.count()
+    batch: list[ErrorRecord] = []
+    for n in range(have, RECORDS):
+        batch.append(
+            ErrorRecord(
+                id=f"{SYNTHETIC}{n:013d}",
+                repo=f"synthetic/repo-{n % 500}",
+                slug=f"synthetic-{n}",
+                file_path=f"src/module_{n % 2000}.py",
+                line_number=n % 900 + 1,
+                source_code_start=1,
+                source_code_end=2,
+                error_message=f"Synthetic failure {n} in stage {{}}",
+                message_pattern=f"Synthetic failure {n} in stage (.+?)",
+                error_type="error_code",
+                severity="error",
+                solutions=[] if n % 2 else ["Restart the stage"],
+                disabled_reason="synthetic record (benchmark): never compiled",
+            )
+        )
+        if len(batch) == 5000:
+            ErrorRecord.objects.bulk_create(batch)
+            batch = []
+    if batch:
+        ErrorRecord.objects.bulk_create(batch)
+    real = ErrorRecord.objects.exclude(pk__startswith=SYNTHETIC).count()
+    return {"records": ErrorRecord.objects.count(), "real_records": real}
+
+
+def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
+    """`ROWS` gaps, votes, proposals and usage rows over the records (when missing)."""
+    from kb.loop.models import Gap, Proposal, UsageDay, Vote
+    from kb.models import ErrorRecord
+
+    ids = list(ErrorRecord.objects.values_list("pk", flat=True))
+    now = timezone.now()
+    today = timezone.localdate()
+    if Gap.objects.count() < ROWS:
+        Gap.objects.all().delete()
+        gaps = []
+        for n in range(ROWS):
+            seen = now - timedelta(minutes=rng.randrange(60 * 24 * 90))
+            closed = n % 10 == 0
+            gaps.append(
+                Gap(
+                    key=hashlib.sha256(f"gap {n}".encode()).hexdigest(),
+                    template=f"Synthetic unknown failure {n} while <*> the <*>",
+                    count=rng.randrange(1, 500),
+                    first_seen=seen,
+                    last_seen=seen,
+                    samples=[f"Synthetic unknown failure {n} while loading the shard"],
+                    nearest=[{"record_id": rng.choice(ids), "similarity": 0.5}],
+                    closed_by_id=rng.choice(ids) if closed else None,
+                    closed_at=seen if closed else None,
+                )
+            )
+        Gap.objects.bulk_create(gaps, batch_size=5000)
+    if Vote.objects.count() < ROWS:
+        Vote.objects.all().delete()
+        verdicts = ["fixed", "not_fixed", "wrong_match"]
+        Vote.objects.bulk_create(
+            (
+                Vote(
+                    record_id=rng.choice(ids),
+                    verdict=rng.choice(verdicts),
+                    day=today - timedelta(days=n % 60),
+                    voter=f"{n:064x}",
+                )
+                for n in range(ROWS)
+            ),
+            batch_size=5000,
+        )
+    if Proposal.objects.count() < ROWS:
+        Proposal.objects.all().delete()
+        states = ["pending"] * 6 + ["accepted", "rejected"]
+        Proposal.objects.bulk_create(
+            (
+                Proposal(
+                    record_id=rng.choice(ids),
+                    field="solutions",
+                    text=f"Synthetic proposal {n}",
+                    status=rng.choice(states),
+                )
+                for n in range(ROWS)
+            ),
+            batch_size=5000,
+        )
+    if UsageDay.objects.count() < ROWS:
+        UsageDay.objects.all().delete()
+        pairs = {(rng.choice(ids), today - timedelta(days=rng.randrange(90))) for _ in range(ROWS)}
+        UsageDay.objects.bulk_create(
+            (UsageDay(record_id=r, day=d, hits=rng.randrange(1, 50)) for r, d in pairs),
+            batch_size=5000,
+        )
+    return {
+        "gaps": Gap.objects.count(),
+        "votes": Vote.objects.count(),
+        "proposals": Proposal.objects.count(),
+        "usage_rows": UsageDay.objects.count(),
+    }
+
+
+def pastes() -> list[str]:
+    with (DATA / "eval-public.jsonl").open(encoding="utf-8") as fh:
+        return [t for t in (json.loads(line).get("text") or "" for line in fh) if t.strip()]
+
+
+def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
+    """Usage signals on vs off, alternating blocks of ``block`` pastes."""
+    from kb.loop import usage
+
+    texts = pastes()
+    client = Client(HTTP_HX_REQUEST="true")
+    times = {"on": 0.0, "off": 0.0}
+    counts = {"on": 0, "off": 0}
+    flushes = 0
+    original_flush = usage.UsageBuffer.flush
+
+    def counting_flush(self: usage.UsageBuffer, now: Any = None) -> int:
+        nonlocal flushes
+        flushes += 1
+        return original_flush(self, now)
+
+    usage.UsageBuffer.flush = counting_flush  # count the flushes the "on" arm pays for
+    try:
+        with override_settings(KB_RATE_LIMIT_PER_MINUTE=0, KB_USAGE_FLUSH_SECONDS=flush_seconds):
+            for text in texts[:10]:  # warm: the matcher, templates, the records shown
+                client.post("/match/", {"text": text})
+            usage.flush()
+            flushes = 0
+            i = 0
+            for b in range(blocks):
+                arms = ("on", "off") if b % 2 == 0 else ("off", "on")
+                for arm in arms:
+                    with override_settings(KB_USAGE_ENABLED=arm == "on"):
+                        started = time.perf_counter()
+                        for k in range(block):
+                            response = client.post("/match/", {"text": texts[(i + k) % len(texts)]})
+                            assert response.status_code == 200, response.status_code
+                        times[arm] += time.perf_counter() - started
+                        counts[arm] += block
+                i += block
+            usage.flush()
+    finally:
+        usage.UsageBuffer.flush = original_flush
+    rate = {arm: counts[arm] / times[arm] for arm in times}
+    ratio = rate["on"] / rate["off"]
+    return {
+        "flush_seconds": flush_seconds,
+        "requests_per_arm": counts["on"],
+        "block": block,
+        "blocks": blocks,
+        "on_req_per_s": round(rate["on"], 1),
+        "off_req_per_s": round(rate["off"], 1),
+        "ratio_on_over_off": round(ratio, 4),
+        "goal_ratio": RATIO_GOAL,
+        "meets_goal": ratio >= RATIO_GOAL,
+        "flushes_in_on_arm": flushes,
+        "distinct_pastes": len(texts),
+    }
+
+
+def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
+    """What usage adds to one paste, measured apart from the noise of whole requests:
+    `count_match` per call, and one flush of a buffer of `FLUSH_KEYS` counters; with the
+    production flush interval, the share of a paste's time they take together."""
+    from types import SimpleNamespace
+
+    from kb.loop import usage
+
+    result = SimpleNamespace(matches=[SimpleNamespace(record=SimpleNamespace(pk="r1"))])
+    buffer = usage.buffer
+    with override_settings(KB_USAGE_FLUSH_SECONDS=10**9):
+        buffer.reset()
+        started = time.perf_counter()
+        for _ in range(calls):
+            usage.count_match(result)
+        count_us = (time.perf_counter() - started) / calls * 1e6
+    buffer.reset()
+    flush_ms = []
+    for round_ in range(FLUSH_ROUNDS):
+        for n in range(FLUSH_KEYS):
+            buffer.count({f"{SYNTHETIC}{(n * 7919 + round_) % RECORDS:013d}"})
+        buffer.count(set())
+        started = time.perf_counter()
+        buffer.flush()
+        flush_ms.append((time.perf_counter() - started) * 1000)
+    flush = statistics.median(flush_ms)
+    interval = settings.KB_USAGE_FLUSH_SECONDS
+    request_ms = 1000 / off_req_per_s
+    per_request_ms = count_us / 1000 + flush / (interval * off_req_per_s)
+    return {
+        "count_match_us": round(count_us, 3),
+        "flush_keys": FLUSH_KEYS,
+        "flush_ms_median": round(flush, 2),
+        "flush_ms_max": round(max(flush_ms), 2),
+        "production_flush_seconds": interval,
+        "paste_ms_off": round(request_ms, 3),
+        "projected_ratio_at_production_interval": round(
+            request_ms / (request_ms + per_request_ms), 5
+        ),
+    }
+
+
+def sections(tries: int) -> list[dict[str, Any]]:
+    """Each work-queue section's first page and the records its rows name."""
+    from kb.loop import selectors as s
+
+    def with_records(queryset: Any) -> list[Any]:
+        rows = s.page_of(queryset, 1, PAGE).rows
+        ids = [r["record_id"] for r in rows if isinstance(r, dict)]
+        if ids:
+            s.records_by_id(ids)
+        return rows
+
+    cases = {
+        "open gaps by count": lambda: with_records(s.open_gaps()),
+        "closed gaps (latest)": lambda: with_records(s.closed_gaps()),
+        "most-hit records without a solution (30 days)": lambda: with_records(
+            s.hit_records_without_solution(30)
+        ),
+        "records by complaints": lambda: with_records(s.records_by_complaints()),
+        "pending proposals (oldest first)": lambda: with_records(s.pending_proposals()),
+        "records not hit (30 days)": lambda: with_records(s.records_not_hit(30)),
+    }
+    out = []
+    for name, run in cases.items():
+        cold_started = time.perf_counter()
+        rows = run()
+        cold = (time.perf_counter() - cold_started) * 1000
+        samples = []
+        for _ in range(tries):
+            started = time.perf_counter()
+            run()
+            samples.append((time.perf_counter() - started) * 1000)
+        samples.sort()
+        p95 = samples[min(len(samples) - 1, int(0.95 * len(samples)))]
+        out.append(
+            {
+                "case": name,
+                "rows": len(rows),
+                "n": tries,
+                "cold_ms": round(cold, 2),
+                "p50_ms": round(statistics.median(samples), 2),
+                "p95_ms": round(p95, 2),
+                "max_ms": round(samples[-1], 2),
+                "goal_ms": SECTION_GOAL_MS,
+                "meets_goal": p95 < SECTION_GOAL_MS,
+            }
+        )
+    return out
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    rng = random.Random(12)
+    started = time.perf_counter()
+    data = ensure_records()
+    blocks, block = (6, 20) if quick else (20, 30)
+    paste = paste_path(blocks, block, BENCH_FLUSH_SECONDS)
+    production = paste_path(blocks, block, settings.KB_USAGE_FLUSH_SECONDS)
+    costs = usage_costs(20_000 if quick else 200_000, paste["off_req_per_s"])
+    data |= ensure_loop_rows(rng)
+    queue = sections(tries=10 if quick else 30)
+    result = {
+        "meta": {
+            "benchmark": "learning loop",
+            "when": timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cpu",
+            "python": platform.python_version(),
+            "load_average": list(os.getloadavg()),
+            "database": os.environ["DATABASE_URL"].split(":", 1)[0],
+            "quick": quick,
+            "method": "in-process django.test.Client (paste) and direct selector calls",
+            "seconds": round(time.perf_counter() - started, 1),
+            **data,
+        },
+        "paste_path": paste,
+        "paste_path_production_interval": production,
+        "usage_costs": costs,
+        "sections": queue,
+    }
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"paste path: on {paste['on_req_per_s']} req/s, off {paste['off_req_per_s']} req/s, "
+        f"ratio {paste['ratio_on_over_off']} (goal >= {RATIO_GOAL}), "
+        f"{paste['flushes_in_on_arm']} flushes"
+    )
+    print("| section | rows | p50 ms | p95 ms | goal |\n| --- | ---: | ---: | ---: | --- |")
+    for c in queue:
+        ok = "ok" if c["meets_goal"] else "MISSED"
+        print(f"| {c['case']} | {c['rows']} | {c['p50_ms']} | {c['p95_ms']} | {ok} |")
+    print(f"wrote {RESULTS.relative_to(REPO)}")
+    print(
+        f"at the production interval: ratio {production['ratio_on_over_off']}; "
+        f"count_match {costs['count_match_us']} us, flush of {FLUSH_KEYS} keys "
+        f"{costs['flush_ms_median']} ms, projected ratio "
+        f"{costs['projected_ratio_at_production_interval']}"
+    )
+    good = paste["meets_goal"] and production["meets_goal"] and all(c["meets_goal"] for c in queue)
+    return 0 if good else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

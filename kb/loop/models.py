@@ -1,0 +1,172 @@
+"""The learning loop's tables: gaps (unknown errors as reported), proposals, votes, usage.
+
+What is never stored, by construction: a paste, a client address, a cookie value. A gap
+holds redacted error lines only (`kb.learning.redact` ran on them before they reach a
+model); a vote holds an HMAC of the browser's signed-cookie id and the day, so two votes of
+one browser on one day collide and nothing links a voter across days; usage is counts per
+record and day.
+
+`UsageDay.record_id` is not a foreign key on purpose: deleting a record must not cost a
+scan of its usage, and a miss has no record at all (``""``). The work queue joins by id.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from kb.models import ErrorRecord
+
+__all__ = ["Gap", "GapWord", "Proposal", "UsageDay", "Vote"]
+
+
+class Gap(models.Model):
+    """One unknown error, with the reports of it folded together (`kb.learning.gaps`)."""
+
+    # The exact-fold key: a digest of `kb.learning.gaps.key_of(template)` of the first
+    # report, so a report with the same key finds its gap by one indexed lookup.
+    key = models.CharField(max_length=64, unique=True, db_index=True)
+    template = models.TextField()
+    count = models.PositiveIntegerField(default=0)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    samples = models.JSONField(default=list, blank=True, help_text="Redacted error lines.")
+    nearest = models.JSONField(
+        default=list, blank=True, help_text='[{"record_id": ..., "similarity": ...}]'
+    )
+    closed_by = models.ForeignKey(
+        ErrorRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="closed_gaps"
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # The work queue lists open gaps by count; the API lists all gaps by count.
+        indexes = [
+            models.Index(fields=["closed_at", "-count"], name="kb_gap_open_count"),
+            models.Index(fields=["-count"], name="kb_gap_count"),
+        ]
+
+    def __str__(self) -> str:
+        return f"gap {self.pk}: {self.template[:60]}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+class GapWord(models.Model):
+    """The fuzzy fold's postings: a report is only compared with the gaps sharing one of
+    its rarest words (`kb.learning.gaps.GapIndex`), whatever the number of gaps."""
+
+    gap = models.ForeignKey(Gap, on_delete=models.CASCADE, related_name="words")
+    word = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["word", "gap"], name="kb_gapword_unique")]
+
+    def __str__(self) -> str:
+        return self.word
+
+
+class Proposal(models.Model):
+    """Text someone proposed for a record: pending until a curator accepts or rejects it.
+    Untrusted: rendered as text everywhere, merged only through the curated path."""
+
+    # The dataset keys a proposal may add to (each a curatable field), and their labels.
+    Field = models.TextChoices(
+        "Field",
+        [
+            ("SOLUTIONS", ("solutions", "Solution step")),
+            ("TRIGGER_SCENARIOS", ("triggerScenarios", "Trigger")),
+            ("COMMON_SITUATIONS", ("commonSituations", "Common situation")),
+            ("DOCUMENTATION", ("documentation", "Note")),
+            ("PREVENTION_TIPS", ("preventionTips", "Prevention tip")),
+        ],
+    )
+
+    class State(models.TextChoices):
+        """Pending until a curator decides; only accepted text reaches a record."""
+
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, related_name="proposals")
+    field = models.CharField(max_length=32, choices=Field)
+    text = models.TextField()
+    author = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=16, choices=State, default=State.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"], name="kb_proposal_status")]
+
+    def __str__(self) -> str:
+        return f"proposal {self.pk} ({self.status}) for {self.record_id}"
+
+
+class Vote(models.Model):
+    """One browser's verdict on a record (or one of its solution steps) on one day."""
+
+    class Verdict(models.TextChoices):
+        """What the reader says of the answer (the labels are the buttons' words)."""
+
+        FIXED = "fixed", "This fixed it"
+        NOT_FIXED = "not_fixed", "Didn't help"
+        WRONG_MATCH = "wrong_match", "Wrong match"
+
+    day = models.DateField()
+    voter = models.CharField(max_length=64)
+    record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, related_name="votes")
+    verdict = models.CharField(max_length=16, choices=Verdict)
+    step = models.PositiveSmallIntegerField(null=True, blank=True)  # 1-based solution step
+
+    class Meta:
+        # NULLs are distinct in a plain unique constraint, so a record-level vote (no step)
+        # gets its own partial constraint: one vote per voter, record, step and day.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["voter", "record", "step", "day"],
+                condition=Q(step__isnull=False),
+                name="kb_vote_one_per_step_day",
+            ),
+            models.UniqueConstraint(
+                fields=["voter", "record", "day"],
+                condition=Q(step__isnull=True),
+                name="kb_vote_one_per_day",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["record", "verdict"], name="kb_vote_record"),
+            models.Index(fields=["verdict", "record"], name="kb_vote_verdict"),
+            models.Index(fields=["day"], name="kb_vote_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.record_id}"
+
+
+class UsageDay(models.Model):
+    """Hits of one record on one day; ``record_id=""`` holds the day's misses."""
+
+    record_id = models.CharField(max_length=64, blank=True)
+    day = models.DateField()
+    hits = models.PositiveIntegerField(default=0)
+    misses = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["record_id", "day"], name="kb_usageday_unique")
+        ]
+        # The work queue sums hits per record over a window of days and probes "was this
+        # record hit since": with ``hits`` in the index both read the index alone, never
+        # the table (benchmarks/bench_loop.py).
+        indexes = [models.Index(fields=["record_id", "day", "hits"], name="kb_usageday_hits")]
+
+    def __str__(self) -> str:
+        return f"{self.record_id or 'misses'} {self.day}: {self.hits}/{self.misses}"

@@ -1,0 +1,420 @@
+"""Every write of the learning loop, as keyword-only functions tested without views.
+
+Views, the API, the admin and the commands call these; none of them writes a loop table
+itself. The rules that hold here:
+
+- a report stores only what `preview_report` shows: the paste's error lines, redacted
+  (`kb.learning`), computed again on the server whatever the client sent back;
+- reports of one error fold into one gap (an exact key first, then the fuzzy fold over
+  the gaps sharing the report's rarest words, read through `GapWord`), in the report's
+  transaction;
+- a vote counts once per browser, record, step and day; a different verdict the same day
+  replaces the earlier one;
+- an accepted proposal is a curator edit (`kb.services.save_curator_edit`), so its field
+  becomes curated: a re-import keeps it as a conflict and `export_records` has it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import IO, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from kb.learning import gaps as folding
+from kb.learning.derive import pattern_from_template
+from kb.learning.error_lines import find_error_lines
+from kb.learning.redact import Redacted, redact
+from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
+from kb.models import ErrorRecord, Status
+from kb.schema import BY_KEY
+from kb.services import save_curator_edit
+
+__all__ = [
+    "VOTER_COOKIE",
+    "FiledReport",
+    "ReportPreview",
+    "accept_proposal",
+    "cast_vote",
+    "close_matched_gaps",
+    "draft_from_gap",
+    "export_jsonl",
+    "file_report",
+    "preview_report",
+    "propose",
+    "purge",
+    "reject_proposal",
+    "set_voter_cookie",
+    "voter_id",
+]
+
+#: The nearest existing records kept with a gap (the matcher's suggestions for it).
+NEAREST = 5
+VOTER_COOKIE = "kb_voter"
+_VOTER_SALT = "kb.loop.voter"
+# A returning browser stays the same voter across visits; the stored voter changes daily.
+VOTER_COOKIE_AGE = 365 * 24 * 3600
+_WORD_CHARS = GapWord._meta.get_field("word").max_length
+_AUTHOR_CHARS = Proposal._meta.get_field("author").max_length
+
+
+# --- reports ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReportPreview:
+    """Exactly what a report would store: the redacted error lines, joined, and what the
+    redaction replaced. ``headline`` is the line the report is filed under."""
+
+    lines: list[str]
+    redacted: str
+    summary: str
+    headline: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FiledReport:
+    gap: Gap
+    created: bool
+    preview: ReportPreview
+
+
+def preview_report(*, text: str) -> ReportPreview:
+    """The error lines of ``text``, each redacted, and the summary of what was replaced."""
+    found = find_error_lines(text)
+    done = [redact(line.text) for line in found]
+    counts: Counter[str] = Counter()
+    for r in done:
+        counts.update(r.counts)
+    lines = [r.text for r in done]
+    best = folding.headline(found)
+    head = done[found.index(best)].text if best is not None else ""
+    summary = Redacted("\n".join(lines), dict(counts)).summary()
+    return ReportPreview(lines=lines, redacted="\n".join(lines), summary=summary, headline=head)
+
+
+def file_report(
+    *, text: str, now: datetime | None = None, preview: ReportPreview | None = None
+) -> FiledReport:
+    """Store a report of ``text``: its gap gains a count and a sample, or a new gap opens.
+    ``preview`` is this server's own `preview_report` of ``text`` when the caller has it
+    already (never a client's copy). Raises ``ValidationError`` when the text has no line
+    to report."""
+    preview = preview or preview_report(text=text)
+    if not preview.headline:
+        raise ValidationError("There is nothing in this text to report.")
+    now = now or timezone.now()
+    template = folding.template_of(preview.headline) or preview.headline[:300]
+    nearest = _nearest(preview.headline)
+    try:
+        with transaction.atomic():
+            gap, created = _fold(template, preview.headline, nearest, now)
+    except IntegrityError:  # a concurrent report opened the same gap: fold into it
+        with transaction.atomic():
+            gap, created = _fold(template, preview.headline, nearest, now)
+    return FiledReport(gap=gap, created=created, preview=preview)
+
+
+def gap_key(template: str) -> str:
+    """The exact-fold key of a template (`kb.learning.gaps.key_of`), as stored."""
+    return hashlib.sha256(folding.key_of(template).encode()).hexdigest()
+
+
+def _fold(template: str, sample: str, nearest: list[dict], now: datetime) -> tuple[Gap, bool]:
+    gap = Gap.objects.filter(key=gap_key(template)).first() or _similar_gap(template)
+    if gap is None:
+        gap = Gap.objects.create(
+            key=gap_key(template),
+            template=template,
+            count=1,
+            first_seen=now,
+            last_seen=now,
+            samples=[sample],
+            nearest=nearest,
+        )
+        words = {w[:_WORD_CHARS] for w in folding.words_of(template)}
+        GapWord.objects.bulk_create([GapWord(gap=gap, word=w) for w in sorted(words)])
+        return gap, True
+    folded = folding.Gap(id=0, template=gap.template, count=gap.count, samples=list(gap.samples))
+    folded.add(sample, None)  # the sample rule (first ones kept, last slot follows) is there
+    gap.count = folded.count
+    gap.samples = folded.samples
+    gap.first_seen = min(gap.first_seen, now)
+    gap.last_seen = max(gap.last_seen, now)
+    gap.nearest = nearest or gap.nearest
+    gap.save(update_fields=["count", "samples", "first_seen", "last_seen", "nearest"])
+    return gap, False
+
+
+def _similar_gap(template: str) -> Gap | None:
+    """The open gap the fuzzy fold puts ``template`` into, read from the gaps sharing its
+    rarest words (bounded as `GapIndex` bounds its own candidates)."""
+    words = {w[:_WORD_CHARS] for w in folding.words_of(template)}
+    if not words:
+        return None
+    rarity = (
+        GapWord.objects.filter(word__in=words, gap__closed_at__isnull=True)
+        .values("word")
+        .annotate(n=Count("id"))
+        .order_by("n", "word")
+    )
+    rare = [row["word"] for row in rarity[: folding._BLOCK_WORDS]]
+    ids: set[int] = set()
+    for word in rare:
+        postings = GapWord.objects.filter(word=word, gap__closed_at__isnull=True)
+        ids.update(
+            postings.order_by("-gap_id").values_list("gap_id", flat=True)[: folding._BLOCK_CAP]
+        )
+    if not ids:
+        return None
+    stored = list(Gap.objects.filter(pk__in=ids).order_by("pk"))
+    index = folding.GapIndex()
+    index.load(folding.Gap(id=0, template=g.template) for g in stored)
+    found = index.find(template)
+    return None if found is None else stored[found.id]
+
+
+def _nearest(line: str) -> list[dict[str, Any]]:
+    """The records the matcher suggests for a reported line, best first."""
+    from kb.matching import match_text
+
+    result = match_text(line)
+    seen: dict[str, float] = {}
+    for m in result.matches:
+        seen.setdefault(m.record.pk, 1.0)
+    for s in result.suggestions:
+        seen.setdefault(s.record.pk, round(s.similarity, 4))
+    return [{"record_id": k, "similarity": v} for k, v in list(seen.items())[:NEAREST]]
+
+
+def close_matched_gaps(*, limit: int = 500) -> int:
+    """Close each open gap (most reported first, at most ``limit``) whose sample a
+    published record confidently matches; returns how many closed."""
+    from kb.matching import match_text
+
+    closed = 0
+    now = timezone.now()
+    for gap in Gap.objects.filter(closed_at__isnull=True).order_by("-count", "pk")[:limit]:
+        record = _published_match(match_text, gap.samples)
+        if record is not None:
+            updated = Gap.objects.filter(pk=gap.pk, closed_at__isnull=True).update(
+                closed_by=record, closed_at=now
+            )
+            closed += updated
+    return closed
+
+
+def _published_match(match_text: Any, samples: Iterable[str]) -> ErrorRecord | None:
+    for sample in samples:
+        for m in match_text(sample).matches:
+            if m.record.status == Status.PUBLISHED:
+                return m.record
+    return None
+
+
+def draft_from_gap(*, gap: Gap) -> dict[str, Any]:
+    """Initial data for the admin's add form: a draft whose pattern matches the gap's
+    samples (`kb.learning.derive`), or an empty pattern for the curator to write when no
+    bounded pattern covers them all."""
+    try:
+        pattern = pattern_from_template(gap.template, gap.samples)
+    except ValueError:
+        pattern = ""
+    return {"message_pattern": pattern, "error_message": gap.template, "status": Status.DRAFT}
+
+
+# --- votes ------------------------------------------------------------------------------
+
+
+def voter_id(request: HttpRequest, *, today: date | None = None) -> tuple[str, str | None]:
+    """The stored voter for this browser today (an HMAC of its cookie id, the day and
+    ``SECRET_KEY``), and the new id to set with `set_voter_cookie` when it had none."""
+    browser = request.get_signed_cookie(VOTER_COOKIE, default=None, salt=_VOTER_SALT)
+    new = None
+    if not browser:
+        browser = new = secrets.token_urlsafe(18)
+    day = (today or timezone.localdate()).isoformat()
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"{browser}:{day}".encode(), hashlib.sha256)
+    return digest.hexdigest(), new
+
+
+def set_voter_cookie(response: HttpResponse, value: str) -> None:
+    response.set_signed_cookie(
+        VOTER_COOKIE,
+        value,
+        salt=_VOTER_SALT,
+        max_age=VOTER_COOKIE_AGE,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def cast_vote(
+    *,
+    record: ErrorRecord,
+    verdict: str,
+    voter: str,
+    step: int | None = None,
+    today: date | None = None,
+) -> bool:
+    """Count ``voter``'s verdict; False when they voted the same way today already (a
+    different verdict replaces theirs). Raises ``ValidationError`` for an unknown verdict
+    or a step the record does not have."""
+    if verdict not in Vote.Verdict.values:
+        raise ValidationError(f"Unknown verdict {verdict!r}.")
+    if step is not None and not 1 <= step <= len(record.solutions or []):
+        raise ValidationError(f"This record has no solution step {step}.")
+    day = today or timezone.localdate()
+    try:
+        with transaction.atomic():
+            vote = Vote.objects.filter(voter=voter, record=record, step=step, day=day).first()
+            if vote is None:
+                Vote.objects.create(record=record, verdict=verdict, step=step, day=day, voter=voter)
+                return True
+            if vote.verdict == verdict:
+                return False
+            vote.verdict = verdict
+            vote.save(update_fields=["verdict"])
+            return True
+    except IntegrityError:  # the same browser's concurrent vote landed first
+        return False
+
+
+# --- proposals --------------------------------------------------------------------------
+
+
+def _clean_text(text: str) -> str:
+    return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def propose(*, record: ErrorRecord, field: str, text: str, author: str = "") -> Proposal:
+    """Store a pending proposal. Raises ``ValidationError`` for an unknown field, or a text
+    that is empty or longer than ``KB_PROPOSAL_MAX_CHARS``."""
+    if field not in Proposal.Field.values:
+        raise ValidationError(f"Unknown field {field!r}.")
+    text = _clean_text(text if isinstance(text, str) else "")
+    if not text:
+        raise ValidationError("Write what you did: the text is empty.")
+    limit = settings.KB_PROPOSAL_MAX_CHARS
+    if len(text) > limit:
+        raise ValidationError(f"Keep it under {limit} characters ({len(text)} sent).")
+    author = _clean_text(author or "")[:_AUTHOR_CHARS]
+    return Proposal.objects.create(record=record, field=field, text=text, author=author)
+
+
+def _decide(proposal: Proposal, status: str, user: Any) -> None:
+    proposal.status = status
+    proposal.decided_at = timezone.now()
+    proposal.decided_by = user if getattr(user, "pk", None) else None
+    proposal.save(update_fields=["status", "decided_at", "decided_by"])
+
+
+def _pending(proposal: Proposal) -> Proposal:
+    fresh = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    if fresh.status != Proposal.State.PENDING:
+        raise ValidationError(f"This proposal was {fresh.status} already.")
+    return fresh
+
+
+def accept_proposal(*, proposal: Proposal, user: Any) -> ErrorRecord:
+    """Merge the proposal into its record as a curator edit by ``user``: a list field
+    gains the text as a new item, a text field gains it as a paragraph."""
+    with transaction.atomic():
+        fresh = _pending(proposal)
+        record = ErrorRecord.objects.get(pk=fresh.record_id)
+        spec = BY_KEY[fresh.field]
+        current = getattr(record, spec.attr)
+        if spec.kind == "list":
+            value: Any = [*(current or []), fresh.text]
+        else:
+            value = f"{current.rstrip()}\n\n{fresh.text}" if current else fresh.text
+        setattr(record, spec.attr, value)
+        save_curator_edit(
+            record=record,
+            changed_fields=[spec.attr],
+            user=user,
+            reason=f"proposal {fresh.pk}: accepted",
+            via="proposal",
+        )
+        _decide(fresh, Proposal.State.ACCEPTED, user)
+    proposal.refresh_from_db()
+    return record
+
+
+def reject_proposal(*, proposal: Proposal, user: Any) -> Proposal:
+    with transaction.atomic():
+        fresh = _pending(proposal)
+        _decide(fresh, Proposal.State.REJECTED, user)
+    proposal.refresh_from_db()
+    return proposal
+
+
+# --- retention and export ---------------------------------------------------------------
+
+
+def purge(*, older_than: datetime) -> dict[str, int]:
+    """Delete what the retention no longer keeps: usage rows and votes of days before
+    ``older_than``, gaps last reported before it (with their samples), and proposals
+    rejected before it. Pending and accepted proposals stay (the record has the text)."""
+    day = older_than.date()
+    with transaction.atomic():
+        usage, _ = UsageDay.objects.filter(day__lt=day).delete()
+        votes, _ = Vote.objects.filter(day__lt=day).delete()
+        GapWord.objects.filter(gap__last_seen__lt=older_than).delete()
+        gaps, _ = Gap.objects.filter(last_seen__lt=older_than).delete()
+        rejected = Proposal.objects.filter(
+            status=Proposal.State.REJECTED, decided_at__lt=older_than
+        )
+        proposals, _ = rejected.delete()
+    return {"usage": usage, "votes": votes, "gaps": gaps, "proposals": proposals}
+
+
+def export_jsonl(out: IO[str]) -> int:
+    """Write every gap, then every proposal, one JSON object a line (``"kind"`` says
+    which), for offline review; returns the number of lines."""
+    n = 0
+    for gap in Gap.objects.order_by("pk").iterator(chunk_size=2000):
+        out.write(json.dumps(gap_json(gap) | {"kind": "gap"}, ensure_ascii=False) + "\n")
+        n += 1
+    for p in Proposal.objects.order_by("pk").iterator(chunk_size=2000):
+        row = {
+            "kind": "proposal",
+            "id": p.pk,
+            "record_id": p.record_id,
+            "field": p.field,
+            "text": p.text,
+            "author": p.author,
+            "status": p.status,
+            "created_at": p.created_at.isoformat(),
+            "decided_at": p.decided_at.isoformat() if p.decided_at else None,
+        }
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def gap_json(gap: Gap) -> dict[str, Any]:
+    """A gap in the contract's shape (``GET /api/gaps`` and the export)."""
+    return {
+        "id": str(gap.pk),
+        "template": gap.template,
+        "count": gap.count,
+        "first_seen": gap.first_seen.isoformat(),
+        "last_seen": gap.last_seen.isoformat(),
+        "samples": list(gap.samples),
+        "nearest": list(gap.nearest),
+        "closed_by": gap.closed_by_id,
+    }
