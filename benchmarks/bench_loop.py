@@ -3,8 +3,9 @@ nothing, and each work-queue section answers fast at scale.
 
 1. **Paste path, usage on vs off, in the same run.** ``POST /match/`` (htmx fragment) with
    real labelled pastes (``eval-public.jsonl``) against the full dataset, in-process through
-   Django's test Client. The two arms alternate in small blocks (which arm goes first
-   alternates too), so drift on a shared machine falls on both alike; the throughput ratio
+   Django's test Client. The two arms alternate paste by paste, each paste sent once per
+   arm (which arm goes first alternates too), so drift on a shared machine falls on both
+   alike; the throughput ratio
    is on/off over the summed times. The flush interval is cut to `BENCH_FLUSH_SECONDS`, so
    the run pays for many flushes, not only for counting (production flushes less often).
    The rate limiter is off in both arms (it would refuse the run), identical otherwise.
@@ -13,8 +14,8 @@ nothing, and each work-queue section answers fast at scale.
    a paste they come to at that interval. Bar: `RATIO_GOAL`.
 2. **Work-queue sections at scale.** 200k records (the real ones plus synthetic published
    records whose pattern is disabled, so the matcher never compiles them), 10^5 gaps, votes,
-   proposals and usage rows; each section's first page (`kb.loop.selectors.page_of`, 20
-   rows) and the records its rows name, timed over repeated calls. Bar: `SECTION_GOAL_MS`
+   proposals and usage rows; each section's first page as the admin page builds it
+   (`kb.loop.admin.work_queue_sections`), timed over repeated calls. Bar: `SECTION_GOAL_MS`
    at the 95th percentile, each.
 
 The database is a scratch one: ``DATABASE_URL`` (default
@@ -62,7 +63,7 @@ FLUSH_ROUNDS = 9
 SECTION_GOAL_MS = 100.0
 RECORDS = 200_000
 ROWS = 100_000  # gaps, votes, proposals and usage rows each
-PAGE = 20
+WINDOW_DAYS = 30  # the work queue's "hit in the last N days" window
 SYNTHETIC = "syn"
 
 
@@ -191,6 +192,7 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
     texts = pastes()
     client = Client(HTTP_HX_REQUEST="true")
     times = {"on": 0.0, "off": 0.0}
+    cpu = {"on": 0.0, "off": 0.0}
     counts = {"on": 0, "off": 0}
     flushes = 0
     original_flush = usage.UsageBuffer.flush
@@ -212,11 +214,12 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
                 arms = ("on", "off") if b % 2 == 0 else ("off", "on")
                 for arm in arms:
                     with override_settings(KB_USAGE_ENABLED=arm == "on"):
-                        started = time.perf_counter()
+                        started, cpu_started = time.perf_counter(), time.process_time()
                         for k in range(block):
                             response = client.post("/match/", {"text": texts[(i + k) % len(texts)]})
                             assert response.status_code == 200, response.status_code
                         times[arm] += time.perf_counter() - started
+                        cpu[arm] += time.process_time() - cpu_started
                         counts[arm] += block
                 i += block
             usage.flush()
@@ -232,6 +235,9 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
         "on_req_per_s": round(rate["on"], 1),
         "off_req_per_s": round(rate["off"], 1),
         "ratio_on_over_off": round(ratio, 4),
+        # CPU time of this process: what the other processes on a shared machine do to
+        # wall time falls out (the flushes' waits for the disk do too).
+        "cpu_ratio_on_over_off": round(cpu["off"] / cpu["on"], 4),
         "goal_ratio": RATIO_GOAL,
         "meets_goal": ratio >= RATIO_GOAL,
         "flushes_in_on_arm": flushes,
@@ -282,52 +288,60 @@ def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
 
 
 def sections(tries: int) -> list[dict[str, Any]]:
-    """Each work-queue section's first page and the records its rows name."""
-    from kb.loop import selectors as s
+    """Each work-queue section as the admin page builds it (`work_queue_sections`): the
+    time of each section's `page_of` (its query, read to the page's end), and of the
+    whole set of sections with the records their rows name."""
+    from django.test import RequestFactory
 
-    def with_records(queryset: Any) -> list[Any]:
-        rows = s.page_of(queryset, 1, PAGE).rows
-        ids = [r["record_id"] for r in rows if isinstance(r, dict)]
-        if ids:
-            s.records_by_id(ids)
-        return rows
+    from kb.loop import admin as queue
+    from kb.loop import selectors
 
-    cases = {
-        "open gaps by count": lambda: with_records(s.open_gaps()),
-        "closed gaps (latest)": lambda: with_records(s.closed_gaps()),
-        "most-hit records without a solution (30 days)": lambda: with_records(
-            s.hit_records_without_solution(30)
-        ),
-        "records by complaints": lambda: with_records(s.records_by_complaints()),
-        "pending proposals (oldest first)": lambda: with_records(s.pending_proposals()),
-        "records not hit (30 days)": lambda: with_records(s.records_not_hit(30)),
-    }
-    out = []
-    for name, run in cases.items():
-        cold_started = time.perf_counter()
-        rows = run()
-        cold = (time.perf_counter() - cold_started) * 1000
-        samples = []
-        for _ in range(tries):
+    real_page_of = selectors.page_of
+    calls: list[float] = []
+
+    def timed_page_of(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        page = real_page_of(*args, **kwargs)
+        calls.append((time.perf_counter() - started) * 1000)
+        return page
+
+    request = RequestFactory().get("/admin/kb/gap/queue/")
+    per_section: dict[str, list[float]] = {}
+    whole: list[float] = []
+    rows: dict[str, int] = {}
+    selectors.page_of = timed_page_of
+    try:
+        for _ in range(tries + 1):  # the first is the cold one, reported apart
+            calls.clear()
             started = time.perf_counter()
-            run()
-            samples.append((time.perf_counter() - started) * 1000)
-        samples.sort()
-        p95 = samples[min(len(samples) - 1, int(0.95 * len(samples)))]
-        out.append(
-            {
-                "case": name,
-                "rows": len(rows),
-                "n": tries,
-                "cold_ms": round(cold, 2),
-                "p50_ms": round(statistics.median(samples), 2),
-                "p95_ms": round(p95, 2),
-                "max_ms": round(samples[-1], 2),
-                "goal_ms": SECTION_GOAL_MS,
-                "meets_goal": p95 < SECTION_GOAL_MS,
-            }
-        )
+            built = queue.work_queue_sections(request, WINDOW_DAYS)
+            elapsed = (time.perf_counter() - started) * 1000
+            for section, ms in zip(built, calls, strict=True):
+                per_section.setdefault(section["title"], []).append(ms)
+                rows[section["title"]] = len(section["page"].rows)
+            whole.append(elapsed)
+    finally:
+        selectors.page_of = real_page_of
+    out = [_timing(name, samples, rows[name]) for name, samples in per_section.items()]
+    out.append(_timing("all sections, with their records (the page's data)", whole, None))
     return out
+
+
+def _timing(name: str, samples: list[float], rows: int | None) -> dict[str, Any]:
+    cold, warm = samples[0], sorted(samples[1:])
+    p95 = warm[min(len(warm) - 1, int(0.95 * len(warm)))]
+    each = rows is not None
+    return {
+        "case": name,
+        "rows": rows,
+        "n": len(warm),
+        "cold_ms": round(cold, 2),
+        "p50_ms": round(statistics.median(warm), 2),
+        "p95_ms": round(p95, 2),
+        "max_ms": round(warm[-1], 2),
+        "goal_ms": SECTION_GOAL_MS if each else None,
+        "meets_goal": p95 < SECTION_GOAL_MS if each else None,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -335,7 +349,7 @@ def main(argv: list[str]) -> int:
     rng = random.Random(12)
     started = time.perf_counter()
     data = ensure_records()
-    blocks, block = (6, 20) if quick else (20, 30)
+    blocks, block = (200, 1) if quick else (1500, 1)
     paste = paste_path(blocks, block, BENCH_FLUSH_SECONDS)
     production = paste_path(blocks, block, settings.KB_USAGE_FLUSH_SECONDS)
     costs = usage_costs(20_000 if quick else 200_000, paste["off_req_per_s"])
@@ -362,21 +376,24 @@ def main(argv: list[str]) -> int:
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(
         f"paste path: on {paste['on_req_per_s']} req/s, off {paste['off_req_per_s']} req/s, "
-        f"ratio {paste['ratio_on_over_off']} (goal >= {RATIO_GOAL}), "
+        f"ratio {paste['ratio_on_over_off']} (cpu {paste['cpu_ratio_on_over_off']}; "
+        f"goal >= {RATIO_GOAL}), "
         f"{paste['flushes_in_on_arm']} flushes"
     )
     print("| section | rows | p50 ms | p95 ms | goal |\n| --- | ---: | ---: | ---: | --- |")
     for c in queue:
-        ok = "ok" if c["meets_goal"] else "MISSED"
+        ok = {True: "ok", False: "MISSED", None: "-"}[c["meets_goal"]]
         print(f"| {c['case']} | {c['rows']} | {c['p50_ms']} | {c['p95_ms']} | {ok} |")
     print(f"wrote {RESULTS.relative_to(REPO)}")
     print(
-        f"at the production interval: ratio {production['ratio_on_over_off']}; "
+        f"at the production interval: ratio {production['ratio_on_over_off']} "
+        f"(cpu {production['cpu_ratio_on_over_off']}); "
         f"count_match {costs['count_match_us']} us, flush of {FLUSH_KEYS} keys "
         f"{costs['flush_ms_median']} ms, projected ratio "
         f"{costs['projected_ratio_at_production_interval']}"
     )
-    good = paste["meets_goal"] and production["meets_goal"] and all(c["meets_goal"] for c in queue)
+    good = paste["meets_goal"] and production["meets_goal"]
+    good = good and all(c["meets_goal"] is not False for c in queue)
     return 0 if good else 1
 
 

@@ -12,19 +12,20 @@ itself. The rules that hold here:
   replaces the earlier one;
 - an accepted proposal is a curator edit (`kb.services.save_curator_edit`), so its field
   becomes curated: a re-import keeps it as a conflict and `export_records` has it.
+
+The bulk jobs (retention purge, JSONL export) are `kb.loop.retention`'s, named here too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import IO, Any
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -37,7 +38,8 @@ from kb.learning import gaps as folding
 from kb.learning.derive import pattern_from_template
 from kb.learning.error_lines import find_error_lines
 from kb.learning.redact import Redacted, redact
-from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
+from kb.loop.models import Gap, GapWord, Proposal, Vote
+from kb.loop.retention import export_jsonl, gap_json, purge
 from kb.models import ErrorRecord, Status
 from kb.schema import BY_KEY
 from kb.services import save_curator_edit
@@ -52,6 +54,7 @@ __all__ = [
     "draft_from_gap",
     "export_jsonl",
     "file_report",
+    "gap_json",
     "preview_report",
     "propose",
     "purge",
@@ -360,61 +363,3 @@ def reject_proposal(*, proposal: Proposal, user: Any) -> Proposal:
         _decide(fresh, Proposal.State.REJECTED, user)
     proposal.refresh_from_db()
     return proposal
-
-
-# --- retention and export ---------------------------------------------------------------
-
-
-def purge(*, older_than: datetime) -> dict[str, int]:
-    """Delete what the retention no longer keeps: usage rows and votes of days before
-    ``older_than``, gaps last reported before it (with their samples), and proposals
-    rejected before it. Pending and accepted proposals stay (the record has the text)."""
-    day = older_than.date()
-    with transaction.atomic():
-        usage, _ = UsageDay.objects.filter(day__lt=day).delete()
-        votes, _ = Vote.objects.filter(day__lt=day).delete()
-        GapWord.objects.filter(gap__last_seen__lt=older_than).delete()
-        gaps, _ = Gap.objects.filter(last_seen__lt=older_than).delete()
-        rejected = Proposal.objects.filter(
-            status=Proposal.State.REJECTED, decided_at__lt=older_than
-        )
-        proposals, _ = rejected.delete()
-    return {"usage": usage, "votes": votes, "gaps": gaps, "proposals": proposals}
-
-
-def export_jsonl(out: IO[str]) -> int:
-    """Write every gap, then every proposal, one JSON object a line (``"kind"`` says
-    which), for offline review; returns the number of lines."""
-    n = 0
-    for gap in Gap.objects.order_by("pk").iterator(chunk_size=2000):
-        out.write(json.dumps(gap_json(gap) | {"kind": "gap"}, ensure_ascii=False) + "\n")
-        n += 1
-    for p in Proposal.objects.order_by("pk").iterator(chunk_size=2000):
-        row = {
-            "kind": "proposal",
-            "id": p.pk,
-            "record_id": p.record_id,
-            "field": p.field,
-            "text": p.text,
-            "author": p.author,
-            "status": p.status,
-            "created_at": p.created_at.isoformat(),
-            "decided_at": p.decided_at.isoformat() if p.decided_at else None,
-        }
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        n += 1
-    return n
-
-
-def gap_json(gap: Gap) -> dict[str, Any]:
-    """A gap in the contract's shape (``GET /api/gaps`` and the export)."""
-    return {
-        "id": str(gap.pk),
-        "template": gap.template,
-        "count": gap.count,
-        "first_seen": gap.first_seen.isoformat(),
-        "last_seen": gap.last_seen.isoformat(),
-        "samples": list(gap.samples),
-        "nearest": list(gap.nearest),
-        "closed_by": gap.closed_by_id,
-    }

@@ -17,6 +17,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from kb.models import ErrorRecord, Status
+from kb.schema import MATCH_ATTRS
 
 log = logging.getLogger(__name__)
 
@@ -44,4 +45,7 @@ def _scheduled(using: str | None) -> bool:
 def close_gaps_on_publish(sender: Any, instance: ErrorRecord, **kwargs: Any) -> None:
     if instance.status != Status.PUBLISHED or _scheduled(kwargs.get("using")):
         return
+    fields = kwargs.get("update_fields")
+    if fields is not None and not MATCH_ATTRS.intersection(fields):
+        return  # a save of fields that cannot change what the matcher answers
     transaction.on_commit(close_gaps_after_commit, using=kwargs.get("using"))

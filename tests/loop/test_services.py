@@ -262,6 +262,20 @@ def test_publishing_a_record_closes_the_gaps_it_answers(django_capture_on_commit
     assert Gap.objects.get(pk=filed.gap.pk).closed_by_id == record.pk
 
 
+def test_a_save_that_cannot_change_matching_schedules_no_gap_closing(
+    django_capture_on_commit_callbacks,
+) -> None:
+    services.file_report(text=GAP_TEXT.format(n=1))
+    record = make_record()
+    record.documentation = "A note"
+    with django_capture_on_commit_callbacks() as callbacks:
+        record.save(update_fields=["documentation"])
+    assert callbacks == []
+    with django_capture_on_commit_callbacks() as callbacks:
+        record.save()
+    assert len(callbacks) == 1
+
+
 def test_a_gap_lists_the_nearest_records() -> None:
     record = make_record()
     filed = services.file_report(

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from kb.loop.services import export_jsonl
+from kb.loop.retention import export_jsonl
 
 
 class Command(BaseCommand):

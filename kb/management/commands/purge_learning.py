@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from kb.loop.services import purge
+from kb.loop.retention import purge
 
 
 class _DryRun(Exception):
