@@ -30,7 +30,7 @@ BARS_PAGE = HERE.parent / "docs" / "reliability.md"
 
 # The renderers live beside this file (run as a script or imported by run_all.py).
 sys.path.insert(0, str(HERE))
-from report_explain import render_explain, render_explain_pages  # noqa: E402 - found through the line above
+from report_explain import render_explain, render_explain_pages, render_loop  # noqa: E402 - found through the line above
 from report_format import render_unknown, slug  # noqa: E402
 from report_layers import (  # noqa: E402
     render_gaps,
@@ -188,6 +188,16 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "`server CPU ms/request` is the figure to compare between runs on a busy machine.",
         "written by `benchmarks/load/run_load.py` (`make load`)",
         render_load,
+    ),
+    (
+        "loop.json",
+        "Learning loop",
+        "The paste path with usage counting on against the same build with it off, "
+        "alternated paste by paste in one run (the bar: at least 0.95 of the throughput), "
+        "the cost of counting and of one flush, and each section of the curators' work "
+        "queue at scale (the bar: under 100 ms).",
+        "written by `benchmarks/bench_loop.py`",
+        render_loop,
     ),
     (
         "explain.json",

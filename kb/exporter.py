@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from typing import Any
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
 
 from kb.models import ErrorRecord
 from kb.schema import FIELDS, record_to_line
@@ -48,3 +50,21 @@ def content_hash(queryset: Any | None = None) -> str:
 
 
 __all__ = ["content_hash", "export_lines"]
+
+
+def write_export(target: str, write: Callable[[TextIO], int]) -> tuple[int, Path | None]:
+    """Run ``write`` on standard output (``target`` ``-``) or on the file ``target``.
+
+    A file is written under a temporary name and moved into place, so a reader never sees
+    half of it. Returns what ``write`` counted and the file's path (``None`` for stdout).
+    """
+    if target == "-":
+        count = write(sys.stdout)
+        sys.stdout.flush()
+        return count, None
+    path = Path(target)
+    tmp = path.with_name(path.name + ".part")
+    with tmp.open("w", encoding="utf-8") as fh:
+        count = write(fh)
+    tmp.replace(path)
+    return count, path

@@ -193,14 +193,14 @@ def test_an_unknown_nested_file_reads_as_tables_and_says_what_it_measures(
 ) -> None:
     page = _render_one(
         tmp_path,
-        "loop.json",
+        "unknown-nested.json",
         {
-            "benchmark": "loop",
+            "benchmark": "unknown nested",
             "what": "Report and vote through the loop services at growing scales.",
             "scales": {"1000": {"ms": 1.25, "queries": {"report": 4}}},
         },
     )
-    assert "## loop" in page
+    assert "## unknown nested" in page
     assert "Report and vote through the loop services at growing scales." in page
     assert "| name | ms | queries.report |" in page
     assert "| 1000 | 1.25 | 4 |" in page

@@ -28,9 +28,9 @@ from kb.api.schemas import ErrorOut, RefusalOut, ValidationOut
 from kb.browse.selectors import visible_record
 from kb.limits import Refusal, TooLarge, check, text_bytes
 from kb.loop import services
+from kb.loop.gates import gate
 from kb.loop.models import Gap
 from kb.management.commands.create_curator import GROUP
-from kb.middleware import rate_limit_response
 from kb.views.errors import refusal_response
 
 router = Router(tags=["learning loop"])
@@ -122,25 +122,10 @@ class GapsOut(Schema):
     gaps: list[GapOut]
 
 
-FEATURES = {
-    "KB_REPORTS_ENABLED": "Reporting unknown errors",
-    "KB_FEEDBACK_ENABLED": "Feedback on answers",
-    "KB_PROPOSALS_ENABLED": "Proposing fixes",
-}
-
-
-def _gate(request: HttpRequest, setting: str) -> HttpResponse | None:
-    """403 while the feature is off, 429 past the rate limit, else ``None``."""
-    if not getattr(settings, setting):
-        off = Refusal(403, f"{FEATURES[setting]} is turned off", "This site does not take it.")
-        return refusal_response(request, off)
-    return rate_limit_response(request)
-
-
 def _open_record(request: HttpRequest, setting: str, record_id: str) -> tuple[Any, Any]:
     """``(record, None)`` for a record this request may act on, else ``(None, refusal)``:
     the gate's, or a 404 for a record the requester cannot see (a draft, a typo)."""
-    refused = _gate(request, setting)
+    refused = gate(request, setting)
     if refused is not None:
         return None, refused
     record = visible_record(record_id, request.user)
@@ -169,7 +154,7 @@ def _no_store(response: HttpResponse) -> HttpResponse:
     url_name="reports",
 )
 def reports(request: HttpRequest, body: ReportIn) -> Any:
-    refused = _gate(request, "KB_REPORTS_ENABLED")
+    refused = gate(request, "KB_REPORTS_ENABLED")
     if refused is not None:
         return refused
     try:

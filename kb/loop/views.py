@@ -28,45 +28,13 @@ from django.views.decorators.vary import vary_on_headers
 
 from kb.browse.selectors import visible_record
 from kb.http import HtmxHttpRequest
-from kb.limits import Refusal, TooLarge, check, text_bytes
+from kb.limits import TooLarge, check, text_bytes
 from kb.loop import services
+from kb.loop.gates import flags, gate
 from kb.loop.models import Proposal, Vote
 from kb.loop.selectors import step_order, vote_counts
-from kb.middleware import rate_limit_response
 from kb.models import ErrorRecord
 from kb.views.errors import refusal_response
-
-# What each setting turns off, in the words of the 403 it answers.
-FEATURES = {
-    "KB_REPORTS_ENABLED": "Reporting unknown errors",
-    "KB_FEEDBACK_ENABLED": "Feedback on answers",
-    "KB_PROPOSALS_ENABLED": "Proposing fixes",
-}
-
-
-def flags() -> dict[str, bool]:
-    """Which parts of the loop are on, for the templates that offer them."""
-    return {
-        "reports": settings.KB_REPORTS_ENABLED,
-        "feedback": settings.KB_FEEDBACK_ENABLED,
-        "proposals": settings.KB_PROPOSALS_ENABLED,
-        "proposal_max_chars": settings.KB_PROPOSAL_MAX_CHARS,
-    }
-
-
-def turned_off(setting: str) -> Refusal:
-    return Refusal(
-        status=403,
-        title=f"{FEATURES[setting]} is turned off",
-        detail="This site does not take it at the moment.",
-    )
-
-
-def _gate(request: HtmxHttpRequest, setting: str) -> HttpResponse | None:
-    """The refusal for this request, or ``None`` when it may go on."""
-    if not getattr(settings, setting):
-        return refusal_response(request, turned_off(setting))
-    return rate_limit_response(request)
 
 
 def _render(
@@ -84,7 +52,7 @@ def report(request: HtmxHttpRequest) -> HttpResponse:
     """``action=preview`` (the default): what would be stored, with a Send button; nothing
     is stored. ``action=send``: redact again here (the preview the browser holds is not
     trusted) and fold the report into its gap."""
-    refused = _gate(request, "KB_REPORTS_ENABLED")
+    refused = gate(request, "KB_REPORTS_ENABLED")
     if refused is not None:
         return refused
     text = request.POST.get("text", "")
@@ -124,7 +92,7 @@ def parse_vote(value: str, step: str = "") -> tuple[str, int | None]:
 @vary_on_headers("HX-Request")
 @require_POST
 def feedback(request: HtmxHttpRequest) -> HttpResponse:
-    refused = _gate(request, "KB_FEEDBACK_ENABLED")
+    refused = gate(request, "KB_FEEDBACK_ENABLED")
     if refused is not None:
         return refused
     record = _record(request, request.POST.get("record_id", ""))
@@ -156,7 +124,7 @@ def feedback(request: HtmxHttpRequest) -> HttpResponse:
 def propose(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
     """Store a proposal, pending. A filled ``website`` field (a honeypot no person sees)
     is answered like a stored proposal and dropped, so a bot learns nothing."""
-    refused = _gate(request, "KB_PROPOSALS_ENABLED")
+    refused = gate(request, "KB_PROPOSALS_ENABLED")
     if refused is not None:
         return refused
     record = _record(request, record_id)

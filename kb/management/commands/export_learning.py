@@ -9,30 +9,15 @@ into place, so a reader never sees half of it.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any
-
-from django.core.management.base import BaseCommand, CommandParser
+from typing import TextIO
 
 from kb.loop.retention import export_jsonl
+from kb.management.export_command import ExportCommand
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Export learning-loop gaps and proposals as JSONL (to FILE, or stdout with '-')."
+    what = "gaps and proposals"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", nargs="?", default="-", metavar="FILE")
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        target = options["file"]
-        if target == "-":
-            export_jsonl(sys.stdout)
-            sys.stdout.flush()
-            return
-        path = Path(target)
-        tmp = path.with_name(path.name + ".part")
-        with tmp.open("w", encoding="utf-8") as fh:
-            count = export_jsonl(fh)
-        tmp.replace(path)
-        self.stderr.write(f"Exported {count} gaps and proposals to {path}")
+    def write(self, out: TextIO) -> int:
+        return export_jsonl(out)

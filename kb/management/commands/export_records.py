@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any
-
-from django.core.management.base import BaseCommand, CommandParser
+from typing import TextIO
 
 from kb.exporter import export_lines
+from kb.management.export_command import ExportCommand
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Export every record as JSONL (to FILE, or stdout with '-' or no argument)."
+    what = "records"
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file", nargs="?", default="-", metavar="FILE")
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        target = options["file"]
-        if target == "-":
-            out = sys.stdout
-            for line in export_lines():
-                out.write(line + "\n")
-            out.flush()
-            return
-        path = Path(target)
-        tmp = path.with_name(path.name + ".part")
+    def write(self, out: TextIO) -> int:
         count = 0
-        with tmp.open("w", encoding="utf-8") as fh:
-            for line in export_lines():
-                fh.write(line + "\n")
-                count += 1
-        tmp.replace(path)
-        self.stderr.write(f"Exported {count} records to {path}")
+        for line in export_lines():
+            out.write(line + "\n")
+            count += 1
+        return count
