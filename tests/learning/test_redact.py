@@ -85,12 +85,14 @@ HOSTILE = [
 ]
 
 
-def _best_of(fn, repeat: int = 3) -> float:
+def _best_of(fn, repeat: int = 5) -> float:
+    """The least CPU time of ``repeat`` calls: a busy machine only ever adds time, so the
+    fastest call is the measure of the work."""
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best
 
 
@@ -106,10 +108,11 @@ def _growth(small: str, large: str) -> float:
 @pytest.mark.parametrize("unit", HOSTILE)
 def test_linear_time_on_hostile_input(unit: str) -> None:
     """A paste at the size limit costs about as much as the same text in eight short
-    pastes when linear, eight times as much when quadratic: the bound sits between."""
+    pastes when linear, eight times as much when quadratic: the bound sits between, with
+    room for a busy machine's noise."""
     small = (unit * (32 * 1024 // len(unit) + 1))[: 32 * 1024]
     large = (unit * (256 * 1024 // len(unit) + 1))[: 256 * 1024]
-    assert _growth(small, large) <= 3, unit
+    assert _growth(small, large) <= 4, unit
 
 
 def test_a_long_private_key_body_is_linear() -> None:
@@ -117,7 +120,7 @@ def test_a_long_private_key_body_is_linear() -> None:
     small = head + "QUJD" * (8 * 1024)
     large = head + "QUJD" * (64 * 1024)
     assert redact(large).text == "<key>"
-    assert _growth(small, large) <= 3
+    assert _growth(small, large) <= 4
 
 
 # -- properties ------------------------------------------------------------------------
