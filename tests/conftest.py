@@ -24,8 +24,8 @@ def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -
     """Every test shares one on-disk matcher cache; each starts with no in-process matcher."""
     from kb.matching import holder
 
-    settings.KB_MATCHER_CACHE_DIR = ROOT / ".cache" / "matcher-test"  # type: ignore[attr-defined]
-    settings.KB_MATCHER_REFRESH_SECONDS = 0  # type: ignore[attr-defined]
+    settings.KB_MATCHER_CACHE_DIR = ROOT / ".cache" / "matcher-test"
+    settings.KB_MATCHER_REFRESH_SECONDS = 0
     holder.reset()
 
 

@@ -84,7 +84,7 @@ def stored_state() -> tuple:
         for stamp in ("revision", "created_at", "updated_at"):
             r.pop(stamp)
     history = list(
-        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
+        ErrorRecord.history.order_by("history_id").values_list(
             "id",
             "history_type",
             "history_change_reason",
@@ -104,5 +104,5 @@ def clear_records() -> None:
     from kb.models import ErrorRecord, Tag
 
     ErrorRecord.objects.all().delete()
-    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
+    ErrorRecord.history.all().delete()
     Tag.objects.all().delete()

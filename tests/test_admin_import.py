@@ -198,7 +198,7 @@ def test_a_task_backend_that_cannot_enqueue_fails_the_job_visibly(
 
 
 def test_a_queued_job_waits_for_a_real_backend(curator_client: Client, settings: object) -> None:
-    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}  # type: ignore[attr-defined]
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
     job = upload(curator_client, "queued.jsonl", jsonl(make_line()))
     assert job.state == ImportJob.State.QUEUED
     assert job.task_id

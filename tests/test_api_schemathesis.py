@@ -31,7 +31,7 @@ def _wsgi_in_test_transaction(settings: object) -> Iterator[None]:
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
 
-    settings.KB_RATE_LIMIT_PER_MINUTE = 0  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0
     make_record()
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)

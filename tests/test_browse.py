@@ -323,7 +323,7 @@ def test_rendered_lists_are_reused_until_a_change_takes_a_new_revision(client: C
     from django.test.utils import CaptureQueriesContext
 
     ids = add(3, tags=["gadgets"])
-    store = caches["fragments"]._cache  # type: ignore[attr-defined]
+    store = caches["fragments"]._cache
     hx = {"HX-Request": "true"}
     first = client.get("/records/", headers=hx).content  # the fragment alone: no nonce
     assert "Widget number 000" in first.decode()

@@ -31,7 +31,7 @@ def test_404_is_a_friendly_page_with_security_headers(client: Client) -> None:
     assert "<h1>Page not found</h1>" in html
     assert 'href="/"' in html
     assert_secure_headers(response)
-    nonce = re.search(r"'nonce-([^']+)'", response["Content-Security-Policy"]).group(1)  # type: ignore[union-attr]
+    nonce = re.search(r"'nonce-([^']+)'", response["Content-Security-Policy"]).group(1)
     assert all(f'nonce="{nonce}"' in tag for tag in re.findall(r"<script\b[^>]*>", html))
 
 

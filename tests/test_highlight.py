@@ -56,7 +56,7 @@ def test_output_escapes_markup_and_has_no_inline_styles() -> None:
     hostile = '</code></pre><script>alert(1)</script><img src=x onerror="alert(2)">\n{{ x }}'
     for html in (
         str(highlight_code(hostile, "x.rs")),
-        str(highlight_snippet(hostile, "x.java", start=1, error_line=1).html),  # type: ignore[union-attr]
+        str(highlight_snippet(hostile, "x.java", start=1, error_line=1).html),
         str(highlight_code(hostile, "unknown.txt")),
     ):
         assert "<script" not in html

@@ -24,7 +24,7 @@ HX = {"HX-Request": "true"}
 
 @pytest.fixture(autouse=True)
 def _no_rate_limit(settings: object) -> None:
-    settings.KB_RATE_LIMIT_PER_MINUTE = 0  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0
 
 
 def _htmx_config(html: str) -> dict[str, object]:
@@ -73,7 +73,7 @@ def test_htmx_is_served_from_our_origin_with_the_nonce() -> None:
 def _csrf_client() -> tuple[Client, str]:
     client = Client(enforce_csrf_checks=True)
     html = client.get("/").content.decode()
-    token = json.loads(re.search(r"hx-headers='([^']*)'", html).group(1))["X-CSRFToken"]  # type: ignore[union-attr]
+    token = json.loads(re.search(r"hx-headers='([^']*)'", html).group(1))["X-CSRFToken"]
     return client, token
 
 
@@ -107,7 +107,7 @@ def test_api_match_refuses_get() -> None:
 
 @pytest.mark.urls("tests.urls_errors")
 def test_server_error_in_an_htmx_request_is_a_generic_fragment(settings: object) -> None:
-    settings.DEBUG = False  # type: ignore[attr-defined]
+    settings.DEBUG = False
     response = Client(raise_request_exception=False).get("/__boom__/", headers=HX)
     assert response.status_code == 500
     html = response.content.decode()

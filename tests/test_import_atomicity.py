@@ -90,7 +90,7 @@ def _count(db: Path, table: str) -> int:
 def _wait_until(predicate: object, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return
         time.sleep(0.02)
     raise AssertionError("the import did not get far enough in time")

@@ -26,7 +26,7 @@ def _indexed_column_lists(model: type) -> list[list[str]]:
 
 
 def test_history_keeps_the_indexes_its_reads_use() -> None:
-    indexed = _indexed_column_lists(ErrorRecord.history.model)  # type: ignore[attr-defined]
+    indexed = _indexed_column_lists(ErrorRecord.history.model)
     for needed in (["id"], ["history_date"]):
         assert needed in indexed
     for dropped in ("repo", "slug", "error_code", "error_type", "error_class", "severity"):
@@ -68,4 +68,4 @@ def test_record_history_page_reads_newest_first() -> None:
     )
     record.slug = "s2"
     record.save()
-    assert [h.history_type for h in record.history.all()] == ["~", "+"]  # type: ignore[attr-defined]
+    assert [h.history_type for h in record.history.all()] == ["~", "+"]

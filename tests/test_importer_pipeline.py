@@ -103,7 +103,7 @@ def test_batches_commit_together_up_to_commit_records(
     with pytest.raises(DatabaseError):
         import_lines(*[make_line() for _ in range(30)], batch_size=5, commit_records=10)
     assert ErrorRecord.objects.count() == kept
-    assert ErrorRecord.history.count() == kept  # type: ignore[attr-defined]
+    assert ErrorRecord.history.count() == kept
     assert RecordTag.objects.values("record_id").distinct().count() == kept
 
 
@@ -165,10 +165,10 @@ def test_stored_values_that_differ_only_in_form_are_still_unchanged() -> None:
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
             cursor.execute('UPDATE kb_errorrecord SET tags = \'["a","b"]\' WHERE id = %s', [second])
-    before = (content_hash(), ErrorRecord.history.count())  # type: ignore[attr-defined]
+    before = (content_hash(), ErrorRecord.history.count())
     report = import_lines(*lines)
     assert (report.unchanged, report.updated, report.created) == (3, 0, 0)
-    assert (content_hash(), ErrorRecord.history.count()) == before  # type: ignore[attr-defined]
+    assert (content_hash(), ErrorRecord.history.count()) == before
 
 
 @pytest.mark.django_db

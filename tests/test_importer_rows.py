@@ -27,7 +27,7 @@ def _lines() -> list[dict]:
 def _stored() -> tuple[list, list, list]:
     records = [record_to_dataset(r) for r in ErrorRecord.objects.order_by("id")]
     history = list(
-        ErrorRecord.history.order_by("history_id").values_list(  # type: ignore[attr-defined]
+        ErrorRecord.history.order_by("history_id").values_list(
             "id", "history_type", "history_change_reason", "history_user_id"
         )
     )
@@ -60,11 +60,11 @@ def test_bulk_rows_match_one_statement_per_row(monkeypatch: pytest.MonkeyPatch) 
     import_lines(*lines, source="bulk.jsonl", batch_size=150)
     bulk = _stored()
     ErrorRecord.objects.all().delete()
-    ErrorRecord.history.all().delete()  # type: ignore[attr-defined]
+    ErrorRecord.history.all().delete()
 
     def one_per_row(self: rows_module._Table, cursor: object, rows: list) -> None:
         if rows:
-            cursor.executemany(self.insert_sql(), rows)  # type: ignore[attr-defined]
+            cursor.executemany(self.insert_sql(), rows)
 
     monkeypatch.setattr(rows_module._Table, "insert", one_per_row)
     import_lines(*lines, source="bulk.jsonl", batch_size=150)

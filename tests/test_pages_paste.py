@@ -270,7 +270,7 @@ def test_match_requires_a_csrf_token(seed: ErrorRecord, fake_matcher: Any) -> No
         == 403
     )
     html = client.get("/").content.decode()
-    token = re.search(r'"X-CSRFToken": "([^"]+)"', html).group(1)  # type: ignore[union-attr]
+    token = re.search(r'"X-CSRFToken": "([^"]+)"', html).group(1)
     ok = client.post("/match/", {"text": LINE}, headers={**HX, "X-CSRFToken": token})
     assert ok.status_code == 200
 

@@ -41,7 +41,7 @@ def statuses(client: Client, n: int = LIMIT) -> list[int]:
 
 @pytest.fixture
 def limited(settings: object, limiter_clock: FakeClock) -> FakeClock:
-    settings.KB_RATE_LIMIT_PER_MINUTE = LIMIT  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = LIMIT
     cache.clear()
     return limiter_clock
 
@@ -137,7 +137,7 @@ def test_big_pastes_use_more_of_the_budget(client: Client, settings: object) -> 
     """A match counts once per started KB_RATE_LIMIT_UNIT_BYTES of body: with a 1 KiB
     unit and a limit of 5, two 2.5 KiB pastes (3 units each) are all one minute allows,
     while five small ones pass."""
-    settings.KB_RATE_LIMIT_UNIT_BYTES = 1024  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 1024
     big = {"text": "E" * 2500}
     first = api_match(client, big)
     second = api_match(client, big)
@@ -153,7 +153,7 @@ def test_big_pastes_use_more_of_the_budget(client: Client, settings: object) -> 
 def test_a_body_bigger_than_the_whole_budget_is_still_served_in_a_fresh_window(
     client: Client, settings: object
 ) -> None:
-    settings.KB_RATE_LIMIT_UNIT_BYTES = 16  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 16
     response = api_match(client, {"text": "E" * 500})
     assert response.status_code == 200
     again = api_match(client)
@@ -161,10 +161,10 @@ def test_a_body_bigger_than_the_whole_budget_is_still_served_in_a_fresh_window(
 
 
 def test_client_address_trusts_only_the_configured_proxies(settings: object, rf: object) -> None:
-    request = rf.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 1.2.3.4")  # type: ignore[attr-defined]
-    settings.KB_TRUSTED_PROXY_COUNT = 0  # type: ignore[attr-defined]
+    request = rf.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 1.2.3.4")
+    settings.KB_TRUSTED_PROXY_COUNT = 0
     assert client_address(request) == "127.0.0.1"
-    settings.KB_TRUSTED_PROXY_COUNT = 1  # type: ignore[attr-defined]
+    settings.KB_TRUSTED_PROXY_COUNT = 1
     assert client_address(request) == "1.2.3.4"  # the spoofable left entry is not trusted
 
 

@@ -31,7 +31,7 @@ NONCE = re.compile(r"script-src 'self' 'nonce-([A-Za-z0-9_\-+/=]+)'")
 
 
 def _client(**kwargs: object) -> Client:
-    return Client(raise_request_exception=False, **kwargs)  # type: ignore[arg-type]
+    return Client(raise_request_exception=False, **kwargs)
 
 
 def _responses(record_id: str) -> dict[str, object]:
@@ -65,13 +65,13 @@ def _responses(record_id: str) -> dict[str, object]:
 
 @pytest.fixture
 def responses(settings: object) -> dict[str, object]:
-    settings.KB_RATE_LIMIT_PER_MINUTE = 0  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = 0
     record = make_record()
     return _responses(record.pk)
 
 
 def _assert_headers(name: str, response: object) -> None:
-    headers = response.headers  # type: ignore[attr-defined]
+    headers = response.headers
     csp = headers.get("Content-Security-Policy", "")
     for directive in REQUIRED_CSP:
         assert directive in csp, f"{name}: {directive!r} missing from {csp!r}"
@@ -90,7 +90,7 @@ def test_every_response_type_has_the_security_headers(responses: dict[str, objec
 
 
 def test_the_walk_covers_the_status_codes_it_claims(responses: dict[str, object]) -> None:
-    status = {name: r.status_code for name, r in responses.items()}  # type: ignore[attr-defined]
+    status = {name: r.status_code for name, r in responses.items()}
     assert status["400 bad host"] == 400
     assert status["403 csrf"] == 403
     assert status["404 page"] == 404
@@ -101,7 +101,7 @@ def test_the_walk_covers_the_status_codes_it_claims(responses: dict[str, object]
 
 @pytest.mark.usefixtures("limiter_clock")
 def test_rate_limited_response_has_the_security_headers(settings: object) -> None:
-    settings.KB_RATE_LIMIT_PER_MINUTE = 1  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = 1
     cache.clear()
     c = _client()
     c.post("/api/match", {"text": "x"}, content_type="application/json")
@@ -113,7 +113,7 @@ def test_rate_limited_response_has_the_security_headers(settings: object) -> Non
 @pytest.mark.urls("tests.urls_errors")
 @pytest.mark.parametrize("htmx", [False, True], ids=["page", "htmx"])
 def test_500_has_the_security_headers_and_no_internals(settings: object, htmx: bool) -> None:
-    settings.DEBUG = False  # type: ignore[attr-defined]
+    settings.DEBUG = False
     response = _client().get("/__boom__/", headers=HX if htmx else {})
     assert response.status_code == 500
     _assert_headers("500", response)
@@ -124,10 +124,10 @@ def test_500_has_the_security_headers_and_no_internals(settings: object, htmx: b
 
 
 def test_hsts_in_production_mode(settings: object) -> None:
-    settings.DEBUG = False  # type: ignore[attr-defined]
-    settings.SECURE_HSTS_SECONDS = 31536000  # type: ignore[attr-defined]
-    settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True  # type: ignore[attr-defined]
-    settings.SECURE_SSL_REDIRECT = True  # type: ignore[attr-defined]
+    settings.DEBUG = False
+    settings.SECURE_HSTS_SECONDS = 31536000
+    settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    settings.SECURE_SSL_REDIRECT = True
     response = _client().get("/", secure=True)
     assert response.status_code == 200
     assert response["Strict-Transport-Security"].startswith("max-age=31536000")
@@ -138,7 +138,7 @@ def test_hsts_in_production_mode(settings: object) -> None:
 
 
 def _nonce(response: object) -> str:
-    match = NONCE.search(response["Content-Security-Policy"])  # type: ignore[index]
+    match = NONCE.search(response["Content-Security-Policy"])
     assert match
     return match.group(1)
 

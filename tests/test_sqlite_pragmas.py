@@ -77,7 +77,7 @@ def test_rate_limiter_does_not_wait_for_a_long_write_lock(
     from kb.middleware import LIMITER_LOCK_WAIT_MS
     from tests.servers import ROOT, app_env
 
-    settings.KB_RATE_LIMIT_PER_MINUTE = 5  # type: ignore[attr-defined]
+    settings.KB_RATE_LIMIT_PER_MINUTE = 5
     holder = subprocess.Popen(
         [
             sys.executable,

@@ -178,7 +178,7 @@ PY_SQLALCHEMY = {
         "            )\n"
         "        return params\n"
         "    elif _is_mapping(params):\n"
-        "        return [params]  # type: ignore[list-item]\n"
+        "        return [params]\n"
         "    else:\n"
         '        raise exc.ArgumentError("mapping or list expected for paramete'
         'rs")\n'
@@ -201,7 +201,7 @@ PY_SQLALCHEMY = {
         "            )\n"
         "        return params\n"
         "    elif _is_mapping_or_tuple(params):\n"
-        "        return [params]  # type: ignore[return-value]\n"
+        "        return [params]\n"
         "    else:\n"
         '        raise exc.ArgumentError("mapping or sequence expected for para'
         'meters")\n'

@@ -301,7 +301,7 @@ def test_a_line_shared_by_many_look_alike_records_costs_bounded_work(
 
     def counting(ntext: str, pid: int, *args: object) -> object:
         walked.append(pid)
-        return real(ntext, pid, *args)  # type: ignore[arg-type]
+        return real(ntext, pid, *args)
 
     monkeypatch.setattr(candidates, "confirm_truncated", counting)
     line = f"ERROR {head} sst-17 {'x' * 60} part 60 of the manifes"  # cut short

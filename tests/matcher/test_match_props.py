@@ -350,7 +350,7 @@ def check_report(report: MatchReport, text: str) -> None:
     # best first: matches that wrap or are read further by another come last; otherwise
     # by score (a match on an INFO/DEBUG line counts INFO_FACTOR of its score)
     def demoted(match: object) -> tuple[bool, bool]:
-        r = match.reason  # type: ignore[attr-defined]
+        r = match.reason
         return ("it wraps another matched message" in r, "reads more of this line" in r)
 
     flags = [demoted(x) for x in report.matches]

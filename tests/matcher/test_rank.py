@@ -89,7 +89,7 @@ def _cand(**kw: object) -> Candidate:
         "generic": False,
     }  # fmt: skip
     base.update(kw)
-    return Candidate(**base)  # type: ignore[arg-type]
+    return Candidate(**base)
 
 
 def test_confidence_rules() -> None:
