@@ -33,15 +33,15 @@ from kb.highlight import language_for
 log = logging.getLogger(__name__)
 
 EXPLAIN_VERSION = "1"
-# Explanations change only with the record; a day keeps the cache table small while
-# every record that is read daily is explained once a day at most.
-CACHE_TIMEOUT = 24 * 3600
+# The cache alias (a per-process memory cache: see its entry in the settings).
+CACHE = "explanations"
 _NONE = "none"  # cached for records with nothing to explain, so they are not re-parsed
 # Entries are small (a few short strings); this many covers every record a busy worker
 # shows between two imports without growing without bound.
 MEMO_SIZE = 4096
 _memo: dict[tuple[Any, ...], Explanation | None] = {}
 _memo_lock = threading.Lock()
+_MISSING = object()
 
 
 def _memo_key(record: Any) -> tuple[Any, ...]:
@@ -49,7 +49,7 @@ def _memo_key(record: Any) -> tuple[Any, ...]:
 
 
 def clear_memo() -> None:
-    """Forget this process's explanations (tests; the Django cache is left alone)."""
+    """Forget this process's explanations (tests; the cache alias is left alone)."""
     with _memo_lock:
         _memo.clear()
 
@@ -88,10 +88,11 @@ def compute(record: Any) -> Explanation | None:
 
 
 def explanation_for(record: Any) -> Explanation | None:
-    """The record's explanation (memoised per process, cached in ``default``), or ``None``."""
+    """The record's explanation (memoised per process, cached in ``explanations``), or ``None``."""
     key = _memo_key(record)
-    if key in _memo:
-        return _memo[key]
+    found = _memo.get(key, _MISSING)
+    if found is not _MISSING:
+        return found
     found = _cached(record)
     with _memo_lock:
         if len(_memo) >= MEMO_SIZE:
@@ -101,10 +102,10 @@ def explanation_for(record: Any) -> Explanation | None:
 
 
 def _cached(record: Any) -> Explanation | None:
-    if not record.source_code:
+    if not record.source_code or not language_for(record.file_path):
         return None
     key = cache_key(record)
-    cache = caches["default"]
+    cache = caches[CACHE]
     try:
         cached = cache.get(key)
     except Exception:
@@ -116,7 +117,7 @@ def _cached(record: Any) -> Explanation | None:
         return cached
     found = compute(record)
     try:
-        cache.set(key, found if found is not None else _NONE, CACHE_TIMEOUT)
+        cache.set(key, found if found is not None else _NONE)
     except Exception:
         log.warning("explanation cache unwritable", exc_info=True)
     return found

@@ -165,6 +165,8 @@ def _settle_conflicts(
     value was taken (they go back to the dataset: not curated any more)."""
     taken = []
     for key in take_incoming:
+        if key not in record.conflicts:
+            continue  # settled meanwhile (an import after the form was opened): nothing to take
         attr = BY_KEY[key].attr
         setattr(record, attr, incoming_value(record, key))
         record.curated_fields = [k for k in record.curated_fields if k != key]

@@ -169,6 +169,15 @@ CACHES = {
         # inside a worker's memory.
         "OPTIONS": {"MAX_ENTRIES": 500},
     },
+    # What the code says (``kb.explaining``): derived from the record alone, so each
+    # worker keeps its own rather than writing to the database on a page view (a GET
+    # that waits for an import's commit to store a few strings would stall pages).
+    "explanations": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "kb-explanations",
+        "TIMEOUT": 24 * 3600,
+        "OPTIONS": {"MAX_ENTRIES": 20000},
+    },
 }
 
 # --- Static files ---------------------------------------------------------------------

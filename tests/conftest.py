@@ -39,6 +39,7 @@ def _empty_cache() -> None:
     from kb.middleware import forget_refusals
 
     caches["fragments"].clear()  # rendered page bodies: keyed by revision too, per process
+    caches["explanations"].clear()  # derived from record content: keyed by it, per process
     forget_refusals()  # the rate limiter's memory of refused clients goes with its counters
     usage.buffer.reset()  # unwritten usage counts: a flush falls due only inside one test
     # Tests without database access (pure matcher tests) have nothing cached.

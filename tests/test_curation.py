@@ -119,6 +119,19 @@ def test_an_import_records_a_conflict_and_taking_its_value_hands_the_field_back(
     assert ErrorRecord.objects.get(pk=record.pk).solutions == ["Newer"]
 
 
+def test_taking_a_conflict_an_import_settled_meanwhile_keeps_the_curators_value(
+    curator: User,
+) -> None:
+    """A form opened before an import cleared the conflict asks to take a value that is no
+    longer offered: the save goes through and changes nothing it was not asked to."""
+    record, _line = _curated_conflict(curator)
+    ErrorRecord.objects.filter(pk=record.pk).update(conflicts={})
+    _edit(record, curator, [], take_incoming=["solutions"])
+    record.refresh_from_db()
+    assert record.solutions == ["Mine"]
+    assert record.curated_fields == ["solutions"]
+
+
 def test_keeping_the_curators_value_dismisses_the_conflict_only(curator: User) -> None:
     record, _line = _curated_conflict(curator)
     _edit(record, curator, [], keep_mine=["solutions"])

@@ -59,8 +59,7 @@ def test_seed_record_page_shows_the_whole_write_up(client: Client, seed: ErrorRe
 def test_record_page_is_cheap(
     client: Client, seed: ErrorRecord, django_assert_max_num_queries
 ) -> None:
-    # 8, plus the explanation cache read and write (kb.explaining) on a cold page.
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(8):
         assert client.get(seed.get_absolute_url()).status_code == 200
 
 

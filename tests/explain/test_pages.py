@@ -22,7 +22,7 @@ SENTENCE_HTML = (
 @pytest.fixture(autouse=True)
 def fresh() -> None:
     explaining.clear_memo()
-    caches["default"].clear()
+    caches["explanations"].clear()
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_result_card_shows_the_sentence(client: Client, seed: ErrorRecord) -> No
 
 
 def test_cache_failure_still_explains(seed: ErrorRecord, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = caches["default"]
+    cache = caches["explanations"]
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("cache down")
