@@ -36,6 +36,7 @@ __all__ = [
     "MAX_LINES",
     "MAX_LINE_CHARS",
     "ErrorLine",
+    "clip_line",
     "error_lines",
     "find_error_lines",
 ]
@@ -77,14 +78,23 @@ def error_lines(text: str) -> list[str]:
     return [e.text for e in find_error_lines(text)]
 
 
-def find_error_lines(text: str) -> list[ErrorLine]:
-    """The error lines of a paste, prefixes removed, each once, in paste order."""
+def find_error_lines(text: str, *, clip: bool = True) -> list[ErrorLine]:
+    """The error lines of a paste, prefixes removed, each once, in paste order.
+
+    ``clip=False`` leaves each line whole: what will be stored must be redacted before it
+    is cut (`clip_line`), or a secret that straddles the cut loses the shape redaction
+    knows it by and its first part survives."""
     norm = normalise(text)
-    out = _collect(norm, strict=True, limit=MAX_LINES)
-    return out or _collect(norm, strict=False, limit=FALLBACK_LINES)
+    out = _collect(norm, strict=True, limit=MAX_LINES, clip=clip)
+    return out or _collect(norm, strict=False, limit=FALLBACK_LINES, clip=clip)
 
 
-def _collect(norm: Normalised, *, strict: bool, limit: int) -> list[ErrorLine]:
+def clip_line(text: str) -> str:
+    """``text`` cut to `MAX_LINE_CHARS`, the cut marked."""
+    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
+
+
+def _collect(norm: Normalised, *, strict: bool, limit: int, clip: bool) -> list[ErrorLine]:
     lines = norm.lines
     replaced = _envelopes(lines)
     out: list[ErrorLine] = []
@@ -94,7 +104,7 @@ def _collect(norm: Normalised, *, strict: bool, limit: int) -> list[ErrorLine]:
             continue
         if info.derived is not None and info.derived not in _MESSAGE_VARIANTS:
             continue
-        found = _error_line(norm, info, strict=strict)
+        found = _error_line(norm, info, strict=strict, clip=clip)
         if found is None or found.text in seen:
             continue
         seen.add(found.text)
@@ -119,7 +129,7 @@ def _envelopes(lines: list[LineInfo]) -> set[int]:
     return out
 
 
-def _error_line(norm: Normalised, info: LineInfo, *, strict: bool) -> ErrorLine | None:
+def _error_line(norm: Normalised, info: LineInfo, *, strict: bool, clip: bool) -> ErrorLine | None:
     if info.level in _NOISE_LEVELS:
         return None
     whole = norm.text[info.start : info.end]
@@ -134,8 +144,8 @@ def _error_line(norm: Normalised, info: LineInfo, *, strict: bool) -> ErrorLine 
         pass
     elif info.level is not None or not is_errorish(body) or is_infoish(whole):
         return None
-    if len(body) > MAX_LINE_CHARS:
-        body = body[: MAX_LINE_CHARS - 1] + "…"
+    if clip:
+        body = clip_line(body)
     level = info.level if info.level in _ERROR_LEVELS else None
     return ErrorLine(body, info.kind, level, info.line, info.exc_type)
 

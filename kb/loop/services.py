@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from kb.learning import gaps as folding
 from kb.learning.derive import pattern_from_template
-from kb.learning.error_lines import find_error_lines
+from kb.learning.error_lines import clip_line, find_error_lines
 from kb.learning.redact import Redacted, redact
 from kb.loop.models import Gap, GapWord, Proposal, Vote
 from kb.loop.retention import export_jsonl, gap_json, purge
@@ -96,14 +96,14 @@ class FiledReport:
 
 def preview_report(*, text: str) -> ReportPreview:
     """The error lines of ``text``, each redacted, and the summary of what was replaced."""
-    found = find_error_lines(text)
+    found = find_error_lines(text, clip=False)  # redacted whole, then cut
     done = [redact(line.text) for line in found]
     counts: Counter[str] = Counter()
     for r in done:
         counts.update(r.counts)
-    lines = [r.text for r in done]
+    lines = [clip_line(r.text) for r in done]
     best = folding.headline(found)
-    head = done[found.index(best)].text if best is not None else ""
+    head = lines[found.index(best)] if best is not None else ""
     summary = Redacted("\n".join(lines), dict(counts)).summary()
     return ReportPreview(lines=lines, redacted="\n".join(lines), summary=summary, headline=head)
 

@@ -59,6 +59,22 @@ def test_the_preview_shows_the_error_lines_redacted_and_says_what_was_replaced()
     assert preview.summary != "nothing replaced"
 
 
+@pytest.mark.parametrize("offset", [-30, -20, -5, 0])
+def test_a_secret_across_the_line_cut_is_redacted_whole(offset: int) -> None:
+    """Lines are cut to a bound after redaction: a token straddling the cut must not
+    leave its first part behind."""
+    from kb.learning.error_lines import MAX_LINE_CHARS
+
+    token = "ghp_" + "A1b2" * 9
+    head = "ValueError: upstream refused " + "x " * 400
+    line = head[: MAX_LINE_CHARS + offset - len(token) // 2] + " with " + token + " while syncing"
+    preview = services.preview_report(text=line)
+    assert preview.lines
+    assert "ghp_" not in preview.redacted
+    assert "A1b2A1b2" not in preview.redacted
+    assert all(len(stored) <= MAX_LINE_CHARS for stored in preview.lines)
+
+
 def test_reports_of_one_error_with_other_values_fold_into_one_gap() -> None:
     first = services.file_report(text=unknown_error(42, EMAIL))
     second = services.file_report(
