@@ -18,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any
 
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 MAX_KEYS = 10_000
 #: The misses of a day are stored under this record id.
 MISS = ""
+# How long a flush waits for SQLite's write lock before giving up until the next interval.
+LOCK_WAIT_MS = 50
 
 
 class UsageBuffer:
@@ -79,12 +82,15 @@ class UsageBuffer:
         database error the counts go back into the buffer."""
         with self._lock:
             hits, misses = self.hits, self.misses
-            self.hits, self.misses, since = Counter(), Counter(), self.since
+            self.hits, self.misses = Counter(), Counter()
             self.since = None
         rows = [(rid, day, n, 0) for (rid, day), n in hits.items()]
         rows += [(MISS, day, 0, n) for day, n in misses.items()]
         if not rows:
             return 0
+        # One order for every worker, so two flushes of overlapping keys never lock rows in
+        # opposite orders (a deadlock PostgreSQL would settle by aborting one of them).
+        rows.sort()
         try:
             _upsert(rows)
         except DatabaseError as exc:
@@ -92,7 +98,9 @@ class UsageBuffer:
             with self._lock:
                 self.hits.update(hits)
                 self.misses.update(misses)
-                self.since = min(filter(None, (since, self.since)), default=now or self.clock())
+                # Wait a whole interval before trying again: retrying on every paste would
+                # make each one wait for the lock that made this flush fail.
+                self.since = now or self.clock()
             return 0
         return len(rows)
 
@@ -106,7 +114,7 @@ def _upsert(rows: list[tuple[str, date, int, int]]) -> None:
     increment (SQLite and PostgreSQL both have it; Django's ``update_conflicts`` would
     overwrite the stored count instead of adding to it)."""
     adapt = connection.ops.adapt_datefield_value
-    with transaction.atomic(), connection.cursor() as cursor:
+    with _brief_lock_wait(), transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(rows), _UPSERT_CHUNK):
             chunk = rows[start : start + _UPSERT_CHUNK]
             values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
@@ -120,6 +128,25 @@ def _upsert(rows: list[tuple[str, date, int, int]]) -> None:
                 f"hits = {_TABLE}.hits + excluded.hits, misses = {_TABLE}.misses + excluded.misses",
                 params,
             )
+
+
+@contextmanager
+def _brief_lock_wait() -> Iterator[None]:
+    """On SQLite, wait at most `LOCK_WAIT_MS` for the write lock: while an import or a
+    curator's edit holds it, this flush fails (its counts are kept) instead of making the
+    paste that triggered it wait."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        before = int(cursor.fetchone()[0])
+        cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout={before}")
 
 
 #: This process's buffer.

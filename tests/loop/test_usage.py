@@ -96,6 +96,59 @@ def test_a_failed_flush_keeps_the_counts_for_the_next(
     assert stored() == {("a", "2026-03-01"): (1, 0)}
 
 
+def test_after_a_failed_flush_pastes_do_not_retry_until_the_next_interval(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush that failed (the write lock held by an import) waits a whole interval:
+    retrying on every paste would make each one wait for that lock again."""
+    attempts: list[int] = []
+
+    def broken(rows: object) -> None:
+        attempts.append(1)
+        raise DatabaseError("database is locked")
+
+    monkeypatch.setattr(usage, "_upsert", broken)
+    usage.buffer.count({"a"})
+    clock.now = T0 + timedelta(seconds=31)
+    assert usage.buffer.due()
+    usage.buffer.flush()
+    assert attempts == [1]
+    for seconds in (32, 40, 60):
+        clock.now = T0 + timedelta(seconds=seconds)
+        usage.buffer.count({"a"})
+        assert not usage.buffer.due()
+    clock.now = T0 + timedelta(seconds=62)
+    assert usage.buffer.due()
+
+
+def test_a_flush_gives_up_on_a_held_write_lock_quickly(
+    clock: Clock, transactional_db: None
+) -> None:
+    """On SQLite the flush waits only briefly for the write lock and keeps its counts."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's write lock")
+    import sqlite3
+
+    usage.buffer.count({"a"})
+    holder = sqlite3.connect(connection.settings_dict["NAME"], timeout=1)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA busy_timeout")
+            before = cursor.fetchone()[0]
+        assert usage.buffer.flush() == 0
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA busy_timeout")
+            assert cursor.fetchone()[0] == before
+    finally:
+        holder.rollback()
+        holder.close()
+    assert len(usage.buffer) == 1
+    assert usage.buffer.flush() == 1
+
+
 def test_count_match_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     usage.count_match(object())  # not a result at all: logged, not raised
 
