@@ -150,6 +150,14 @@ def _fold(template: str, sample: str, nearest: list[dict], now: datetime) -> tup
         words = {w[:_WORD_CHARS] for w in folding.words_of(template)}
         GapWord.objects.bulk_create([GapWord(gap=gap, word=w) for w in sorted(words)])
         return gap, True
+    # Read again under a row lock: two reports of one gap at once must both count (on
+    # PostgreSQL; SQLite's write transactions are serialised already).
+    gap = Gap.objects.select_for_update().get(pk=gap.pk)
+    reopened = gap.closed_at is not None
+    if reopened:
+        # Reported again although a record closed it: that record no longer answers this
+        # error (edited, retired), so the gap is open work again.
+        gap.closed_at = gap.closed_by = None
     folded = folding.Gap(id=0, template=gap.template, count=gap.count, samples=list(gap.samples))
     folded.add(sample, None)  # the sample rule (first ones kept, last slot follows) is there
     gap.count = folded.count
@@ -157,7 +165,8 @@ def _fold(template: str, sample: str, nearest: list[dict], now: datetime) -> tup
     gap.first_seen = min(gap.first_seen, now)
     gap.last_seen = max(gap.last_seen, now)
     gap.nearest = nearest or gap.nearest
-    gap.save(update_fields=["count", "samples", "first_seen", "last_seen", "nearest"])
+    fields = ["count", "samples", "first_seen", "last_seen", "nearest"]
+    gap.save(update_fields=[*fields, "closed_at", "closed_by"] if reopened else fields)
     return gap, False
 
 

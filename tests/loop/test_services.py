@@ -75,6 +75,16 @@ def test_a_secret_across_the_line_cut_is_redacted_whole(offset: int) -> None:
     assert all(len(stored) <= MAX_LINE_CHARS for stored in preview.lines)
 
 
+def test_a_closed_gap_reported_again_is_open_again() -> None:
+    first = services.file_report(text=unknown_error(42, EMAIL))
+    record = make_record()
+    Gap.objects.filter(pk=first.gap.pk).update(closed_at=timezone.now(), closed_by=record)
+    again = services.file_report(text=unknown_error(7, EMAIL))
+    gap = Gap.objects.get(pk=first.gap.pk)
+    assert again.gap.pk == gap.pk
+    assert (gap.count, gap.closed_at, gap.closed_by) == (2, None, None)
+
+
 def test_reports_of_one_error_with_other_values_fold_into_one_gap() -> None:
     first = services.file_report(text=unknown_error(42, EMAIL))
     second = services.file_report(
