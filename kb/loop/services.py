@@ -96,7 +96,7 @@ class FiledReport:
 
 def preview_report(*, text: str) -> ReportPreview:
     """The error lines of ``text``, each redacted, and the summary of what was replaced."""
-    found = find_error_lines(text, clip=False)  # redacted whole, then cut
+    found = find_error_lines(_clean_text(text), clip=False)  # redacted whole, then cut
     done = [redact(line.text) for line in found]
     counts: Counter[str] = Counter()
     for r in done:
@@ -309,6 +309,9 @@ def cast_vote(
 
 
 def _clean_text(text: str) -> str:
+    """Text both databases can store: no NUL, no lone surrogate (a JSON body may carry
+    ``"\\ud800"``, which is not Unicode and cannot be encoded), newlines as ``\\n``."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
     return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 

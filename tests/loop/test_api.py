@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from kb.loop import services
 from kb.loop.models import Gap, Proposal, Vote
 from kb.models import ErrorRecord, Status
 from tests.curation_support import make_curator
@@ -232,3 +233,27 @@ def test_the_loop_is_in_the_openapi_schema() -> None:
     for path in ("/api/reports", "/api/feedback", "/api/proposals", "/api/gaps"):
         assert path in paths
     assert {"200", "201", "403"} <= set(paths["/api/reports"]["post"]["responses"])
+
+
+def test_text_that_is_not_unicode_is_refused_clearly_not_a_500() -> None:
+    """A JSON body may carry a lone surrogate (``"\\ud800"``), which neither database can
+    store: the API refuses it as invalid input."""
+    record = make_record(solutions=[])
+    client = Client()
+    raw = '{"text": "ERROR Widget frobnication failed \\ud800 for order 12 today"}'
+    response = client.post("/api/reports", raw, content_type="application/json")
+    assert response.status_code == 422
+    raw = '{"record_id": "RID", "field": "solutions", "text": "Restart \\ud800 the node"}'
+    response = client.post(
+        "/api/proposals", raw.replace("RID", record.pk), content_type="application/json"
+    )
+    assert response.status_code == 422
+    assert not Proposal.objects.exists()
+
+
+def test_the_services_store_text_that_is_not_unicode_with_a_replacement() -> None:
+    record = make_record(solutions=[])
+    proposal = services.propose(record=record, field="solutions", text="Restart \ud800 it")
+    assert proposal.text == "Restart ? it"
+    preview = services.preview_report(text="ValueError: bad \ud800 value in the batch")
+    assert preview.lines == ["ValueError: bad ? value in the batch"]
