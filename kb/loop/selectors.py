@@ -227,7 +227,8 @@ def gap_draft(gap_id: str) -> dict[str, Any]:
     """The record add form's initial data for "Create a record from this gap" (empty for
     an unknown id): ``draft_from_gap``'s pattern and message, with a suggested id and slug
     the curator may change."""
-    gap = Gap.objects.filter(pk=int(gap_id)).first() if gap_id.isdigit() else None
+    known = gap_id.isascii() and gap_id.isdecimal()  # "²" is a digit int() refuses
+    gap = Gap.objects.filter(pk=int(gap_id)).first() if known else None
     if gap is None:
         return {}
     draft = services.draft_from_gap(gap=gap)
