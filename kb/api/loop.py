@@ -28,9 +28,8 @@ from kb.api.schemas import ErrorOut, RefusalOut, ValidationOut
 from kb.browse.selectors import visible_record
 from kb.limits import Refusal, TooLarge, check, text_bytes
 from kb.loop import services
-from kb.loop.gates import gate
+from kb.loop.gates import gate, is_curator
 from kb.loop.models import Gap
-from kb.management.commands.create_curator import GROUP
 from kb.views.errors import refusal_response
 
 router = Router(tags=["learning loop"])
@@ -214,13 +213,6 @@ def proposals(request: HttpRequest, body: ProposalIn) -> Any:
     return Reply(201, {"id": proposal.pk, "status": proposal.status})
 
 
-def is_curator(user: Any) -> bool:
-    """Curators (the group the migration made) and superusers read what people reported."""
-    if not getattr(user, "is_authenticated", False):
-        return False
-    return user.is_superuser or user.groups.filter(name=GROUP).exists()
-
-
 @router.get(
     "/gaps",
     response={200: GapsOut, 401: ErrorOut, 403: ErrorOut, 422: ValidationOut},
@@ -242,4 +234,4 @@ def gaps(
     return _no_store(JsonResponse({"gaps": [services.gap_json(g) for g in found[:limit]]}))
 
 
-__all__ = ["is_curator", "router"]
+__all__ = ["router"]

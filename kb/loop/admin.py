@@ -29,17 +29,12 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from kb.loop import selectors, services
+from kb.loop.gates import is_curator
 from kb.loop.models import Gap, Proposal
 
 PAGE_SIZE = 20
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-CURATOR_PERMISSION = "kb.change_errorrecord"
-
-
-def is_curator(request: HttpRequest) -> bool:
-    user = request.user
-    return bool(user.is_active and user.is_staff and user.has_perm(CURATOR_PERMISSION))
 
 
 def _number(request: HttpRequest, key: str, default: int = 1, top: int = 10_000) -> int:
@@ -120,7 +115,7 @@ class WrittenByThePublic(admin.ModelAdmin):
     act on it through the work queue, never edit its rows."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return is_curator(request) or super().has_view_permission(request, obj)
+        return is_curator(request.user) or super().has_view_permission(request, obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -163,7 +158,7 @@ class GapAdmin(WrittenByThePublic):
         ]
 
     def queue_view(self, request: HttpRequest) -> HttpResponse:
-        if not is_curator(request):
+        if not is_curator(request.user):
             raise PermissionDenied
         days = _number(request, "days", DEFAULT_DAYS, MAX_DAYS)
         context = {
@@ -178,7 +173,7 @@ class GapAdmin(WrittenByThePublic):
     @method_decorator(require_POST)
     def decide_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """Accept or reject one proposal, then back to the queue where the curator was."""
-        if not is_curator(request):
+        if not is_curator(request.user):
             raise PermissionDenied
         proposal = get_object_or_404(Proposal.objects.select_related("record"), pk=pk)
         decision = request.POST.get("decision")
