@@ -173,62 +173,6 @@ def run_case(
     return result
 
 
-def per_revision_costs(tries: int) -> dict[str, Any]:
-    """What the first request after a write recomputes (the caches are per revision): the
-    tag counts of ``/tags/`` and the count of the biggest tag's page, each timed against
-    the query it replaced (an annotated LEFT JOIN from tags with ``COUNT(DISTINCT ...)``;
-    the tag's rows joined to their records), both in this run; median of ``tries``."""
-    from django.db.models import Count, Q
-
-    from kb.browse.selectors import _count_tag, count_tags
-    from kb.models import Status, Tag
-
-    def replaced() -> list[tuple[str, int]]:
-        published = Q(recordtag__record__status=Status.PUBLISHED)
-        return list(
-            Tag.objects.annotate(n=Count("recordtag", filter=published, distinct=True))
-            .filter(n__gt=0)
-            .order_by("-n", "name")
-            .values_list("name", "n")
-        )
-
-    def median_ms(compute: Any) -> float:
-        times = []
-        for _ in range(tries):
-            started = time.perf_counter()
-            compute()
-            times.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(times), 1)
-
-    def replaced_one() -> int:  # a tag page's count: each of the tag's rows joined
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT COUNT(*) FROM kb_recordtag rt CROSS JOIN kb_errorrecord r "
-                "WHERE r.id = rt.record_id AND rt.tag_id = %s AND r.status = %s",
-                [biggest.pk, Status.PUBLISHED],
-            )
-            return int(cursor.fetchone()[0])
-
-    rows = count_tags()
-    if rows != replaced():
-        raise SystemExit("tag counts: the two queries disagree")
-    biggest = Tag.objects.get(name=rows[0][0])
-    if not _count_tag(biggest) == replaced_one() == rows[0][1]:
-        raise SystemExit("one tag's count: the two queries disagree")
-    now, before = median_ms(count_tags), median_ms(replaced)
-    one_now, one_before = median_ms(lambda: _count_tag(biggest)), median_ms(replaced_one)
-    return {
-        "tag_counts_ms": now,
-        "tag_counts_replaced_query_ms": before,
-        "tag_counts_speedup": round(before / now, 1),
-        "biggest_tag": {"name": biggest.name, "records": rows[0][1]},
-        "biggest_tag_count_ms": one_now,
-        "biggest_tag_count_replaced_query_ms": one_before,
-        "biggest_tag_count_speedup": round(one_before / one_now, 1),
-        "tries": tries,
-    }
-
-
 def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], n: int) -> int:
     from page_layers import measure
 
@@ -253,34 +197,6 @@ def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], 
         print(f"{name}: saves at most {layer['best_saved_share_cpu']:.0%} of a page: {verdict}")
     print(f"wrote {out.relative_to(REPO)}")
     return 0
-
-
-HIGHLIGHT_GOAL_S = 1.0  # docs/reliability.md#r7-highlighter
-
-
-def highlight_costs(tries: int) -> dict[str, Any]:
-    """Highlighting a 100 KiB pathological snippet (an unterminated string of backslashes,
-    then unclosed comments) with each lexer, uncached; best of ``tries``. The suite checks
-    only that the cost grows linearly (tests/test_highlight.py)."""
-    from kb.highlight import _html_lines, highlight_snippet
-
-    n = 100 * 1024 // 12
-    code = '"' + "\\" * (5 * n) + "a" * (5 * n) + "\n" + "/*" * n
-    out: dict[str, Any] = {"snippet_bytes": len(code.encode()), "goal_s": HIGHLIGHT_GOAL_S}
-    for path in ("x.rs", "x.py", "x.java", "x.go"):
-        wall, cpu = [], []
-        for _ in range(tries):
-            _html_lines.cache_clear()
-            started, cpu_started = time.perf_counter(), time.process_time()
-            highlight_snippet(code, path, start=1, error_line=1)
-            wall.append(time.perf_counter() - started)
-            cpu.append(time.process_time() - cpu_started)
-        out[path] = {
-            "wall_s": round(min(wall), 4),
-            "cpu_s": round(min(cpu), 4),
-            "meets_goal": min(wall) < HIGHLIGHT_GOAL_S,
-        }
-    return out
 
 
 def main(argv: list[str]) -> int:
@@ -369,7 +285,11 @@ def main(argv: list[str]) -> int:
         best["rounds_cpu_p95_ms"] = [r["cpu_p95_ms"] for r in runs]
         results.append(best)
 
+    from page_layers import per_revision_costs
+
     per_revision = per_revision_costs(3 if quick else 9)
+    from highlight_costs import highlight_costs
+
     highlight = highlight_costs(3 if quick else 9)
     meta = {
         "database": connection.vendor,

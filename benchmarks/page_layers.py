@@ -8,7 +8,9 @@ saves at least ``KEEP_SHARE`` of the page's server time by itself. Measured laye
   removed for saving too little, and is kept here so the measurement can be repeated;
 - ``tag_paginator``: the raw-SQL ``_TagRecordIds`` behind a tag page (its count cached per
   revision, the cheaper of two plans per slice) against Django's ``Paginator`` over the
-  ORM queryset ``tag_records(tag)``.
+  ORM queryset ``tag_records(tag)``;
+- ``per_revision_costs`` (run by every ``bench_pages.py`` run): the tag counts the first
+  request after a write recomputes, against the queries they replaced.
 
 The pages are rendered afresh for every request (the rendered-fragment cache is cleared
 before each one; the per-revision data caches stay warm, as in production), because a
@@ -27,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.core.cache import caches
+from django.db import connection
 from django.test import Client
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 
@@ -181,3 +184,59 @@ def measure(client: Client, targets: dict[str, list[str]], n: int) -> dict[str, 
             "pays_its_way": best >= KEEP_SHARE,
         }
     return results
+
+
+def per_revision_costs(tries: int) -> dict[str, Any]:
+    """What the first request after a write recomputes (the caches are per revision): the
+    tag counts of ``/tags/`` and the count of the biggest tag's page, each timed against
+    the query it replaced (an annotated LEFT JOIN from tags with ``COUNT(DISTINCT ...)``;
+    the tag's rows joined to their records), both in this run; median of ``tries``."""
+    from django.db.models import Count, Q
+
+    from kb.browse.selectors import _count_tag, count_tags
+    from kb.models import Status, Tag
+
+    def replaced() -> list[tuple[str, int]]:
+        published = Q(recordtag__record__status=Status.PUBLISHED)
+        return list(
+            Tag.objects.annotate(n=Count("recordtag", filter=published, distinct=True))
+            .filter(n__gt=0)
+            .order_by("-n", "name")
+            .values_list("name", "n")
+        )
+
+    def median_ms(compute: Any) -> float:
+        times = []
+        for _ in range(tries):
+            started = time.perf_counter()
+            compute()
+            times.append((time.perf_counter() - started) * 1000)
+        return round(statistics.median(times), 1)
+
+    def replaced_one() -> int:  # a tag page's count: each of the tag's rows joined
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM kb_recordtag rt CROSS JOIN kb_errorrecord r "
+                "WHERE r.id = rt.record_id AND rt.tag_id = %s AND r.status = %s",
+                [biggest.pk, Status.PUBLISHED],
+            )
+            return int(cursor.fetchone()[0])
+
+    rows = count_tags()
+    if rows != replaced():
+        raise SystemExit("tag counts: the two queries disagree")
+    biggest = Tag.objects.get(name=rows[0][0])
+    if not _count_tag(biggest) == replaced_one() == rows[0][1]:
+        raise SystemExit("one tag's count: the two queries disagree")
+    now, before = median_ms(count_tags), median_ms(replaced)
+    one_now, one_before = median_ms(lambda: _count_tag(biggest)), median_ms(replaced_one)
+    return {
+        "tag_counts_ms": now,
+        "tag_counts_replaced_query_ms": before,
+        "tag_counts_speedup": round(before / now, 1),
+        "biggest_tag": {"name": biggest.name, "records": rows[0][1]},
+        "biggest_tag_count_ms": one_now,
+        "biggest_tag_count_replaced_query_ms": one_before,
+        "biggest_tag_count_speedup": round(one_before / one_now, 1),
+        "tries": tries,
+    }

@@ -98,7 +98,8 @@ def _highlight_cpu(code: str, path: str) -> float:
 def test_pathological_snippet_costs_linear_in_its_size(path: str) -> None:
     """Ten times the snippet costs at most forty times the CPU: linear with room for noise,
     where a quadratic lexer would cost a hundred times. The absolute cost of the 100 KiB
-    snippet (docs/reliability.md#r7-highlighter) is measured by benchmarks/bench_pages.py."""
+    snippet (docs/reliability.md#r7-highlighter) is measured by
+    benchmarks/highlight_costs.py, which bench_pages.py runs."""
     small, large = _pathological(10), _pathological(100)
     assert len(large) // len(small) == 10
     ratio = _highlight_cpu(large, path) / max(_highlight_cpu(small, path), 1e-6)
