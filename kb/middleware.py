@@ -32,6 +32,7 @@ from django.db import DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
+from kb.http import no_store
 from kb.limits import TooLarge, check_body, rate_limited
 from kb.views.errors import refusal_response
 
@@ -187,7 +188,7 @@ class RequestLimitsMiddleware:
         if response is None:
             response = self.get_response(request)
         if _is_match_path(request.path) and "no-store" not in response.get("Cache-Control", ""):
-            response["Cache-Control"] = "no-store"
+            no_store(response)
         return response
 
     def _limit(self, request: HttpRequest) -> HttpResponse | None:

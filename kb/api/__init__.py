@@ -51,6 +51,7 @@ from kb.browse.selectors import (
     tag_page,
     visible_record,
 )
+from kb.http import no_store
 from kb.limits import Refusal, TooLarge, from_matcher
 from kb.loop.usage import count_match
 from kb.models import ErrorRecord
@@ -152,11 +153,6 @@ MATCH_BODY = {
 }
 
 
-def _no_store(response: HttpResponse) -> HttpResponse:
-    response["Cache-Control"] = "no-store"
-    return response
-
-
 def _refuse(request: HttpRequest, status: int, title: str, detail: str) -> HttpResponse:
     """A match request refused for its body: the same JSON as a too-large or rate-limited
     one (``kb.limits.Refusal``), so a tool reads every refusal one way."""
@@ -237,7 +233,7 @@ def match(request: HttpRequest) -> HttpResponse:
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc).refusal)
     count_match(result)  # usage signals: counted in memory, never fails the match
-    return _no_store(JsonResponse(result.as_json()))
+    return no_store(JsonResponse(result.as_json()))
 
 
 # --- browse twins ---------------------------------------------------------------------------

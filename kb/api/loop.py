@@ -26,6 +26,7 @@ from pydantic import BeforeValidator, Field, StrictBool
 
 from kb.api.schemas import ErrorOut, RefusalOut, ValidationOut
 from kb.browse.selectors import visible_record
+from kb.http import no_store
 from kb.limits import Refusal, TooLarge, check, text_bytes
 from kb.loop import services
 from kb.loop.gates import gate, is_curator
@@ -137,11 +138,6 @@ def _bad(request: HttpRequest, detail: str) -> HttpResponse:
     return refusal_response(request, Refusal(400, "Bad request", detail))
 
 
-def _no_store(response: HttpResponse) -> HttpResponse:
-    response["Cache-Control"] = "no-store"
-    return response
-
-
 @router.post(
     "/reports",
     response={200: ReportPreviewOut, 201: ReportFiledOut, **REFUSALS, 422: ValidationOut},
@@ -165,10 +161,10 @@ def reports(request: HttpRequest, body: ReportIn) -> Any:
         # Nothing is stored: the answer is what would be (no line at all, for a text with
         # nothing to report), and 200 says nothing was filed.
         shown = {"redacted": preview.redacted, "lines": preview.lines, "summary": preview.summary}
-        return _no_store(JsonResponse(shown))
+        return no_store(JsonResponse(shown))
     filed = services.file_report(text=body.text, preview=preview)
     gap = {"gap_id": str(filed.gap.pk), "count": filed.gap.count, "redacted": preview.redacted}
-    return _no_store(JsonResponse(gap, status=201))
+    return no_store(JsonResponse(gap, status=201))
 
 
 @router.post(
@@ -231,7 +227,7 @@ def gaps(
     found = Gap.objects.order_by("-count", "pk")
     if state != "all":
         found = found.filter(closed_at__isnull=state == "open")
-    return _no_store(JsonResponse({"gaps": [services.gap_json(g) for g in found[:limit]]}))
+    return no_store(JsonResponse({"gaps": [services.gap_json(g) for g in found[:limit]]}))
 
 
 __all__ = ["router"]

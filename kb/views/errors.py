@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseServerError, Json
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 
+from kb.http import no_store
 from kb.limits import Refusal, TooLarge
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,7 @@ def refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
         response: HttpResponse = JsonResponse(refusal.as_json(), status=refusal.status)
     else:
         response = _render(request, "refusal.html", refusal.status, {"refusal": refusal})
-    response["Cache-Control"] = "no-store"
-    return response
+    return no_store(response)
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
