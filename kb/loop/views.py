@@ -68,7 +68,7 @@ def report(request: HtmxHttpRequest) -> HttpResponse:
     if request.POST.get("action") != "send":
         return _render(request, "report", "report", {"preview": preview, "text": text}, 200)
     try:
-        filed = services.file_report(text=text)
+        filed = services.file_report(text=text, preview=preview)
     except ValidationError:  # nothing in the text the folding can use
         return _render(request, "report", "report", {"empty": True}, 400)
     return _render(request, "report", "report", {"filed": filed, "preview": preview}, 201)
