@@ -154,7 +154,8 @@ NORMALISE_COLUMNS: list[Column] = [
 ]
 
 
-def render_normalise(data: dict[str, Any]) -> list[str]:
+def _normalise_section(data: dict[str, Any], columns: list[Column]) -> list[str]:
+    """Both normaliser files: the run's machine line, then one row a case."""
     return [
         machine_line(
             "quick run (5 MB logs)" if data.get("quick") else None,
@@ -163,8 +164,12 @@ def render_normalise(data: dict[str, Any]) -> list[str]:
             loadavg(data.get("load_average_at_end")),
         ),
         "",
-        columns_table(NORMALISE_COLUMNS, _items(data, "rows")),
+        columns_table(columns, _items(data, "rows")),
     ]
+
+
+def render_normalise(data: dict[str, Any]) -> list[str]:
+    return _normalise_section(data, NORMALISE_COLUMNS)
 
 
 NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
@@ -179,15 +184,7 @@ NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
 
 
 def render_normalise_envelopes(data: dict[str, Any]) -> list[str]:
-    return [
-        machine_line(
-            labelled("CPUs:", data.get("cpu_count")),
-            labelled("Python", data.get("python")),
-            loadavg(data.get("load_average_at_end")),
-        ),
-        "",
-        columns_table(NORMALISE_ENVELOPE_COLUMNS, _items(data, "rows")),
-    ]
+    return _normalise_section(data, NORMALISE_ENVELOPE_COLUMNS)
 
 
 PAGES_COLUMNS: list[Column] = [

@@ -3,7 +3,7 @@
 Every "too large" decision is made here: the request body's ``Content-Length``
 (``check_body``, from ``kb.middleware`` before anything reads the body), and through
 ``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
-bench's sample and ``manage.py match``'s input. A pasted text itself is measured by the
+bench's sample and ``manage.py match``'s input. A pasted text itself is checked by the
 matcher (``match_text(text, max_bytes=...)`` raises ``kb.matcher.PasteTooLarge``) and
 ``from_matcher`` turns that into the same refusal, so the paste page, the API, the bench
 and the command all word it alike.
@@ -50,7 +50,7 @@ class Refusal:
 
 class TooLarge(ValueError):
     """``what`` ("paste", "file", "request", "sample", "input") is over ``limit`` bytes;
-    ``size`` is its size when known (a body refused by its header is not measured)."""
+    ``size`` is its size when known (a body refused by its header is never read)."""
 
     def __init__(self, what: str, limit: int, size: int | None = None) -> None:
         self.what = what
@@ -62,10 +62,10 @@ class TooLarge(ValueError):
     def detail(self) -> str:
         limit = filesizeformat(self.limit)
         if self.size is None:
-            measured = f"The {self.what} is larger than the limit of {limit}."
+            said = f"The {self.what} is larger than the limit of {limit}."
         else:
-            measured = f"The {self.what} is {filesizeformat(self.size)}; the limit is {limit}."
-        return f"{measured} {ADVICE.get(self.what, '')}".strip()
+            said = f"The {self.what} is {filesizeformat(self.size)}; the limit is {limit}."
+        return f"{said} {ADVICE.get(self.what, '')}".strip()
 
     @property
     def refusal(self) -> Refusal:
