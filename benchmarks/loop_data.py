@@ -1,5 +1,6 @@
 """The learning-loop benchmark's data: the real dataset plus synthetic records up to
-`RECORDS`, and `ROWS` gaps, votes, proposals and usage rows over them. Built once per
+`RECORDS`, and `ROWS` gaps, votes, proposals and usage rows over them (with the record
+tallies those votes make). Built once per
 database and reused (each builder fills only what is missing). Imported by
 ``bench_loop.py`` after it has set Django up."""
 
@@ -64,7 +65,8 @@ def ensure_records() -> dict[str, Any]:
 
 def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
     """`ROWS` gaps, votes, proposals and usage rows over the records (when missing)."""
-    from kb.loop.models import Gap, Proposal, UsageDay, Vote
+    from kb.loop.models import Gap, Proposal, RecordTally, UsageDay, Vote
+    from kb.loop.votes import recount
     from kb.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.values_list("pk", flat=True))
@@ -100,11 +102,15 @@ def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
                     verdict=rng.choice(verdicts),
                     day=today - timedelta(days=n % 60),
                     voter=f"{n:064x}",
+                    step=1 if n % 5 == 0 else None,  # some on a step, outside the tally
                 )
                 for n in range(ROWS)
             ),
             batch_size=5000,
         )
+        RecordTally.objects.all().delete()
+    if not RecordTally.objects.exists():
+        recount()  # what cast_vote would have kept, had the votes come one by one
     if Proposal.objects.count() < ROWS:
         Proposal.objects.all().delete()
         states = ["pending"] * 6 + ["accepted", "rejected"]
@@ -130,6 +136,7 @@ def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
     return {
         "gaps": Gap.objects.count(),
         "votes": Vote.objects.count(),
+        "record_tallies": RecordTally.objects.count(),
         "proposals": Proposal.objects.count(),
         "usage_rows": UsageDay.objects.count(),
     }

@@ -14,6 +14,3 @@ class KbConfig(AppConfig):
     name = "kb"
     verbose_name = "Error knowledge base"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        from kb.loop import signals  # noqa: F401 - connects "a publish closes matched gaps"

@@ -28,8 +28,9 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
-from kb.models import ErrorRecord, RecordTag, Tag, next_revision
-from kb.schema import BY_ATTR, BY_KEY, FIELDS, clean_value
+from kb.loop.closing import records_published
+from kb.models import ErrorRecord, RecordTag, Status, Tag, next_revision
+from kb.schema import BY_ATTR, BY_KEY, FIELDS, MATCH_ATTRS, clean_value
 from kb.validation import admit_pattern, record_warnings
 
 # What a curator may change: the curatable dataset fields, and the status.
@@ -208,6 +209,8 @@ def save_curator_edit(
         save_curated(record, changed_attrs=changed, reason=reason, user=user)
         if "tags" in taken:
             sync_tags([record])
+        if record.status == Status.PUBLISHED and MATCH_ATTRS.intersection({*changed, *taken}):
+            records_published()  # the gaps this record now answers close
     accepted = record.collisions if record.accept_collisions else ()
     warnings = record_warnings(record.message_pattern, accepted_collisions=accepted)
     return CuratorEdit(record=record, changed=sorted(changed), warnings=warnings)
@@ -260,6 +263,8 @@ def set_status(
             _sign(record, reason=reason, user=user)
             record.save(update_fields=["status", "revision", "updated_at"])
             count += 1
+        if count and status == Status.PUBLISHED:
+            records_published()  # the gaps these records now answer close
     return count
 
 

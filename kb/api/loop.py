@@ -9,8 +9,9 @@ answers 403 while its setting turns it off. Every write is ``kb.loop.services``'
 report stores is redacted on the server, whatever the client sent. ``GET /api/gaps``
 reads the session: 401 without one, 403 for anyone but curators and superusers.
 
-A vote's "same client" is a signed cookie (``kb_voter``), as for a browser: a client that
-keeps its cookies votes once per record and day; nothing about its address is kept.
+A vote's "same client" is the browser's voter cookie when it sends one, else its address
+under a salt that lives one day (``kb.loop.votes`` says why): either way a client votes
+once per record and day, and nothing about its address is kept past the day.
 """
 
 from __future__ import annotations

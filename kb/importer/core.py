@@ -21,6 +21,7 @@ from kb.importer.admission import admit_batch
 from kb.importer.parsing import Incoming, Parser, set_verdict
 from kb.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.importer.rows import RowWriter
+from kb.loop.closing import records_published
 from kb.models import ErrorRecord, next_revision
 from kb.schema import BY_ATTR, CONTENT_ATTRS, to_dataset_value
 
@@ -214,6 +215,9 @@ def import_jsonl(
                     more = False
 
     _run(importer, run, atomic=atomic, dry_run=dry_run)
+    report = importer.report
+    if not dry_run and not report.rolled_back and (report.created or report.updated):
+        records_published()  # committed: the gaps the imported records answer close
     importer.report.errors.sort(key=lambda e: e.line)
     importer.report.seconds = round(time.perf_counter() - started, 3)
     return importer.report

@@ -100,10 +100,6 @@ def work_queue_sections(request: HttpRequest, days: int) -> list[dict[str, Any]]
         page = selectors.page_of(queryset, _number(request, key), PAGE_SIZE)
         if by_id:
             page = _with_records(page)
-        if key == "complaints":
-            fixed = selectors.fixed_counts([row["record_id"] for row in page.rows])
-            for row in page.rows:
-                row["fixed"] = fixed.get(row["record_id"], 0)
         sections.append(
             {"key": key, "title": title, "page": page, **_page_links(request, key, page)}
         )

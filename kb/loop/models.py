@@ -18,7 +18,7 @@ from django.db.models import Q
 
 from kb.models import ErrorRecord
 
-__all__ = ["Gap", "GapWord", "Proposal", "UsageDay", "Vote"]
+__all__ = ["Gap", "GapWord", "Proposal", "RecordTally", "UsageDay", "Vote", "VoterSalt"]
 
 
 class Gap(models.Model):
@@ -143,12 +143,55 @@ class Vote(models.Model):
         ]
         indexes = [
             models.Index(fields=["record", "verdict"], name="kb_vote_record"),
-            models.Index(fields=["verdict", "record"], name="kb_vote_verdict"),
             models.Index(fields=["day"], name="kb_vote_day"),
         ]
 
     def __str__(self) -> str:
         return f"{self.verdict} on {self.record_id}"
+
+
+class RecordTally(models.Model):
+    """A record's record-level votes, counted as `kb.loop.votes.cast_vote` casts them.
+
+    Why a tally beside the votes: the work queue ranks records by complaints, and ranking
+    by an aggregate over every vote reads the whole vote table at each page; an indexed
+    column gives the first page by reading the index's first rows. Votes on one solution
+    step are about that step (they order the steps), so they are not counted here. The
+    vote rows stay the source: `kb.loop.votes.recount` rebuilds a tally from them (the
+    migration's backfill and the retention purge do).
+    """
+
+    record = models.OneToOneField(
+        ErrorRecord, primary_key=True, on_delete=models.CASCADE, related_name="tally"
+    )
+    fixed = models.PositiveIntegerField(default=0)
+    not_fixed = models.PositiveIntegerField(default=0)
+    wrong_match = models.PositiveIntegerField(default=0)
+    # "Didn't help" plus "Wrong match": the queue's order, kept as a column to be indexed.
+    complaints = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["-complaints", "record"], name="kb_tally_complaints")]
+
+    def __str__(self) -> str:
+        return f"{self.record_id}: {self.complaints} complaints, {self.fixed} fixed"
+
+
+class VoterSalt(models.Model):
+    """The secret of one day that turns a cookieless client's address into that day's voter.
+
+    Why a row, and only for the day: every worker must derive the same voter for the same
+    client on the same day (so a cookieless client's second vote is the same vote), and
+    once the day is over the row is deleted (`kb.loop.votes.day_salt`), after which no one
+    can tell which address a stored voter was: an address has few enough values to be
+    found again from a hash whose key is known, so the key must not outlive its day.
+    """
+
+    day = models.DateField(primary_key=True)
+    salt = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"voter salt of {self.day}"
 
 
 class UsageDay(models.Model):

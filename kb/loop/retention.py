@@ -12,20 +12,27 @@ from datetime import datetime
 from typing import IO, Any
 
 from django.db import transaction
+from django.utils import timezone
 
-from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
+from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote, VoterSalt
+from kb.loop.votes import recount
 
 __all__ = ["export_jsonl", "gap_json", "purge"]
 
 
 def purge(*, older_than: datetime) -> dict[str, int]:
     """Delete what the retention no longer keeps: usage rows and votes of days before
-    ``older_than``, gaps last reported before it (with their samples), and proposals
-    rejected before it. Pending and accepted proposals stay (the record has the text)."""
+    ``older_than`` (the tallies of their records counted again), gaps last reported
+    before it (with their samples), proposals rejected before it, and the voter salts of
+    days gone. Pending and accepted proposals stay (the record has the text)."""
     day = older_than.date()
     with transaction.atomic():
         usage, _ = UsageDay.objects.filter(day__lt=day).delete()
-        votes, _ = Vote.objects.filter(day__lt=day).delete()
+        old_votes = Vote.objects.filter(day__lt=day)
+        voted = set(old_votes.filter(step__isnull=True).values_list("record_id", flat=True))
+        votes, _ = old_votes.delete()
+        recount(voted)  # the tallies count the votes that are kept, no more
+        VoterSalt.objects.filter(day__lt=timezone.localdate()).delete()
         GapWord.objects.filter(gap__last_seen__lt=older_than).delete()
         gaps, _ = Gap.objects.filter(last_seen__lt=older_than).delete()
         rejected = Proposal.objects.filter(

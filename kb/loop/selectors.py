@@ -4,7 +4,7 @@ Each function returns a queryset (or a small dict built from one query) ordered 
 its section shows it, so a caller slices one page (``page_of``) and never counts the
 whole table: with many gaps, votes and usage rows a ``COUNT(*)`` per section would cost
 more than the page itself. Each read starts from the table that bounds it (usage rows in
-the window, complaint votes, pending proposals) and probes records by primary key, rather
+the window, record tallies, pending proposals) and probes records by primary key, rather
 than walking every record.
 
 ``UsageDay.record_id`` is not a foreign key (see ``kb.loop.models``), so usage is joined
@@ -20,18 +20,17 @@ from itertools import islice
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, QuerySet, Sum
 from django.utils import timezone
 from django.utils.text import slugify
 
 from kb.learning.gaps import VAR
 from kb.loop import services
-from kb.loop.models import Gap, Proposal, UsageDay, Vote
+from kb.loop.models import Gap, Proposal, RecordTally, UsageDay, Vote
 from kb.models import ErrorRecord
 
 # What a queue row needs of a record: never the source code or the long analysis fields.
 RECORD_FIELDS = ("id", "slug", "repo", "error_message", "status", "severity")
-COMPLAINTS = (Vote.Verdict.NOT_FIXED, Vote.Verdict.WRONG_MATCH)
 
 
 def _since(days: int, today: date | None) -> date:
@@ -99,31 +98,15 @@ def hit_records_without_solution(
 
 
 def records_by_complaints() -> QuerySet:
-    """``{"record_id", "complaints", "not_fixed", "wrong_match"}`` rows: records with the
-    most "Didn't help" and "Wrong match" votes first (read from the ``(verdict, record)``
-    index alone)."""
+    """``{"record_id", "complaints", "not_fixed", "wrong_match", "fixed"}`` rows: records
+    with the most record-level "Didn't help" and "Wrong match" votes first, read off the
+    ``kb_tally_complaints`` index (`RecordTally`, kept by `kb.loop.votes.cast_vote`); the
+    fixes are on the same row, since a complaint count reads differently next to them."""
     return (
-        Vote.objects.filter(verdict__in=COMPLAINTS)
-        .values("record_id")
-        .annotate(
-            complaints=Count("id"),
-            not_fixed=Count("id", filter=Q(verdict=Vote.Verdict.NOT_FIXED)),
-            wrong_match=Count("id", filter=Q(verdict=Vote.Verdict.WRONG_MATCH)),
-        )
+        RecordTally.objects.filter(complaints__gt=0)
+        .values("record_id", "complaints", "not_fixed", "wrong_match", "fixed")
         .order_by("-complaints", "record_id")
     )
-
-
-def fixed_counts(record_ids: list[str]) -> dict[str, int]:
-    """ "This fixed it" votes per record, for the complaint rows shown (one query on the
-    ``(record, verdict)`` index): a complaint count reads differently next to the fixes."""
-    rows = (
-        Vote.objects.filter(record_id__in=record_ids, verdict=Vote.Verdict.FIXED)
-        .values("record_id")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    return {row["record_id"]: row["n"] for row in rows}
 
 
 def pending_proposals() -> QuerySet[Proposal]:

@@ -8,8 +8,10 @@ itself. The rules that hold here:
 - reports of one error fold into one gap (an exact key first, then the fuzzy fold over
   the gaps sharing the report's rarest words, read through `GapWord`), in the report's
   transaction;
-- a vote counts once per browser, record, step and day; a different verdict the same day
-  replaces the earlier one;
+- a vote counts once per voter, record, step and day, and keeps its record's tally
+  (`kb.loop.votes`, named here too);
+- a gap closes when a published record matches its samples (`kb.loop.closing`, called by
+  whatever publishes: the curator save, `set_status`, the importer);
 - an accepted proposal is a curator edit (`kb.services.save_curator_edit`), so its field
   becomes curated: a re-import keeps it as a conflict and `export_records` has it.
 
@@ -19,27 +21,25 @@ The bulk jobs (retention purge, JSONL export) are `kb.loop.retention`'s, named h
 from __future__ import annotations
 
 import hashlib
-import hmac
-import secrets
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from kb.learning import gaps as folding
 from kb.learning.derive import pattern_from_template
 from kb.learning.error_lines import clip_line, find_error_lines
 from kb.learning.redact import Redacted, redact
-from kb.loop.models import Gap, GapWord, Proposal, Vote
+from kb.loop.closing import close_matched_gaps
+from kb.loop.models import Gap, GapWord, Proposal
 from kb.loop.retention import export_jsonl, gap_json, purge
+from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
 from kb.models import ErrorRecord, Status
 from kb.schema import BY_KEY
 from kb.services import save_curator_edit
@@ -65,10 +65,6 @@ __all__ = [
 
 #: The nearest existing records kept with a gap (the matcher's suggestions for it).
 NEAREST = 5
-VOTER_COOKIE = "kb_voter"
-_VOTER_SALT = "kb.loop.voter"
-# A returning browser stays the same voter across visits; the stored voter changes daily.
-VOTER_COOKIE_AGE = 365 * 24 * 3600
 _WORD_CHARS = GapWord._meta.get_field("word").max_length
 _AUTHOR_CHARS = Proposal._meta.get_field("author").max_length
 
@@ -211,31 +207,6 @@ def _nearest(line: str) -> list[dict[str, Any]]:
     return [{"record_id": k, "similarity": v} for k, v in list(seen.items())[:NEAREST]]
 
 
-def close_matched_gaps(*, limit: int = 500) -> int:
-    """Close each open gap (most reported first, at most ``limit``) whose sample a
-    published record confidently matches; returns how many closed."""
-    from kb.matching import match_text
-
-    closed = 0
-    now = timezone.now()
-    for gap in Gap.objects.filter(closed_at__isnull=True).order_by("-count", "pk")[:limit]:
-        record = _published_match(match_text, gap.samples)
-        if record is not None:
-            updated = Gap.objects.filter(pk=gap.pk, closed_at__isnull=True).update(
-                closed_by=record, closed_at=now
-            )
-            closed += updated
-    return closed
-
-
-def _published_match(match_text: Any, samples: Iterable[str]) -> ErrorRecord | None:
-    for sample in samples:
-        for m in match_text(sample).matches:
-            if m.record.status == Status.PUBLISHED:
-                return m.record
-    return None
-
-
 def draft_from_gap(*, gap: Gap) -> dict[str, Any]:
     """Initial data for the admin's add form: a draft whose pattern matches the gap's
     samples (`kb.learning.derive`), or an empty pattern for the curator to write when no
@@ -245,64 +216,6 @@ def draft_from_gap(*, gap: Gap) -> dict[str, Any]:
     except ValueError:
         pattern = ""
     return {"message_pattern": pattern, "error_message": gap.template, "status": Status.DRAFT}
-
-
-# --- votes ------------------------------------------------------------------------------
-
-
-def voter_id(request: HttpRequest, *, today: date | None = None) -> tuple[str, str | None]:
-    """The stored voter for this browser today (an HMAC of its cookie id, the day and
-    ``SECRET_KEY``), and the new id to set with `set_voter_cookie` when it had none."""
-    browser = request.get_signed_cookie(VOTER_COOKIE, default=None, salt=_VOTER_SALT)
-    new = None
-    if not browser:
-        browser = new = secrets.token_urlsafe(18)
-    day = (today or timezone.localdate()).isoformat()
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"{browser}:{day}".encode(), hashlib.sha256)
-    return digest.hexdigest(), new
-
-
-def set_voter_cookie(response: HttpResponse, value: str) -> None:
-    response.set_signed_cookie(
-        VOTER_COOKIE,
-        value,
-        salt=_VOTER_SALT,
-        max_age=VOTER_COOKIE_AGE,
-        secure=settings.SESSION_COOKIE_SECURE,
-        httponly=True,
-        samesite="Lax",
-    )
-
-
-def cast_vote(
-    *,
-    record: ErrorRecord,
-    verdict: str,
-    voter: str,
-    step: int | None = None,
-    today: date | None = None,
-) -> bool:
-    """Count ``voter``'s verdict; False when they voted the same way today already (a
-    different verdict replaces theirs). Raises ``ValidationError`` for an unknown verdict
-    or a step the record does not have."""
-    if verdict not in Vote.Verdict.values:
-        raise ValidationError(f"Unknown verdict {verdict!r}.")
-    if step is not None and not 1 <= step <= len(record.solutions or []):
-        raise ValidationError(f"This record has no solution step {step}.")
-    day = today or timezone.localdate()
-    try:
-        with transaction.atomic():
-            vote = Vote.objects.filter(voter=voter, record=record, step=step, day=day).first()
-            if vote is None:
-                Vote.objects.create(record=record, verdict=verdict, step=step, day=day, voter=voter)
-                return True
-            if vote.verdict == verdict:
-                return False
-            vote.verdict = verdict
-            vote.save(update_fields=["verdict"])
-            return True
-    except IntegrityError:  # the same browser's concurrent vote landed first
-        return False
 
 
 # --- proposals --------------------------------------------------------------------------

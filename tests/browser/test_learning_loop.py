@@ -234,6 +234,11 @@ def test_a_vote_changes_the_counts_a_curator_sees_once_per_browser_and_day(
     page.locator('.step-vote[data-step="2"] button[value="fixed:2"]').click()
     status.get_by_text("for step 2").wait_for(timeout=10_000)
     assert Vote.objects.filter(record=seed, step=2, verdict="fixed").count() == 1
+    # "Didn't help" on one step is about that step: the record's complaints stay as they are.
+    page.locator('.step-vote[data-step="1"] button[value="not_fixed:1"]').click()
+    status.get_by_text("for step 1").wait_for(timeout=10_000)
+    assert Vote.objects.filter(record=seed, step=1, verdict="not_fixed").count() == 1
+    assert complaints() == "1"
 
     # From the paste page's card, in another browser: a second complaint.
     other = new_browser(browser)

@@ -109,7 +109,7 @@ def test_the_loop_counts_against_the_matching_rate_limit(settings: Any) -> None:
 
 def test_feedback_counts_once_per_client_record_and_day() -> None:
     record = make_record(solutions=["one", "two"])
-    client = Client()
+    client = Client()  # no cookie: counted by its address, once per record and day
     vote = {"record_id": record.pk, "verdict": "fixed"}
     first = post(client, "feedback", vote)
     assert first.status_code == 201
@@ -119,13 +119,17 @@ def test_feedback_counts_once_per_client_record_and_day() -> None:
         "step": None,
         "counted": True,
     }
-    assert "kb_voter" in first.cookies
+    assert "kb_voter" not in first.cookies  # a client that sends none would drop it
     again = post(client, "feedback", vote)
     assert again.status_code == 200
     assert again.json()["counted"] is False
+    assert post(Client(), "feedback", vote).status_code == 200  # cookieless, same address
     assert post(client, "feedback", {**vote, "step": 2}).status_code == 201
-    assert post(Client(), "feedback", vote).status_code == 201  # another browser
-    assert Vote.objects.count() == 3
+    assert post(Client(REMOTE_ADDR="10.1.2.3"), "feedback", vote).status_code == 201
+    browser = Client()
+    browser.cookies["csrftoken"] = "a" * 32  # a browser: its own voter, whatever its address
+    assert post(browser, "feedback", vote).status_code == 201
+    assert Vote.objects.count() == 4
     assert post(client, "feedback", {**vote, "verdict": "wrong_match"}).status_code == 201
     assert Vote.objects.filter(verdict="wrong_match").count() == 1
 

@@ -176,6 +176,7 @@ def test_a_vote_counts_once_per_browser_and_day(
 ) -> None:
     url = reverse("loop:feedback")
     data = {"record_id": record.pk, "verdict": "not_fixed"}
+    visit(client, record)
     first = client.post(url, data, headers=headers)
     assert first.status_code == 201
     assert is_fragment(first.content.decode()) == bool(headers)
@@ -185,9 +186,19 @@ def test_a_vote_counts_once_per_browser_and_day(
     assert again.status_code == 200
     assert "Already counted today" in again.content.decode()
     assert Vote.objects.filter(record=record).count() == 1
-    other_browser = Client()
+    client.cookies.pop(VOTER_COOKIE)  # dropping the voter cookie: still this browser
+    assert client.post(url, data, headers=headers).status_code == 200
+    other_browser = visit(Client(), record)
     assert other_browser.post(url, data, headers=headers).status_code == 201
     assert Vote.objects.filter(record=record, verdict="not_fixed").count() == 2
+
+
+def visit(client: Client, record: ErrorRecord) -> Client:
+    """Open the record page, as a browser does before it can press a vote button (the
+    page's forms give it its CSRF cookie)."""
+    assert client.get(reverse("record_detail", args=[record.pk])).status_code == 200
+    assert "csrftoken" in client.cookies
+    return client
 
 
 def test_a_step_button_votes_for_its_step(client: Client, record: ErrorRecord) -> None:
@@ -325,7 +336,7 @@ def test_steps_are_reordered_by_votes_once_past_the_threshold(
     url = reverse("record_detail", args=[record.pk])
     assert step_texts(client.get(url).content.decode()) == [1, 2, 3]
     for n in range(3):
-        voter = Client()
+        voter = visit(Client(), record)
         voter.post(reverse("loop:feedback"), {"record_id": record.pk, "verdict": "fixed:3"})
         if n == 1:  # below the threshold the curator's order holds
             assert step_texts(client.get(url).content.decode()) == [1, 2, 3]

@@ -21,7 +21,7 @@ from kb.learning.gaps import template_of
 from kb.loop import services
 from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
 from kb.models import ErrorRecord, Status
-from kb.services import set_status
+from kb.services import save_curator_edit, set_status
 from tests.factories import import_lines, make_line, make_record
 
 pytestmark = pytest.mark.django_db
@@ -170,9 +170,12 @@ def test_a_vote_needs_a_known_verdict_and_an_existing_step() -> None:
 
 def test_the_voter_is_a_daily_hmac_of_a_signed_cookie_never_the_cookie() -> None:
     factory = RequestFactory()
-    voter, new = services.voter_id(factory.get("/"), today=date(2026, 3, 1))
+    first = factory.get("/")
+    first.COOKIES["csrftoken"] = "c" * 32  # a browser (it posts forms), no voter cookie yet
+    voter, new = services.voter_id(first, today=date(2026, 3, 1))
     assert new is not None
     assert new not in voter
+    assert "c" * 32 not in (voter + new)
     assert len(voter) == 64
     response = HttpResponse()
     services.set_voter_cookie(response, new)
@@ -182,9 +185,11 @@ def test_the_voter_is_a_daily_hmac_of_a_signed_cookie_never_the_cookie() -> None
     same, none = services.voter_id(again, today=date(2026, 3, 1))
     assert (same, none) == (voter, None)
     assert services.voter_id(again, today=date(2026, 3, 2))[0] != voter
+    # Dropping the voter cookie but keeping the CSRF one: still the same voter.
+    assert services.voter_id(first, today=date(2026, 3, 1))[0] == voter
     forged = factory.get("/")
     forged.COOKIES[services.VOTER_COOKIE] = new  # unsigned: not this browser's id
-    assert services.voter_id(forged, today=date(2026, 3, 1))[1] is not None
+    assert services.voter_id(forged, today=date(2026, 3, 1))[0] != voter
 
 
 # --- proposals ----------------------------------------------------------------------------
@@ -288,18 +293,30 @@ def test_publishing_a_record_closes_the_gaps_it_answers(django_capture_on_commit
     assert Gap.objects.get(pk=filed.gap.pk).closed_by_id == record.pk
 
 
-def test_a_save_that_cannot_change_matching_schedules_no_gap_closing(
+def test_a_curator_edit_that_cannot_change_matching_schedules_no_gap_closing(
     django_capture_on_commit_callbacks,
 ) -> None:
+    filed = services.file_report(text=GAP_TEXT.format(n=1))
+    record = make_record()
+    user = curator()
+    record.documentation = "A note"
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        save_curator_edit(record=record, changed_fields=["documentation"], user=user)
+    assert callbacks == []
+    record.message_pattern = services.draft_from_gap(gap=filed.gap)["message_pattern"]
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        save_curator_edit(record=record, changed_fields=["message_pattern"], user=user)
+    assert len(callbacks) == 1
+    assert Gap.objects.get(pk=filed.gap.pk).closed_by_id == record.pk
+
+
+def test_a_plain_save_closes_nothing_any_more(django_capture_on_commit_callbacks) -> None:
+    """The closing is the publishers' explicit call, not a signal on every save."""
     services.file_report(text=GAP_TEXT.format(n=1))
     record = make_record()
-    record.documentation = "A note"
-    with django_capture_on_commit_callbacks() as callbacks:
-        record.save(update_fields=["documentation"])
-    assert callbacks == []
     with django_capture_on_commit_callbacks() as callbacks:
         record.save()
-    assert len(callbacks) == 1
+    assert callbacks == []
 
 
 def test_a_gap_lists_the_nearest_records() -> None:

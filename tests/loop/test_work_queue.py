@@ -19,7 +19,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from kb.loop import selectors
-from kb.loop.models import Gap, Proposal, UsageDay, Vote
+from kb.loop.models import Gap, Proposal, UsageDay
+from kb.loop.votes import cast_vote
 from kb.models import ErrorRecord
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
 from tests.factories import make_record
@@ -137,10 +138,10 @@ def test_unsolved_complaints_and_not_hit_sections(curator_client: Client) -> Non
     UsageDay.objects.create(record_id="", day=today, misses=3)
     UsageDay.objects.create(record_id=idle.pk, day=today - timedelta(days=60), hits=9)
     for n in range(3):
-        Vote.objects.create(record=solved, verdict="not_fixed", day=today, voter=f"v{n}")
-    Vote.objects.create(record=solved, verdict="wrong_match", day=today, voter="w")
-    Vote.objects.create(record=idle, verdict="wrong_match", day=today, voter="w")
-    Vote.objects.create(record=idle, verdict="fixed", day=today, voter="x")
+        cast_vote(record=solved, verdict="not_fixed", voter=f"v{n}")
+    cast_vote(record=solved, verdict="wrong_match", voter="w")
+    cast_vote(record=idle, verdict="wrong_match", voter="w")
+    cast_vote(record=idle, verdict="fixed", voter="x")
     html = queue(curator_client)
     assert rows(html, "unsolved", "record") == [unsolved.pk]
     assert '<td class="count">7</td>' in section(html, "unsolved")
@@ -227,7 +228,7 @@ def test_the_queue_reads_a_fixed_number_of_queries_whatever_the_rows(
             make_gap(i + 1, closed_by=record, closed_at=timezone.now())
             Proposal.objects.create(record=record, field="solutions", text=f"Try {i}")
             UsageDay.objects.create(record_id=record.pk, day=today, hits=i + 1)
-            Vote.objects.create(record=record, verdict="not_fixed", day=today, voter=f"v{i}")
+            cast_vote(record=record, verdict="not_fixed", voter=f"v{i}")
         make_record()  # one never hit
 
     def queries() -> int:
