@@ -1,5 +1,6 @@
-"""The "Copy as Markdown" button on a result: the server renders the summary into a hidden element,
-the button copies it; without JavaScript there is no button to press."""
+"""The "Copy as Markdown" button on a result: the server renders the summary into a
+hidden element, the button copies it (without JavaScript there is no button to press:
+``test_paste_flow.test_form_works_without_javascript``)."""
 
 from __future__ import annotations
 
@@ -50,18 +51,3 @@ def test_copy_as_markdown_puts_the_ticket_summary_on_the_clipboard(
     # the page copies what the API renders for the same text: one renderer
     assert copied == api_markdown(live_server.url, LOG)
     assert_clean(page)
-
-
-@pytest.mark.usefixtures("seed")
-def test_without_javascript_there_is_no_copy_button(browser: Any, live_server: Any) -> None:
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(live_server.url + "/")
-    page.locator("#paste-text").fill(LINE)
-    page.get_by_role("button", name="Find known errors").click()
-    page.wait_for_url(live_server.url + "/match/")
-    page.locator("#results article.match-card").wait_for()
-    assert page.get_by_role("button", name="Copy as Markdown").count() == 0
-    assert not page.locator("#results-markdown").is_visible()
-    assert page.locator("#results-markdown").text_content().startswith("### 1 known error")
-    context.close()
