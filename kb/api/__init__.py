@@ -270,10 +270,11 @@ def match(
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc).refusal)
     count_match(result)  # usage signals: counted in memory, never fails the match
-    data = report_data(result, text, absolute=request.build_absolute_uri)
     if format == "json":
-        response: HttpResponse = JsonResponse(result.as_json())
+        data = result.as_json()
+        response: HttpResponse = JsonResponse(data)
     else:
+        data = report_data(result, text, absolute=request.build_absolute_uri)
         body = render(format, data, file=file or None)
         response = HttpResponse(body, content_type="text/plain; charset=utf-8")
     response["KB-Known-Errors"] = str(known_count(data))

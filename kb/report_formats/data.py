@@ -48,7 +48,8 @@ def report_data(
 
     for m in result.matches:
         entry = info(m.record)
-        entry.setdefault("line_text", _pasted_line(text, m.span, m.text))
+        if "line_text" not in entry:  # the first match of a record is the one shown
+            entry["line_text"] = _pasted_line(text, m.span, m.text)
     for s in result.suggestions:
         info(s.record)
     data["records"] = records
