@@ -141,7 +141,7 @@ def test_github_annotates_each_known_error_once_at_its_first_line() -> None:
     assert boom["title"].startswith("Boom [click](javascript:alert(1))")
     assert "\n" not in boom["title"]
     assert boom_msg.startswith("matched, text: 100%\r\nsecond\n")
-    assert "seen 2 times, lines 3-9" in boom_msg
+    assert "seen 2 times, lines 3-9." in boom_msg
     assert f"Record: {URL}" in boom_msg
     assert commands[-1][2] == "2 known errors found (3 occurrences); 1 possible (warnings)."
 
@@ -181,7 +181,7 @@ def test_markdown_lists_known_errors_in_the_summary_order_with_their_facts() -> 
     assert first < second
     assert "Why here: root" in out
     assert "Seen 2 times, lines 3-9" in out
-    assert "Seen once, line 5" in out
+    assert "Seen once, line 5\n" in out
     assert "Close, but not certain" not in out
     assert "Possibly also:" in out
 
@@ -229,3 +229,10 @@ def test_text_and_json_formats() -> None:
     shape = json.loads(render("json", result()))
     assert "records" not in shape
     assert shape["matches"][0]["record_id"] == "r1"
+
+
+def test_one_error_seen_once_reads_in_the_singular() -> None:
+    one = result(matches=result()["matches"][2:], groups=result()["groups"][:1])
+    assert render("markdown", one).startswith("### 1 known error in this log (1 occurrence)\n")
+    notice = parse_commands(render("github", one))[-1][2]
+    assert notice == "1 known error found (1 occurrence); 1 possible (warnings)."

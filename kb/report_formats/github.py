@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kb.report_formats.summary import known_errors
+from kb.report_formats.summary import KnownError, headline, known_errors, occurrences
 
 TITLE_CHARS = 120  # GitHub cuts long annotation titles; keep the start readable
 
@@ -52,12 +52,8 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
     for k in found:
         info = records.get(k.record_id, {})
         m = k.match
-        where = (
-            f"line {k.first_line}"
-            if k.count == 1
-            else (f"{k.count} times, lines {k.first_line}-{k.last_line}")
-        )
-        body = [m["text"], f"Known error {m['slug']} ({m['repo']}), seen {where}."]
+        where = occurrences(k.count, k.first_line, k.last_line)
+        body = [m["text"], f"Known error {m['slug']} ({m['repo']}), {where}."]
         if k.reason:
             body.append(f"Why here: {k.reason}")
         if info.get("first_step"):
@@ -86,11 +82,9 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
     return "\n".join(lines) + "\n"
 
 
-def _summary(found: list[Any], data: dict[str, Any]) -> str:
+def _summary(found: list[KnownError], data: dict[str, Any]) -> str:
     suggested = len(data.get("suggestions", []))
     maybe = f"; {suggested} possible (warnings)" if suggested else ""
     if not found:
         return f"No known error found{maybe}."
-    seen = sum(k.count for k in found)
-    plural = "s" if len(found) != 1 else ""
-    return f"{len(found)} known error{plural} found ({seen} occurrences){maybe}."
+    return f"{headline(found, 'found')}{maybe}."

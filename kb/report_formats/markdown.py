@@ -16,7 +16,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from kb.report_formats.summary import known_errors
+from kb.report_formats.summary import headline, known_errors, occurrences
 
 LINE_CHARS = 300  # a pasted line shown in the summary is cut here
 SHOWN = 50  # known errors listed; past it, a count of the rest
@@ -53,20 +53,12 @@ def link(title: str, url: str) -> str:
     return f"[{escape_text(title)}]({quote(url, safe=':/?#[]@!$&*+,;=%~-._')})"
 
 
-def _occurrences(count: int, first: int, last: int) -> str:
-    if count == 1:
-        return f"Seen once, line {first}"
-    return f"Seen {count} times, lines {first}-{last}"
-
-
 def render_markdown(data: dict[str, Any], **_options: Any) -> str:
     records = data.get("records", {})
     found = known_errors(data)
     out: list[str] = []
     if found:
-        seen = sum(k.count for k in found)
-        plural = "s" if len(found) != 1 else ""
-        out.append(f"### {len(found)} known error{plural} in this log ({seen} occurrences)")
+        out.append(f"### {headline(found, 'in this log')}")
         out.append("")
     else:
         out.append("### No known error found")
@@ -76,7 +68,7 @@ def render_markdown(data: dict[str, Any], **_options: Any) -> str:
         m = k.match
         title = info.get("title") or m["slug"]
         out.append(f"{n}. **{link(title, info.get('url', ''))}** · {escape_text(m['repo'])}")
-        out.append(f"   - {_occurrences(k.count, k.first_line, k.last_line)}")
+        out.append(f"   - {occurrences(k.count, k.first_line, k.last_line).capitalize()}")
         if k.reason:
             out.append(f"   - Why here: {escape_text(k.reason)}")
         out.append(f"   - Line {m['line']}: {code_span(info.get('line_text') or m['text'])}")

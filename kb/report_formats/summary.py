@@ -26,6 +26,23 @@ class KnownError:
         return str(self.group.get("reason") or "")
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def occurrences(count: int, first: int, last: int) -> str:
+    """Where a known error was seen, as both renderers say it."""
+    if count == 1:
+        return f"seen once, line {first}"
+    return f"seen {count} times, lines {first}-{last}"
+
+
+def headline(found: list[KnownError], verb: str) -> str:
+    """``2 known errors <verb> (5 occurrences)``."""
+    seen = sum(k.count for k in found)
+    return f"{plural(len(found), 'known error')} {verb} ({plural(seen, 'occurrence')})"
+
+
 def known_errors(data: dict[str, Any]) -> list[KnownError]:
     first: dict[str, dict[str, Any]] = {}
     for m in data.get("matches", []):
