@@ -6,6 +6,10 @@
   session and needs no CSRF token (django-ninja checks CSRF only for cookie-based auth,
   and this API has none): CI jobs and scripts call it with a bare ``curl``. Abuse is bounded
   by ``kb.middleware`` (body size, per-client rate limit); results are ``no-store``.
+  ``?format=text|github|markdown`` answers the same result printed as ``manage.py match
+  --format`` prints it (``kb.report_formats``), as ``text/plain``, so a client such as
+  ``contrib/kb_match.py`` needs no renderer; every answer carries ``KB-Known-Errors`` (the
+  number of distinct known errors) for the client's exit status.
 - ``GET /api/records``, ``/api/records/{id}``, ``/api/tags``, ``/api/tags/{tag}`` return
   what ``/records/``, ``/records/<id>/``, ``/tags/`` and ``/tags/<tag>/`` show, through the
   same selectors (``kb.browse.selectors``): same filters, order and pages.
@@ -153,6 +157,24 @@ MATCH_BODY = {
 }
 
 
+MATCH_TEXT_FORMATS = "^(json|text|github|markdown)$"
+MATCH_RESPONSES = {
+    "responses": {
+        200: {
+            "description": "The result: JSON by default, text/plain for the other formats",
+            "headers": {
+                "KB-Known-Errors": {
+                    "description": "Distinct known errors found (0: none); a CI client's "
+                    "exit status",
+                    "schema": {"type": "integer", "minimum": 0},
+                }
+            },
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    }
+}
+
+
 def _refuse(request: HttpRequest, status: int, title: str, detail: str) -> HttpResponse:
     """A match request refused for its body: the same JSON as a too-large or rate-limited
     one (``kb.limits.Refusal``), so a tool reads every refusal one way."""
@@ -206,19 +228,34 @@ def _paste_text(request: HttpRequest) -> str:
 
 @api.post(
     "/match",
-    response={200: MatchOut, 400: RefusalOut, 413: RefusalOut, 415: RefusalOut, 429: RefusalOut},
+    response={
+        200: MatchOut,
+        400: RefusalOut,
+        413: RefusalOut,
+        415: RefusalOut,
+        422: ValidationOut,
+        429: RefusalOut,
+    },
     summary="Match a paste against every active record",
     description=(
         'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
         "`curl --data-urlencode text@app.log`). Answers the object of "
-        "`manage.py match --json`: confident matches best first, then suggestions."
+        "`manage.py match --json`: confident matches best first, then suggestions. "
+        "`?format=text|github|markdown` answers that result as `manage.py match --format` "
+        "prints it (text/plain); `file` names the log in the github annotations."
     ),
-    openapi_extra=MATCH_BODY,
+    openapi_extra={**MATCH_BODY, **MATCH_RESPONSES},
     url_name="match",
 )
-def match(request: HttpRequest) -> HttpResponse:
+def match(
+    request: HttpRequest,
+    format: str = Query("json", pattern=MATCH_TEXT_FORMATS),
+    file: str = Query("", max_length=1000),
+) -> HttpResponse:
     from kb.matcher import PasteTooLarge
     from kb.matching import match_text
+    from kb.report_formats import known_count, render
+    from kb.report_formats.data import report_data
 
     try:
         text = _paste_text(request)
@@ -233,7 +270,15 @@ def match(request: HttpRequest) -> HttpResponse:
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc).refusal)
     count_match(result)  # usage signals: counted in memory, never fails the match
-    return no_store(JsonResponse(result.as_json()))
+    if format == "json":
+        data = result.as_json()
+        response: HttpResponse = JsonResponse(data)
+    else:
+        data = report_data(result, text, absolute=request.build_absolute_uri)
+        body = render(format, data, file=file or None)
+        response = HttpResponse(body, content_type="text/plain; charset=utf-8")
+    response["KB-Known-Errors"] = str(known_count(data))
+    return no_store(response)
 
 
 # --- browse twins ---------------------------------------------------------------------------

@@ -231,5 +231,14 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
+        "markdown": summary_markdown(request, text, result) if cards else "",
     }
     return _respond(request, context)
+
+
+def summary_markdown(request: HttpRequest, text: str, result: MatchResult) -> str:
+    """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
+    from kb.report_formats import render  # kb.report_formats.data reads line_pieces from here
+    from kb.report_formats.data import report_data
+
+    return render("markdown", report_data(result, text, absolute=request.build_absolute_uri))

@@ -170,6 +170,7 @@ def test_form_works_without_javascript(
     page.wait_for_url(live_server.url + "/match/")
     assert FIRST_SOLUTION in page.locator("#results article.match-card").inner_text()
     assert page.locator("#paste-text").input_value() == LINE
+    assert page.get_by_role("button", name="Copy as Markdown").count() == 0  # needs JS
     screenshot(page, "paste-results-nojs")
     context.close()
 

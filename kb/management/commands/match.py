@@ -1,26 +1,62 @@
-"""``manage.py match [FILE|-] --json``: which known errors does this text contain?"""
+"""``manage.py match [FILE|-] [--format text|json|github|markdown]``: which known errors
+does this text contain?
+
+The exit status is for a CI step to branch on: 0 when the text holds no known error
+(suggestions alone do not count), 1 when it holds at least one, 2 for a usage error (a bad
+option, a file that cannot be read, input past the limit), 3 when matching itself could not
+run (the database cannot be read). ``--json`` stays, as an alias of ``--format json``: the
+contract names it. Exit 1 is only given from the command line: ``call_command`` returns
+normally whatever was found, since a caller in Python reads the result itself.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from kb.limits import TooLarge, check, from_matcher
 from kb.matcher import PasteTooLarge
-from kb.matching import MatchResult, match_text
+from kb.matching import match_text
+from kb.report_formats import FORMATS, known_count, render
+from kb.report_formats.data import report_data
+
+NOTHING_KNOWN, KNOWN_FOUND, USAGE, CANNOT_MATCH = 0, 1, 2, 3
 
 
 class Command(BaseCommand):
-    help = "Match text (a FILE, or stdin with '-' or no argument) against every active record."
+    help = (
+        "Match text (a FILE, or stdin with '-' or no argument) against every active record. "
+        "Exit 0: no known error; 1: known errors found; 2: usage error; 3: cannot match."
+    )
+    exit_code = NOTHING_KNOWN
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", nargs="?", default="-", metavar="FILE")
-        parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="text (default), json (the contract's object), github (workflow "
+            "commands annotating the log's lines), markdown (a ticket summary)",
+        )
+        parser.add_argument("--json", action="store_true", help="the same as --format json")
+        parser.add_argument(
+            "--annotate-file",
+            default=None,
+            metavar="PATH",
+            help="the file the github annotations point at (default: FILE, unless stdin)",
+        )
+        parser.add_argument(
+            "--base-url",
+            default="",
+            metavar="URL",
+            help="make record links absolute, e.g. https://kb.example.org",
+        )
         parser.add_argument(
             "--max-bytes",
             type=int,
@@ -28,17 +64,30 @@ class Command(BaseCommand):
             help="refuse larger input (default: KB_MAX_LOG_BYTES)",
         )
 
+    def run_from_argv(self, argv: list[str]) -> None:
+        super().run_from_argv(argv)
+        if self.exit_code:
+            sys.exit(self.exit_code)
+
     def handle(self, *args: Any, **options: Any) -> None:
+        fmt = options["format"] or ("json" if options["json"] else "text")
+        if options["json"] and fmt != "json":
+            raise CommandError("--json and --format are two choices of format", returncode=USAGE)
         limit = options["max_bytes"] or settings.KB_MAX_LOG_BYTES
         text = self._read(options["file"], limit)
         try:
             result = match_text(text, max_bytes=limit)
         except PasteTooLarge as exc:  # the decoded text grew past the limit
-            raise CommandError(from_matcher(exc, "input").detail) from exc
-        if options["json"]:
-            self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
-        else:
-            self._print_human(result)
+            raise CommandError(from_matcher(exc, "input").detail, returncode=USAGE) from exc
+        except DatabaseError as exc:
+            raise CommandError(f"cannot read the records: {exc}", returncode=CANNOT_MATCH) from exc
+        base = options["base_url"].rstrip("/")
+        data = report_data(result, text, absolute=lambda path: base + path)
+        annotate = options["annotate_file"]
+        if annotate is None and options["file"] != "-":
+            annotate = options["file"]
+        self.stdout.write(render(fmt, data, file=annotate), ending="")
+        self.exit_code = KNOWN_FOUND if known_count(data) else NOTHING_KNOWN
 
     def _read(self, name: str, limit: int) -> str:
         try:
@@ -48,22 +97,9 @@ class Command(BaseCommand):
                 with Path(name).open("rb") as fh:
                     data = fh.read(limit + 1)
         except OSError as exc:
-            raise CommandError(f"{name}: cannot read: {exc}") from exc
+            raise CommandError(f"{name}: cannot read: {exc}", returncode=USAGE) from exc
         try:
             check("input", len(data), limit, exact=False)  # read one byte past the limit at most
         except TooLarge as exc:
-            raise CommandError(exc.detail) from exc
+            raise CommandError(exc.detail, returncode=USAGE) from exc
         return data.decode("utf-8", errors="replace")
-
-    def _print_human(self, result: MatchResult) -> None:
-        if not result.matches:
-            self.stdout.write("No known error found.")
-        for m in result.matches:
-            self.stdout.write(
-                self.style.ERROR(f"line {m.line}: {m.record.slug} ({m.record.id}, {m.record.repo})")
-            )
-            self.stdout.write(f"  {m.text}")
-            self.stdout.write(f"  {m.reason}")
-        for s in result.suggestions:
-            self.stdout.write(f"maybe {s.record.id} ({s.similarity:.2f}): {s.reason}")
-        self.stdout.write(f"{result.elapsed_ms:.1f} ms")
