@@ -9,6 +9,7 @@ standard library.
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -108,9 +109,17 @@ def test_command_json_alias_and_a_conflicting_format_is_a_usage_error(
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("seed")
 def test_command_exit_codes_from_a_real_process(logs: dict[str, Path], tmp_path: Path) -> None:
-    known = run_command(str(logs["known"]), "--json")
+    known = run_command(str(logs["known"]), "--format", "json")
     assert known.returncode == 1, known.stderr
     assert '"record_id": "c36bebe8cdedec02"' in known.stdout
+    # the contract's spelling keeps its status: a run that matched exits 0, same output
+    legacy = run_command(str(logs["known"]), "--json")
+    assert legacy.returncode == 0, legacy.stderr
+    same = [
+        {k: v for k, v in json.loads(r.stdout).items() if k != "elapsed_ms"}
+        for r in (legacy, known)
+    ]
+    assert same[0] == same[1]
     clean = run_command(str(logs["clean"]), "--format", "github")
     assert clean.returncode == 0, clean.stderr
     assert parse_commands(clean.stdout) == [

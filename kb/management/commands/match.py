@@ -4,9 +4,12 @@ does this text contain?
 The exit status is for a CI step to branch on: 0 when the text holds no known error
 (suggestions alone do not count), 1 when it holds at least one, 2 for a usage error (a bad
 option, a file that cannot be read, input past the limit), 3 when matching itself could not
-run (the database cannot be read). ``--json`` stays, as an alias of ``--format json``: the
-contract names it. Exit 1 is only given from the command line: ``call_command`` returns
-normally whatever was found, since a caller in Python reads the result itself.
+run (the database cannot be read). ``--json`` stays as the contract spells it, and keeps the
+contract's status too: tools that call ``match FILE --json`` read stdout and treat any
+non-zero status as a failure, so with ``--json`` a run that matched exits 0 whatever it
+found; ``--format json`` gives the CI statuses. Exit 1 is only given from the command line:
+``call_command`` returns normally whatever was found, since a caller in Python reads the
+result itself.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ NOTHING_KNOWN, KNOWN_FOUND, USAGE, CANNOT_MATCH = 0, 1, 2, 3
 class Command(BaseCommand):
     help = (
         "Match text (a FILE, or stdin with '-' or no argument) against every active record. "
-        "Exit 0: no known error; 1: known errors found; 2: usage error; 3: cannot match."
+        "Exit 0: no known error; 1: known errors found; 2: usage error; 3: cannot match. "
+        "With --json (the stable machine form) a run that matched exits 0."
     )
     exit_code = NOTHING_KNOWN
 
@@ -87,7 +91,8 @@ class Command(BaseCommand):
         if annotate is None and options["file"] != "-":
             annotate = options["file"]
         self.stdout.write(render(fmt, data, file=annotate), ending="")
-        self.exit_code = KNOWN_FOUND if known_count(data) else NOTHING_KNOWN
+        found = known_count(data) and not options["json"]
+        self.exit_code = KNOWN_FOUND if found else NOTHING_KNOWN
 
     def _read(self, name: str, limit: int) -> str:
         try:
