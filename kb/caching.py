@@ -54,6 +54,7 @@ FAILURES = _failures()
 # ``caches`` is per thread) but the outage is the same.
 _down_until: dict[tuple[str, str], float] = {}
 _lock = threading.Lock()
+_inside = threading.local()
 clock: Callable[[], float] = time.monotonic
 
 
@@ -98,15 +99,21 @@ class FailSafe:
         return False
 
     def _safely(self, fallback: Any, call: Callable[[], Any]) -> Any:
-        if self._in_transaction():
-            return call()  # the transaction's owner handles the error (module docstring)
+        # Django's backends build operations on each other (``get`` calls ``get_many``):
+        # only the outermost one decides, so one failure is one outage, not a failure
+        # inside and a success outside.
+        if getattr(_inside, "call", False) or self._in_transaction():
+            return call()  # the outer call (or the transaction's owner) handles the error
         if self.is_down():
             return fallback
+        _inside.call = True
         try:
             result = call()
         except FAILURES as exc:
             self.mark_down(exc)
             return fallback
+        finally:
+            _inside.call = False
         self._mark_up()
         return result
 
