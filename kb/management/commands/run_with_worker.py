@@ -12,6 +12,7 @@ units instead (docs/deployment.md), where each restarts on its own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -29,10 +30,8 @@ GRACE_SECONDS = 15.0
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # already gone: nothing to stop
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 class Command(BaseCommand):
