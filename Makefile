@@ -1,5 +1,6 @@
 # Error knowledge base: the commands a developer and an operator need.
 #   make run    set up, migrate, load the demo data into an empty database, serve on :8000
+#               with the task worker beside it
 #   make test   set up (dev tools, Debian chromium) and run the whole suite
 # Tests that need the full dataset skip with their reason unless KB_DATASET_DIR (default:
 # the full dataset directory beside the clone) holds it; CI lays it there.
@@ -50,20 +51,21 @@ setup: $(STAMP)
 
 setup-dev: $(DEVSTAMP)
 
+# Web server and task worker together (kb/management/commands/run_with_worker.py): one
+# Ctrl-C stops both.
 run: setup
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py createcachetable
 	$(PY) manage.py load_demo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) manage.py run_with_worker --worker-arg=--reload -- $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Production-style server: gunicorn (kb/gunicorn_conf.py), DEBUG off (set SECRET_KEY and
 # ALLOWED_HOSTS; WEB_CONCURRENCY workers). See docs/deployment.md.
 serve: setup
 	DEBUG=$${DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
 	DEBUG=$${DEBUG:-0} $(PY) manage.py migrate --noinput
-	DEBUG=$${DEBUG:-0} $(PY) manage.py createcachetable
 	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
-	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
+	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(PY) manage.py run_with_worker -- \
+	  $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
 
 # Load test on loopback (wrk; several phases, minutes long): results in
 # benchmarks/results/load.json.

@@ -9,11 +9,13 @@ without buffering anything (the limit and its wording are ``kb.limits``', the re
 limit lives here for the same reason: a refused request costs one counter update, not a
 session, CSRF check or match.
 
-The counter is in the default cache, which is the database (``DatabaseCache``), so every
-gunicorn worker — and every host sharing the database — counts in the same place; per-
-process memory would multiply the limit by the number of workers. The read-modify-write
-runs in one transaction that serialises on the key (``BEGIN IMMEDIATE`` on SQLite, an
-advisory lock on PostgreSQL), so concurrent requests cannot lose increments.
+The counter is in the default cache, the database (``DatabaseCache``) or Redis
+(``CACHE_URL``), so every gunicorn worker — and every host sharing it — counts in the same
+place; per-process memory would multiply the limit by the number of workers. On the
+database the read-modify-write runs in one transaction that serialises on the key (``BEGIN
+IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL); on Redis it is one atomic
+``INCRBY``: either way concurrent requests cannot lose increments. A cache that is down
+(``kb.caching``) lets requests through uncounted.
 
 Match responses also get ``Cache-Control: no-store``: a paste may hold secrets, and its
 result must not sit in a browser or proxy cache. Nothing here logs or keeps a body.
@@ -27,7 +29,8 @@ import zlib
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.db import DatabaseCache
 from django.db import DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
@@ -63,6 +66,21 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
+def _increment(key: str, timeout: int, by: int = 1) -> int:
+    """Add ``by`` to ``key`` in the default cache and return the new count, atomically
+    across processes and hosts sharing the cache."""
+    cache = caches["default"]
+    if not isinstance(cache, DatabaseCache):
+        # Redis: INCRBY is atomic; ``add`` starts the window's key with its expiry.
+        cache.add(key, 0, timeout)
+        try:
+            return cache.incr(key, by)
+        except ValueError:  # the key expired between the two calls: a fresh window
+            cache.add(key, by, timeout)
+            return by
+    return _locked_increment(key, timeout, by)
+
+
 def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
     """Add ``by`` to ``key`` in the cache and return the new count, atomically across
     processes.
@@ -94,6 +112,7 @@ def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
                     cursor.execute("SELECT pg_advisory_xact_lock(%s)", [zlib.crc32(key.encode())])
             # On SQLite the transaction began IMMEDIATE: it holds the write lock already.
             # get + set (4 queries) rather than add + incr (up to 7).
+            cache = caches["default"]
             count = int(cache.get(key, 0)) + by
             cache.set(key, count, timeout)
             return count
@@ -145,12 +164,18 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     key = f"kb:rl:match:{client_address(request)}:{window}"
     if _refused.get(key) == limit:
         return _retry_after(window, now)
+    cache = caches["default"]
+    if getattr(cache, "is_down", bool)():
+        return None  # no counter for now (kb.caching): an on-call tool must keep answering
     try:
-        count = _locked_increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
+        count = _increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
     except DatabaseError as exc:
-        # No counter (cache table missing, database busy past its timeout): let the request
-        # through rather than fail it; an on-call tool must keep answering.
+        # No counter: let the request through rather than fail it. A write lock held by an
+        # import skips one count; anything else (the cache table gone) is an outage, which
+        # the cache logs once and then rests from (kb.caching).
         log.warning("rate limiter unavailable, request allowed: %s", type(exc).__name__)
+        if "locked" not in str(exc) and hasattr(cache, "mark_down"):
+            cache.mark_down(exc)
         return None
     if count <= limit:
         return None

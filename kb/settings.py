@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -71,6 +72,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_filters",
     "simple_history",
+    "django_tasks_db",
     "kb",
 ]
 
@@ -153,11 +155,25 @@ DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (shared by worker processes: the rate limiter counts here) ---------------------
+# The shared cache is the database by default: every worker and every host on the same
+# database counts the rate limit in one place, with no extra service (a per-process cache
+# would multiply the limit by the number of workers). Its table comes with ``migrate``
+# (migration 0015_cache_table). ``CACHE_URL=redis://host:port/db`` selects Redis for
+# several hosts. Either way the backend fails soft (``kb.caching``): a cache outage is
+# slower pages and one log line, never a 500.
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL:
+    _default_cache: dict[str, Any] = {
+        "BACKEND": "kb.caching.RedisCache",
+        "LOCATION": CACHE_URL,
+        # An unreachable Redis must cost a page little: connect and reply bounded, and no
+        # retries (kb.caching stops calling it for a while after the first failure).
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+else:
+    _default_cache = {"BACKEND": "kb.caching.DatabaseCache", "LOCATION": "kb_cache"}
 CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "kb_cache",
-    },
+    "default": _default_cache,
     # Rendered page bodies (record page, record and tag lists), per process: each key
     # carries the data revision, so an entry is only reused while nothing has changed
     # (``kb.views.browse.fragment_key``, ``kb.views.records.record_detail``).
@@ -302,11 +318,10 @@ KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
 # --- Tasks (long admin imports run in the background) ----------------------------------
 # Uploaded JSONL files wait here for the import task; web and task workers must share it.
 KB_IMPORT_DIR = Path(env_str("KB_IMPORT_DIR", str(BASE_DIR / ".cache" / "imports")))
-TASKS = {
-    "default": {
-        "BACKEND": env_str("KB_TASKS_BACKEND", "django.tasks.backends.immediate.ImmediateBackend")
-    }
-}
+# Tasks persist in the database (django-tasks-db) and run in ``manage.py db_worker``
+# (started beside the web server by ``make run`` and ``make serve``): an import never runs
+# inside a web request, and a queued job survives a restart of every process.
+TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
 
 LOGGING = {
     "version": 1,

@@ -30,16 +30,25 @@ def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.fixture(autouse=True)
+def _tasks_in_process(settings: object) -> None:
+    """Tests of the import itself run its task in the test's process, on the test's
+    database transaction; tests/test_worker.py runs the real ``db_worker``."""
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture(autouse=True)
 def _empty_cache() -> None:
     """Cached counts are keyed by revision, and live-server tests reuse revision numbers
     after each flush: start every test with an empty cache."""
     from django.core.cache import caches
 
+    from kb.caching import forget_outages
     from kb.loop import usage
     from kb.middleware import forget_refusals
 
     caches["fragments"].clear()  # rendered page bodies: keyed by revision too, per process
     caches["explanations"].clear()  # derived from record content: keyed by it, per process
+    forget_outages()  # a cache broken on purpose by one test is up again for the next
     forget_refusals()  # the rate limiter's memory of refused clients goes with its counters
     usage.buffer.reset()  # unwritten usage counts: a flush falls due only inside one test
     # Tests without database access (pure matcher tests) have nothing cached.

@@ -3,7 +3,10 @@
 The upload runs the same importer as ``manage.py import_records``, as a background task
 (``kb.tasks.run_import``): the upload stores the file and an ``ImportJob`` and redirects
 to the job's page, which shows progress while the task runs (polled by htmx, or by
-reloading without JS) and the importer's report when it is done.
+reloading without JS) and the importer's report when it is done. The task runs in
+``manage.py db_worker`` (``settings.TASKS``): the upload answers as soon as the job is
+queued, whatever the file's size. A job whose worker died shows as stalled, with a
+button that queues it again (``kb.tasks.rerun_import``; the import is idempotent).
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import URLPattern, path, reverse
 from django.utils.decorators import method_decorator
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from kb.admin.forms import UploadForm
 from kb.http import HtmxHttpRequest
 from kb.models import ImportJob
-from kb.tasks import enqueue_import
+from kb.tasks import enqueue_import, rerun_import
 
 
 @admin.register(ImportJob)
@@ -86,6 +89,7 @@ class ImportJobAdmin(admin.ModelAdmin):
         return [
             path("upload/", wrap(self.upload_view), name="kb_importjob_upload"),
             path("<int:job_id>/progress/", wrap(self.progress_view), name="kb_importjob_progress"),
+            path("<int:job_id>/rerun/", wrap(self.rerun_view), name="kb_importjob_rerun"),
             *super().get_urls(),
         ]
 
@@ -126,6 +130,20 @@ class ImportJobAdmin(admin.ModelAdmin):
         if not request.htmx:
             return HttpResponseRedirect(reverse("admin:kb_importjob_change", args=[job.pk]))
         return render(request, "admin/kb/importjob/progress.html#progress", {"job": job})
+
+    @method_decorator(require_POST)
+    def rerun_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
+        """Queue a stalled job again (POST from its page); any other job is left as it is."""
+        if not self.can_upload(request):
+            raise PermissionDenied
+        job = get_object_or_404(ImportJob, pk=job_id)
+        was_stalled = job.stalled
+        job = rerun_import(job)
+        if was_stalled and job.state != ImportJob.State.RUNNING:
+            self.message_user(request, f"Import of {job.source}: queued again.", messages.SUCCESS)
+        else:
+            self.message_user(request, "Only a stalled import can be run again.", messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:kb_importjob_change", args=[job.pk]))
 
     def render_change_form(
         self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any
