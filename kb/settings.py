@@ -158,7 +158,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # The shared cache is the database by default: every worker and every host on the same
 # database counts the rate limit in one place, with no extra service (a per-process cache
 # would multiply the limit by the number of workers). Its table comes with ``migrate``
-# (migration 0015_cache_table). ``CACHE_URL=redis://host:port/db`` selects Redis for
+# (migration 0016_cache_table). ``CACHE_URL=redis://host:port/db`` selects Redis for
 # several hosts. Either way the backend fails soft (``kb.caching``): a cache outage is
 # slower pages and one log line, never a 500.
 CACHE_URL = env_str("CACHE_URL", "")

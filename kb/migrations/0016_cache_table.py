@@ -29,6 +29,6 @@ def drop(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("kb", "0014_learning_loop")]
+    dependencies = [("kb", "0015_loop_tallies")]
 
     operations = [migrations.RunPython(create, drop, elidable=False)]
