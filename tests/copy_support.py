@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -101,5 +102,14 @@ def fresh_postgres_database() -> Iterator[str]:
         for conn in connections.all(initialized_only=True):
             if conn.settings_dict.get("NAME") == name:
                 conn.close()
+        # Without FORCE: that would need the right to end autovacuum's backends too, which
+        # a plain DROP ends by itself; a test's own connections are closed above.
         with psycopg.connect(**params) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            for attempt in range(50):
+                try:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                    break
+                except psycopg.errors.ObjectInUse:
+                    if attempt == 49:
+                        raise
+                    time.sleep(0.1)
