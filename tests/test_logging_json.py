@@ -24,6 +24,18 @@ def lines_of(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def run_app(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in the repository with the app's environment plus ``env``."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=app_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_a_request_handed_to_the_logger_becomes_its_method_and_path_only() -> None:
     request = RequestFactory().get(f"/records/?q={SECRET}", REMOTE_ADDR=CLIENT)
     record = logging.LogRecord(
@@ -73,16 +85,8 @@ def test_django_logs_are_json_lines_in_a_real_process() -> None:
         "try:\n    1 / 0\nexcept ZeroDivisionError:\n"
         "    logging.getLogger('kb').exception('multi\\nline')\n"
     )
-    env = app_env(LOG_FORMAT="json", DEBUG="1")
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = run_app("-c", script, LOG_FORMAT="json", DEBUG="1")
+    assert done.returncode == 0, done.stderr
     logged = lines_of(done.stderr)
     assert [d["logger"] for d in logged] == ["django.request", "kb.tasks", "kb"]
     assert logged[0]["path"] == "/records/"
@@ -91,15 +95,7 @@ def test_django_logs_are_json_lines_in_a_real_process() -> None:
 
 
 def test_an_unknown_log_format_is_refused() -> None:
-    env = app_env(LOG_FORMAT="xml")
-    done = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_app("manage.py", "check", LOG_FORMAT="xml")
     assert done.returncode != 0
     assert "LOG_FORMAT" in done.stderr
 
