@@ -12,6 +12,8 @@ Every value can be overridden on the command line or through ``GUNICORN_CMD_ARGS
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
@@ -32,12 +34,15 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
 # Request line and headers stay small; bodies are bounded by the app (kb.middleware).
 limit_request_line = 8190
 limit_request_fields = 100
-# The access log has method, path, status, size and time: never a body or a query string
-# (pastes travel in POST bodies only).
+# The access log has method, path, status, size and time: never a body, a query string
+# (pastes travel in POST bodies only) or the client's address.
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
-access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms'
+access_log_format = '"%(m)s %(U)s" %(s)s %(B)s %(M)sms'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+# LOG_FORMAT=json: the error and access logs as JSON lines too, wherever they are written.
+if os.environ.get("LOG_FORMAT", "text").strip().lower() == "json":
+    logger_class = "kb.logs.GunicornJsonLogger"
 # Several gunicorns on one host would share the default control socket path.
 control_socket_disable = True
 # Behind a TLS proxy on the same host, trust its X-Forwarded-* headers.
@@ -77,3 +82,26 @@ def worker_exit(server: Any, worker: Any) -> None:
         flush()
     except Exception as exc:  # the app never loaded in this worker: nothing was counted
         worker.log.warning("usage counts not flushed: %s", exc)
+
+
+# --- Metrics (kb.metrics): every worker writes its values to files in one directory,
+# which a scrape adds up. Set before any worker starts (workers inherit the environment);
+# an operator's PROMETHEUS_MULTIPROC_DIR (systemd's RuntimeDirectory) wins.
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="kb-metrics-"))
+
+
+def on_starting(server: Any) -> None:
+    """Start the metrics from zero: files left by a previous run's workers would be added
+    to this run's (their counters would never go down, their gauges would never go)."""
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink(missing_ok=True)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker that exited (recycled, killed, crashed) stops counting in the live gauges;
+    its counters and histograms stay in the sums, as Prometheus expects of counters."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

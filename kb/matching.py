@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 
 from kb.matcher import Matcher, MatchReport, PatternSpec
+from kb.metrics import timed_build, timed_match
 from kb.models import ErrorRecord, current_revision
 
 # Past this many records changed since the last full build, rebuild (from the cache).
@@ -180,6 +181,7 @@ class MatcherHolder:
             assert self._matcher is not None
             return self._matcher
 
+    @timed_build
     def _full_build(self, revision: int) -> None:
         specs = _specs(ErrorRecord.objects.active())
         cache_dir = settings.KB_MATCHER_CACHE_DIR
@@ -267,6 +269,7 @@ NOT_SHOWN = (
 )
 
 
+@timed_match
 def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     """Match ``text`` against every active record; records loaded for display.
 

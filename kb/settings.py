@@ -79,6 +79,8 @@ INSTALLED_APPS = [
 # Header-setting middleware comes first so that every response gets the headers, including
 # those answered early (413/429 below, 400 for a bad Host from CommonMiddleware).
 MIDDLEWARE = [
+    # First, so that every answer is timed, the early ones included (kb.metrics).
+    "kb.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -249,7 +251,9 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
 # Load balancers probe /healthz over plain HTTP on the private network: no redirect there.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# A scraper reads /metrics from each host's gunicorn directly (plain HTTP on the private
+# network, docs/deployment.md): no redirect there either; the bearer token guards it.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 # Silenced deploy checks, each with its reason (docs/reliability.md#r1-deploy-check):
@@ -323,10 +327,24 @@ KB_IMPORT_DIR = Path(env_str("KB_IMPORT_DIR", str(BASE_DIR / ".cache" / "imports
 # inside a web request, and a queued job survives a restart of every process.
 TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
 
+# --- Metrics and logs (docs/deployment.md) ---------------------------------------------
+# The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.
+KB_METRICS_TOKEN = env_str("KB_METRICS_TOKEN", "")
+# "text" (default) or "json": one JSON object per line (kb.logs), for log collectors.
+LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not 'text' or 'json'")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "kb.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # Request bodies may hold secrets from pastes: never log them.
     "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from kb.api import api
-from kb.views import browse, errors, health, paste, records
+from kb.views import browse, errors, health, metrics, paste, records
 
 urlpatterns = [
     path("", paste.paste_page, name="paste"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("tags/<str:tag>/", browse.tag_detail, name="tag_detail"),
     path("", include("kb.loop.urls")),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("api/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -25,22 +25,26 @@ PERMISSIONS = [
 
 
 def create_group(apps, schema_editor):
+    # The database being migrated, which is not the default one under `migrate --database`
+    # (manage.py copy_database migrates its target so).
+    db = schema_editor.connection.alias
     for app_config in apps.get_app_configs():
         app_config.models_module = True
-        create_permissions(app_config, apps=apps, verbosity=0)
+        create_permissions(app_config, apps=apps, verbosity=0, using=db)
         app_config.models_module = None
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
-    group, _ = Group.objects.get_or_create(name=GROUP)
+    group, _ = Group.objects.using(db).get_or_create(name=GROUP)
     perms = [
-        Permission.objects.get(content_type__app_label=app, codename=codename)
+        Permission.objects.using(db).get(content_type__app_label=app, codename=codename)
         for app, codename in PERMISSIONS
     ]
     group.permissions.add(*perms)
 
 
 def remove_group(apps, schema_editor):
-    apps.get_model("auth", "Group").objects.filter(name=GROUP).delete()
+    db = schema_editor.connection.alias
+    apps.get_model("auth", "Group").objects.using(db).filter(name=GROUP).delete()
 
 
 class Migration(migrations.Migration):
