@@ -5,9 +5,11 @@ that loads instead of compiling, and the store never being needed to serve."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from kb.matcher import cache
 from kb.matcher_store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
 from kb.models import MatcherBlob, MatcherBlobPart
 from tests.factories import make_record
-from tests.servers import ROOT, app_env
+from tests.servers import ROOT, Gunicorn, app_env, json_post
 
 
 def _blob(tmp_path: Path, size: int, name: str = "matcher-abc.pkl") -> Path:
@@ -125,8 +127,6 @@ def test_two_processes_storing_one_digest_at_once(tmp_path: Path) -> None:
         )
         for _ in range(2)
     ]
-    import time
-
     time.sleep(1.5)  # both connected and waiting on the file
     go.touch()
     outs = [p.communicate(timeout=120) for p in procs]
@@ -187,3 +187,62 @@ def test_a_missing_store_table_costs_a_compile_never_a_failure(tmp_path: Path) -
         with connection.schema_editor() as editor:
             editor.create_model(MatcherBlob)
             editor.create_model(MatcherBlobPart)
+
+
+EDITOR = """
+import sys, django
+django.setup()
+from kb.models import ErrorRecord
+from kb.services import save_curated
+record = ErrorRecord.objects.get(pk=sys.argv[1])
+record.error_message = "Quokka gateway {} refused the handshake"
+record.message_pattern = "Quokka gateway (.+?) refused the handshake"
+save_curated(record, changed_attrs=["error_message", "message_pattern"], reason="store test")
+"""
+
+
+LOGS = {"GUNICORN_CMD_ARGS": "--capture-output"}  # the app's log lines in the error log
+
+
+def _matched(server: Gunicorn, text: str) -> list[str]:
+    status, _h, body = json_post(server, "/api/match", {"text": text})
+    assert status == 200, body[:500]
+    return [m["record_id"] for m in json.loads(body)["matches"]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Path) -> None:
+    """Two real servers with their own matcher cache directories on one database: the
+    second serves from the store without compiling, and an edit made through the first
+    matches on both within the bound of docs/deployment.md (revision polling)."""
+    record = make_record()
+    other = make_record()
+    with Gunicorn(
+        workers=1, log_dir=tmp_path, KB_MATCHER_CACHE_DIR=str(tmp_path / "a"), **LOGS
+    ) as host_a:
+        line = "Backfill progress for vnode 7 not found, backfill_state not initialized properly"
+        assert record.pk in _matched(host_a, line)
+        with Gunicorn(
+            workers=1, log_dir=tmp_path, KB_MATCHER_CACHE_DIR=str(tmp_path / "b"), **LOGS
+        ) as host_b:
+            assert record.pk in _matched(host_b, line)
+            assert "matcher loaded from store" in host_b.errors()
+            assert "matcher published to store" in host_a.errors()
+            # A curator's edit on host A, through kb.services (the path the admin's save
+            # takes), in a process of its own with host A's settings.
+            fresh = "Quokka gateway 12 refused the handshake"
+            edit = subprocess.run(
+                [sys.executable, "-c", EDITOR, other.pk],
+                cwd=ROOT,
+                env=host_a.env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert edit.returncode == 0, edit.stderr[-2000:]
+            deadline = time.monotonic() + 2.0
+            seen = {"a": False, "b": False}
+            while time.monotonic() < deadline and not all(seen.values()):
+                seen["a"] = seen["a"] or other.pk in _matched(host_a, fresh)
+                seen["b"] = seen["b"] or other.pk in _matched(host_b, fresh)
+            assert seen == {"a": True, "b": True}
