@@ -199,11 +199,14 @@ class MatcherHolder:
             cache_dir, cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
         )
         store = matcher_store()
+        started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
         self._matcher = Matcher.build(specs, cache_dir=cache_dir)
         self._matcher.stats["matcher_from_store"] = bool(fetched)
         if fetched:
+            took = time.perf_counter() - started
             log.info("matcher loaded from store: %s (%d patterns)", path.name, len(self._matcher))
+            log.info("matcher store fetch and load took %.2f s", took)
         elif store is not None and _store_call(cache.publish, store, path):
             log.info("matcher published to store: %s", path.name)
         self._revision = revision
