@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
 from kb.matcher import Matcher, MatchReport, PatternSpec, cache
 from kb.matcher.engine import SHARD_SIZE
@@ -205,8 +205,8 @@ class MatcherHolder:
         self._matcher.stats["matcher_from_store"] = bool(fetched)
         if fetched:
             took = time.perf_counter() - started
-            log.info("matcher loaded from store: %s (%d patterns)", path.name, len(self._matcher))
-            log.info("matcher store fetch and load took %.2f s", took)
+            n = len(self._matcher)
+            log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
         elif store is not None and _store_call(cache.publish, store, path):
             log.info("matcher published to store: %s", path.name)
         self._revision = revision
@@ -244,9 +244,11 @@ class MatcherHolder:
 
 def _store_call(op: Any, store: cache.BlobStore, path: Path) -> bool:
     """``op(store, path)``, or False with a log line when the store fails: the store saves
-    compiling, it is never needed to serve (docs/deployment.md, "Compiled matcher store")."""
+    compiling, it is never needed to serve (docs/deployment.md, "Compiled matcher store").
+    In a savepoint, so a failing store query cannot abort a caller's transaction."""
     try:
-        return bool(op(store, path))
+        with transaction.atomic():
+            return bool(op(store, path))
     except (DatabaseError, OSError) as exc:
         log.warning("matcher store unavailable (%s): %s", path.name, exc)
         return False

@@ -16,7 +16,7 @@ import pytest
 
 from kb.matcher import cache
 from kb.matcher_store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
-from kb.models import MatcherBlob, MatcherBlobPart
+from kb.models import ErrorRecord, MatcherBlob, MatcherBlobPart
 from tests.factories import make_record
 from tests.servers import ROOT, Gunicorn, app_env, json_post
 
@@ -246,3 +246,26 @@ def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Pa
                 seen["a"] = seen["a"] or other.pk in _matched(host_a, fresh)
                 seen["b"] = seen["b"] or other.pk in _matched(host_b, fresh)
             assert seen == {"a": True, "b": True}
+
+
+@pytest.mark.django_db
+def test_a_failing_store_inside_a_transaction_leaves_it_usable(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path, settings: object
+) -> None:
+    """The build may run inside a caller's transaction (a request, a task): a store query
+    that fails must not abort it (PostgreSQL refuses every later query of an aborted one).
+    The tables are dropped inside the test's own transaction, rolled back after it."""
+    from django.db import connection
+
+    from kb.matching import holder
+
+    settings.KB_MATCHER_CACHE_DIR = tmp_path / "empty"  # type: ignore[attr-defined]
+    record = make_record()
+    with connection.cursor() as cur:
+        cur.execute("DROP TABLE kb_matcherblobpart")
+        cur.execute("DROP TABLE kb_matcherblob")
+    with caplog.at_level("WARNING", logger="kb.matching"):
+        matcher = holder.get()
+    assert len(matcher) == 1
+    assert "matcher store unavailable" in caplog.text
+    assert ErrorRecord.objects.filter(pk=record.pk).exists()  # the transaction still works
