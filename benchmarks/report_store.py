@@ -19,6 +19,7 @@ from report_format import (
 START_COLUMNS: list[Column] = [
     ("start", "label"),
     ("first match s", "first_match_s"),
+    ("of which fetch + load s", "store_fetch_and_load_s"),
     ("matched", "matched"),
     ("loaded from store", "loaded_from_store"),
     ("compiled", "compiled"),
