@@ -6,6 +6,15 @@ process keeps latency predictable and a hostile paste can stall at most one work
 most ``timeout`` seconds. Each worker loads the compiled matcher at boot (from the on-disk
 cache that ``manage.py warm_matcher`` filled), so no visitor waits for a compile.
 
+Workers share one copy of the matcher: the app is preloaded (``preload_app``) and the
+arbiter loads the matcher before it forks (``when_ready``), so the compiled Hyperscan
+databases and the pattern tables sit in pages every worker shares copy-on-write instead
+of one copy per worker. What a worker changes afterwards is its own: an edit folds a small
+delta into that worker's matcher (the shared shards stay shared), and a full rebuild past
+``kb.matching.DELTA_LIMIT`` gives that worker a private copy until it is recycled
+(``max_requests``) and forked afresh from the arbiter. ``GUNICORN_PRELOAD=0`` turns the
+preload off (each worker then loads its own copy, as before).
+
 Every value can be overridden on the command line or through ``GUNICORN_CMD_ARGS``.
 """
 
@@ -24,6 +33,7 @@ worker_class = "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20
 keepalive = 5
+preload_app = os.environ.get("GUNICORN_PRELOAD", "1") != "0"
 # Recycle workers now and then so slow leaks cannot accumulate; not so often that a busy
 # worker keeps dropping its warm caches (the per-worker page cache and loaded matcher).
 max_requests = 50_000
@@ -49,6 +59,26 @@ control_socket_disable = True
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 
 
+def when_ready(server: Any) -> None:
+    """Load the matcher in the arbiter, before any worker is forked (``preload_app``)."""
+    if not server.cfg.preload_app:
+        return
+    _load_matcher(server.log)
+
+
+def _load_matcher(logger: Any) -> None:
+    try:
+        from kb.matching import get_matcher
+
+        get_matcher()
+    except Exception as exc:  # e.g. database not migrated yet: first request will build it
+        logger.warning("matcher not preloaded: %s", exc)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+
+
 def post_fork(server: Any, worker: Any) -> None:
     """No database connection may cross a fork (only matters with ``--preload``: without
     it, Django is not even set up yet in the arbiter)."""
@@ -61,17 +91,9 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """Load the matcher before the first request reaches this worker."""
-    try:
-        from kb.matching import get_matcher
-
-        get_matcher()
-    except Exception as exc:  # e.g. database not migrated yet: first request will build it
-        worker.log.warning("matcher not preloaded: %s", exc)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
+    """Load the matcher before the first request reaches this worker (with the preload,
+    only the revision check: the arbiter's matcher came with the fork)."""
+    _load_matcher(worker.log)
 
 
 def worker_exit(server: Any, worker: Any) -> None:

@@ -2,25 +2,35 @@
 
 The matcher (``kb.matcher``) is pure Python and knows nothing of the database. This module
 builds it from the active records, shares compiled databases between processes through
-the on-disk cache (``KB_MATCHER_CACHE_DIR``), and notices changes cheaply: at most every
-``KB_MATCHER_REFRESH_SECONDS`` it reads the revision counter; when records changed it folds
-just those into the running matcher (``with_changes``) instead of recompiling everything.
+the on-disk cache (``KB_MATCHER_CACHE_DIR``) and between hosts through the store in front
+of it (``KB_MATCHER_STORE``, ``kb.matcher_store``: a host whose cache lacks the matcher
+fetches it instead of compiling, and one that compiled publishes it), and notices changes
+cheaply: at most every ``KB_MATCHER_REFRESH_SECONDS`` it reads the revision counter; when
+records changed it folds just those into the running matcher (``with_changes``) instead of
+recompiling everything.
 Views, the API and the ``match`` command all call ``match_text``.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError, transaction
 
-from kb.matcher import Matcher, MatchReport, PatternSpec
+from kb.matcher import Matcher, MatchReport, PatternSpec, cache
+from kb.matcher.engine import SHARD_SIZE
+from kb.matcher_store import matcher_store
 from kb.metrics import timed_build, timed_match
 from kb.models import ErrorRecord, current_revision
+
+log = logging.getLogger(__name__)
 
 # Past this many records changed since the last full build, rebuild (from the cache).
 DELTA_LIMIT = 5000
@@ -187,12 +197,26 @@ class MatcherHolder:
         cache_dir = settings.KB_MATCHER_CACHE_DIR
         cache_dir.mkdir(parents=True, exist_ok=True)
         self._matcher = None  # the old one can go before the new one is loaded
+        path = cache.matcher_path(
+            cache_dir, cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
+        )
+        store = matcher_store()
+        started = time.perf_counter()
+        fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
         self._matcher = Matcher.build(specs, cache_dir=cache_dir)
+        self._matcher.stats["matcher_from_store"] = bool(fetched)
+        if fetched:
+            took = time.perf_counter() - started
+            n = len(self._matcher)
+            log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
+        elif store is not None and _store_call(cache.publish, store, path):
+            log.info("matcher published to store: %s", path.name)
         self._revision = revision
         self._delta_size = 0
         # The matcher lives as long as the process: keep the garbage collector from walking
         # its millions of objects on every full collection, which would land in the middle
-        # of somebody's paste. Refcounting still frees what is dropped.
+        # of somebody's paste. Refcounting still frees what is dropped. Frozen objects also
+        # stay in the pages a preloading gunicorn arbiter shares with its workers.
         gc.collect()
         gc.freeze()
 
@@ -218,6 +242,18 @@ class MatcherHolder:
         live += missing
         self._matcher = self._matcher.with_changes(live, gone | vanished)
         self._revision = revision
+
+
+def _store_call(op: Any, store: cache.BlobStore, path: Path) -> bool:
+    """``op(store, path)``, or False with a log line when the store fails: the store saves
+    compiling, it is never needed to serve (docs/deployment.md, "Compiled matcher store").
+    In a savepoint, so a failing store query cannot abort a caller's transaction."""
+    try:
+        with transaction.atomic():
+            return bool(op(store, path))
+    except (DatabaseError, OSError) as exc:
+        log.warning("matcher store unavailable (%s): %s", path.name, exc)
+        return False
 
 
 def _reconcile(

@@ -318,6 +318,9 @@ KB_VOTE_THRESHOLD = env_int("KB_VOTE_THRESHOLD", 5)
 KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cache" / "matcher")))
 # How often (in seconds) a worker checks whether records changed since its matcher was built.
 KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
+# Where hosts share compiled matchers (kb/matcher_store.py): "database" (default),
+# "storage:<STORAGES alias>" (an object store through django-storages, say) or "none".
+KB_MATCHER_STORE = env_str("KB_MATCHER_STORE", "database")
 
 # --- Tasks (long admin imports run in the background) ----------------------------------
 # Uploaded JSONL files wait here for the import task; web and task workers must share it.

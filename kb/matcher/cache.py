@@ -13,6 +13,14 @@ build uses is deleted once it is older than `MAX_UNUSED_AGE_S` *and* not among t
 `KEEP_UNUSED` most recently used ones (a cache hit refreshes a file's mtime). Files are
 only ever replaced atomically (`os.replace`), and a loaded file is read whole, so deleting
 one under a running process is harmless.
+
+Across hosts the directory is only a cache in front of a `BlobStore` (a protocol: the
+database or a Django storage implement it in ``kb.matcher_store``, outside this Django-free
+package). A host whose directory lacks the matcher file fetches it (`fetch`) instead of
+compiling, and a host that compiled one publishes it (`publish`). The file is the unit: it
+holds every shard's serialised database, so one digest says everything a host needs. Stored
+objects are written once under their digest (the content can only be the same), so two
+hosts publishing one digest at once is harmless: the second finds it there.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import time
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, BinaryIO, Protocol, Self
 
 import hyperscan
 
@@ -59,8 +67,67 @@ def specs_digest(specs: Sequence[Any], options: str) -> str:
     return h.hexdigest()[:32]
 
 
+def build_options(shard_size: int, with_similarity: bool) -> str:
+    """The build options a matcher file's digest covers (one spelling for every caller)."""
+    return f"{shard_size}\x00{with_similarity}"
+
+
 def matcher_path(cache_dir: Path, digest: str) -> Path:
     return Path(cache_dir) / f"matcher-{digest}.pkl"
+
+
+class BlobStore(Protocol):
+    """Bytes under a name, written once, readable by every host (see the module docstring).
+
+    ``get`` streams the named object into ``into`` and says whether it was there (whole and
+    intact: an implementation checks what it wrote); ``put`` stores ``source`` under
+    ``name`` unless it is there already and says whether it wrote; ``cleanup`` deletes
+    objects no name in ``in_use`` needs, bounded as the local directory's clean-up is.
+    """
+
+    def get(self, name: str, into: BinaryIO) -> bool: ...
+
+    def put(self, name: str, source: Path) -> bool: ...
+
+    def cleanup(self, in_use: set[str]) -> list[str]: ...
+
+
+def fetch(store: BlobStore, path: Path) -> bool:
+    """Copy ``path``'s object from ``store`` into the cache directory; whether it came.
+
+    Written to a temporary file and renamed, like `save`: a worker loading the same path
+    meanwhile sees no file or the whole one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name.split('-')[0]}-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            found = store.get(path.name, fh)
+        if found:
+            os.replace(tmp, path)
+            return True
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    Path(tmp).unlink(missing_ok=True)
+    return False
+
+
+def publish(store: BlobStore, path: Path) -> bool:
+    """Store the local file ``path`` for the other hosts (if it is not there already)."""
+    if not path.is_file():
+        return False
+    written = store.put(path.name, path)
+    if written:
+        store.cleanup({path.name})
+    return written
+
+
+def expired(entries: list[tuple[float, str]], in_use: set[str], now: float) -> list[str]:
+    """Names to delete among ``(last used, name)`` entries: not in use, not among the
+    `KEEP_UNUSED` most recently used, and unused for `MAX_UNUSED_AGE_S` (the local
+    directory and the stores share these bounds)."""
+    unused = sorted((e for e in entries if e[1] not in in_use), reverse=True)
+    return [name for used, name in unused[KEEP_UNUSED:] if now - used > MAX_UNUSED_AGE_S]
 
 
 class Pickled:
@@ -114,12 +181,12 @@ def touch(path: Path) -> None:
 def cleanup(cache_dir: Path, in_use: set[str], *, now: float | None = None) -> list[str]:
     """Delete cache files no current build uses, beyond the bounds above; returns names."""
     now = time.time() if now is None else now
-    unused: list[tuple[float, Path]] = []
     removed: list[str] = []
     try:
         entries = list(os.scandir(cache_dir))
     except OSError:
         return removed
+    candidates: list[tuple[float, str]] = []
     for e in entries:
         name = e.name
         try:
@@ -130,12 +197,10 @@ def cleanup(cache_dir: Path, in_use: set[str], *, now: float | None = None) -> l
             if now - mtime > TMP_AGE_S:
                 _unlink(Path(e.path), removed)
             continue
-        if name.startswith(_PREFIXES) and name not in in_use:
-            unused.append((mtime, Path(e.path)))
-    unused.sort(reverse=True)  # most recently used first
-    for mtime, p in unused[KEEP_UNUSED:]:
-        if now - mtime > MAX_UNUSED_AGE_S:
-            _unlink(p, removed)
+        if name.startswith(_PREFIXES):
+            candidates.append((mtime, name))
+    for name in expired(candidates, in_use, now):
+        _unlink(Path(cache_dir) / name, removed)
     return removed
 
 

@@ -126,7 +126,7 @@ class Matcher(cache.Pickled):
         specs = specs if isinstance(specs, list) else list(specs)
         path = None
         if cache_dir is not None:  # the whole built matcher, under the hash of its inputs
-            digest = cache.specs_digest(specs, f"{shard_size}\x00{with_similarity}")
+            digest = cache.specs_digest(specs, cache.build_options(shard_size, with_similarity))
             path = cache.matcher_path(cache_dir, digest)
             hit = cache.load(path)
             if isinstance(hit, Matcher):

@@ -357,3 +357,4 @@ class RecordTag(models.Model):
 # registers them with the app.
 from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote  # noqa: E402,F401
 from kb.models.imports import ImportJob, _import_storage  # noqa: E402,F401
+from kb.models.store import MatcherBlob, MatcherBlobPart  # noqa: E402,F401
