@@ -73,15 +73,21 @@ def _template_words(template: str) -> tuple[list[str], list[str]]:
 
 
 def _line_words(line: str) -> tuple[list[str], list[str]]:
+    # a long line keeps its head and its tail: the message is at one end of it (after a
+    # log envelope, or before a dump of values)
+    if len(line) > MAX_LINE_CHARS:
+        line = line[: MAX_LINE_CHARS // 2] + " " + line[-MAX_LINE_CHARS // 2 :]
     shown: list[str] = []
     keys: list[str] = []
-    for w in line[:MAX_LINE_CHARS].split():
+    for w in line.split():
         k = w.strip(_STRIP).lower()
         if k:
             shown.append(w)
             keys.append(k)
-    # the message is usually at the end of a log line (after its envelope): keep the end
-    return shown[-MAX_WORDS * 2 :], keys[-MAX_WORDS * 2 :]
+    if len(keys) > 2 * MAX_WORDS:
+        shown = shown[:MAX_WORDS] + shown[-MAX_WORDS:]
+        keys = keys[:MAX_WORDS] + keys[-MAX_WORDS:]
+    return shown, keys
 
 
 def word_diff(template: str, line: str) -> WordDiff | None:
