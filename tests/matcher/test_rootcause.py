@@ -51,7 +51,7 @@ Caused by: org.postgresql.util.PSQLException: Connection to localhost:5432 refus
 \tat org.postgresql.Driver.connect(Driver.java:270)
 \t... 31 common frames omitted
 2026-11-30 10:00:02.300  INFO 4242 --- [nio-8080-exec-2] c.e.web.Health  : health check ok
-"""
+"""  # noqa: E501 (real log lines are long)
 
 PY_DIRECT = """\
 2026-11-30 10:00:00,001 INFO worker: starting
@@ -70,7 +70,7 @@ Traceback (most recent call last):
   File "/app/worker/db.py", line 14, in connect
     raise DatabaseUnavailable("database is not reachable after 5 attempts") from exc
 worker.errors.DatabaseUnavailable: database is not reachable after 5 attempts
-"""
+"""  # noqa: E501
 
 PY_HANDLING = """\
 Traceback (most recent call last):

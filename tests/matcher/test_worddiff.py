@@ -49,7 +49,8 @@ def test_dropped_and_added_words() -> None:
     assert d is not None
     assert ("", "the") in d.changes
     assert ("trying again", "") in d.changes
-    assert "added the" in d.summary and "trying again missing" in d.summary
+    assert "added the" in d.summary
+    assert "trying again missing" in d.summary
 
 
 def test_nothing_to_say_when_the_wording_is_the_same() -> None:
@@ -61,7 +62,8 @@ def test_nothing_to_say_when_the_wording_is_the_same() -> None:
 def test_bounded_on_a_huge_line() -> None:
     line = "word " * 100_000 + "Could not parse SQLAlchemy URL from string 'x'"
     d = word_diff(SA_OLD, line)
-    assert d is not None and d.changes == (("rfc1738", "SQLAlchemy"),)
+    assert d is not None
+    assert d.changes == (("rfc1738", "SQLAlchemy"),)
     assert len(word_diff(SA_OLD * 50, "x " * 5000 + SA_PASTE).segments) <= 4 * MAX_WORDS
 
 
@@ -75,5 +77,6 @@ def test_a_suggestion_carries_the_diff() -> None:
     rep = m.match(SA_PASTE)
     assert not rep.matches
     (s,) = [s for s in rep.suggestions if s.key == "sa-url"]
-    assert s.diff is not None and s.diff.summary == "reworded: rfc1738 → SQLAlchemy"
+    assert s.diff is not None
+    assert s.diff.summary == "reworded: rfc1738 → SQLAlchemy"
     assert s.diff.as_json()["changes"] == [{"record": "rfc1738", "paste": "SQLAlchemy"}]
