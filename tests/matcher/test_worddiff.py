@@ -38,7 +38,8 @@ def test_placeholders_of_every_syntax_are_wildcards() -> None:
     ):
         assert word_diff(template, "ERROR Backfill progress for vnode 17 not found") is None
         d = word_diff(template, "ERROR Backfill state for vnode 17 not found")
-        assert d is not None and d.changes == (("progress", "state"),), template
+        assert d is not None, template
+        assert d.changes == (("progress", "state"),), template
 
 
 def test_dropped_and_added_words() -> None:
