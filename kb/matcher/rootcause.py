@@ -16,7 +16,6 @@ Record tags are not used as hints: a tag says what an error is about, not what i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .lineclass import is_frame, is_infoish
@@ -27,10 +26,13 @@ PY_MARKERS = (
     "The above exception was the direct cause of the following exception",
     "During handling of the above exception, another exception occurred",
 )
+PY_SHARED = "above exception"
+PY_SHARED_AT = max(p.index(PY_SHARED) for p in PY_MARKERS)
+MARKER_CHARS = max(map(len, PY_MARKERS))
 TRACEBACK = "Traceback (most recent call last)"
 MAX_MARKERS = 4000  # markers looked at per text; the rest of a huge log is ordered by time
-BACK_LINES = 60  # lines before a chain's first marker searched for the error it wraps
-GAP_CHARS = 20_000  # markers closer than this are walked in one window
+BACK_LINES = 200  # lines before a chain's first marker searched for the error it wraps
+GAP_CHARS = 2000  # markers closer than this are walked in one window
 MAX_WALKED_LINES = 200_000
 HEAD_LINES = 2  # a log line and the exception line it prints form one head
 LINE_HEAD = 400  # characters of a line classified
@@ -57,13 +59,17 @@ class Chain:
 
 
 def _markers(text: str) -> list[int]:
+    """Offsets of the lines that start with a chain marker; two C-speed searches in all
+    (both Python sentences hold "above exception")."""
     out: list[int] = []
-    for m in (CAUSED, *PY_MARKERS):
+    for m in (CAUSED, PY_SHARED):
         pos = text.find(m)
         while pos >= 0 and len(out) < MAX_MARKERS:
             ls = text.rfind("\n", 0, pos) + 1
-            if pos - ls <= MAX_INDENT and not text[ls:pos].strip():
-                out.append(pos)
+            if pos - ls <= MAX_INDENT + PY_SHARED_AT:
+                head = text[ls : ls + MAX_INDENT + MARKER_CHARS].lstrip()
+                if head.startswith(CAUSED) or head.startswith(PY_MARKERS):
+                    out.append(ls)
             pos = text.find(m, pos + len(m))
     out.sort()
     return out
@@ -149,6 +155,7 @@ class _Walk:
             self.framed = True
         elif is_infoish(st):  # chatter between errors belongs to no chain
             self.close()
+            fresh = True
         elif self.in_tb:  # the exception line that ends a traceback
             self.in_tb = False
             self.framed = True
@@ -173,15 +180,17 @@ def find_chains(text: str) -> list[Chain]:
     while k < len(marks) and walked < MAX_WALKED_LINES:
         first = marks[k]
         start = text.rfind("\n", 0, first) + 1
-        for _ in range(BACK_LINES):
+        for _ in range(BACK_LINES):  # back to the chatter before the chain's head
             if start <= cursor:
                 start = cursor
                 break
             p = text.rfind("\n", cursor, start - 1)
+            if is_infoish(text[p + 1 : min(start - 1, p + 1 + LINE_HEAD)].lstrip()):
+                break
+            start = p + 1
             if p < 0:
                 start = cursor
                 break
-            start = p + 1
         walk = _Walk(chains)
         pos = start
         while pos <= n and walked < MAX_WALKED_LINES:
@@ -212,10 +221,11 @@ class Occurrences:
     starts: list[int]  # offsets (in the scanned text) of the lines it hit
 
 
-def order_groups(text: str, items: list[Occurrences], line_of: Callable[[int], int]) -> list[Group]:
+def order_groups(text: str, items: list[Occurrences]) -> list[Group]:
     """``items`` as `Group`s, in the order to read them, each with its reason.
 
-    ``line_of`` maps an offset of ``text`` to the 1-based line of the original paste.
+    Roots are placed by their first lines (the errors of one chain are placed by their
+    links, not by their lines), so no offset is mapped back to the original paste here.
     """
     chains = find_chains(text)
     links: dict[int, tuple[int, int]] = {}
@@ -244,12 +254,9 @@ def order_groups(text: str, items: list[Occurrences], line_of: Callable[[int], i
     for i, c in cause.items():
         children.setdefault(c, []).append(i)
 
-    def when(i: int) -> int:
-        return line_of(chains[occ[i][0]].start) if i in occ else items[i].first_line
-
     roots = sorted(
         (i for i in range(len(items)) if i not in cause),
-        key=lambda i: (not items[i].confident, when(i), items[i].first_line),
+        key=lambda i: (not items[i].confident, items[i].first_line),
     )
     out: list[Group] = []
     for r in roots:
@@ -257,7 +264,7 @@ def order_groups(text: str, items: list[Occurrences], line_of: Callable[[int], i
         while stack:
             i = stack.pop()
             it = items[i]
-            why = _reason(i, len(out), occ, chains, cause, items, line_of)
+            why = _reason(i, len(out), occ, chains, cause, items)
             c = cause.get(i)
             out.append(
                 Group(it.key, it.count, it.first_line, it.last_line, it.confident,
@@ -276,11 +283,10 @@ def _reason(
     chains: list[Chain],
     cause: dict[int, int],
     items: list[Occurrences],
-    line_of: Callable[[int], int],
 ) -> str:
     c = cause.get(i)
     if c is not None:
-        return f"consequence of the error on line {line_of(occ[c][2])}"
+        return f"consequence of the error on line {items[c].first_line}"
     if i in occ:
         chain = chains[occ[i][0]]
         if occ[i][1] < chain.max_depth:
