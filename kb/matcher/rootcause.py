@@ -16,9 +16,10 @@ Record tags are not used as hints: a tag says what an error is about, not what i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from .lineclass import is_frame, is_infoish
+from .lineclass import INFO_WORDS, is_frame, is_infoish
 from .types import Group
 
 CAUSED = "Caused by"  # Java "Caused by: x.Y: msg"; anyhow "Caused by:" and its list
@@ -37,6 +38,8 @@ MAX_WALKED_LINES = 200_000
 HEAD_LINES = 2  # a log line and the exception line it prints form one head
 LINE_HEAD = 400  # characters of a line classified
 MAX_INDENT = 40  # a marker counts when only this much space precedes it on its line
+_INDENT = (" ", "\t")
+_CHATTER_HEAD = 120  # an INFO level word stands this near a line's start
 OUTER = -1  # a line that wraps the whole chain (the log line above a traceback)
 
 
@@ -56,6 +59,17 @@ class Chain:
         deeper; a Python traceback is as deep as the chained tracebacks printed after it
         (those were raised from or while handling it)."""
         return -1 if py_before == OUTER else links_above + self.py_markers - py_before
+
+
+# Indented lines, each up to its newline: the alternatives never overlap (a line starts
+# with a space or a tab, runs to its newline), so the match is linear in what it consumes.
+_FRAMES = re.compile(r"(?:[ \t][^\n]*\n)*")
+
+
+def _chatter(line: str) -> bool:
+    """`is_infoish`, after a substring pre-check that answers most lines at C speed."""
+    low = line[:_CHATTER_HEAD].lower()
+    return any(w in low for w in INFO_WORDS) and is_infoish(line)
 
 
 def _markers(text: str) -> list[int]:
@@ -113,6 +127,12 @@ class _Walk:
 
     def line(self, pos: int, s: str) -> bool:
         """Take one line; True when it starts a new chain."""
+        if s[:1] in _INDENT and not self.items and CAUSED not in s:
+            # the bulk of a trace: an indented frame or source line (a nested "Caused by"
+            # under "Suppressed:" goes the long way)
+            if s.strip():
+                self.framed = True
+            return False
         st = s.lstrip()
         fresh = False
         if not st:
@@ -153,7 +173,7 @@ class _Walk:
             self._add(pos)
         elif len(st) < len(s) or is_frame(st) or st.startswith("... "):
             self.framed = True
-        elif is_infoish(st):  # chatter between errors belongs to no chain
+        elif _chatter(st):  # chatter between errors belongs to no chain
             self.close()
             fresh = True
         elif self.in_tb:  # the exception line that ends a traceback
@@ -185,7 +205,8 @@ def find_chains(text: str) -> list[Chain]:
                 start = cursor
                 break
             p = text.rfind("\n", cursor, start - 1)
-            if is_infoish(text[p + 1 : min(start - 1, p + 1 + LINE_HEAD)].lstrip()):
+            head = text[p + 1 : min(start - 1, p + 1 + LINE_HEAD)]
+            if head[:1] not in _INDENT and _chatter(head):  # (frames are indented)
                 break
             start = p + 1
             if p < 0:
@@ -194,6 +215,14 @@ def find_chains(text: str) -> list[Chain]:
         walk = _Walk(chains)
         pos = start
         while pos <= n and walked < MAX_WALKED_LINES:
+            if not walk.items and text.startswith(_INDENT, pos):
+                # a block of frames in one C-speed step; the long way if it nests a link
+                end = _FRAMES.match(text, pos).end()
+                if end > pos and text.find(CAUSED, pos, end) < 0:
+                    walk.framed = True
+                    walked += 1
+                    pos = end
+                    continue
             nl = text.find("\n", pos)
             le = n if nl < 0 else nl
             walked += 1
@@ -271,8 +300,10 @@ def order_groups(text: str, items: list[Occurrences]) -> list[Group]:
                       len(out) + 1, why, items[c].key if c is not None else None)
             )  # fmt: skip
             # direct consequences first (the shallower link wraps the deeper one)
-            kids = sorted(children.get(i, ()), key=lambda j: (-occ[j][1], items[j].first_line))
-            stack.extend(reversed(kids))
+            kids = children.get(i)
+            if kids:
+                kids.sort(key=lambda j: (-occ[j][1], items[j].first_line))
+                stack.extend(reversed(kids))
     return out
 
 
