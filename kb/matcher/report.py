@@ -109,9 +109,7 @@ def _groups(
         starts = [h.cstart for h in by_line.values()]
         items.append(Occurrences(keys[pid][0], len(by_line), fl, ll, pid in sure, starts))
     if order:
-        return order_groups(
-            norm.text, items, lambda off: norm.line_of(norm.to_original(off, off)[0])
-        )
+        return order_groups(norm.text, items)
     out = [Group(i.key, i.count, i.first_line, i.last_line, i.confident) for i in items]
     out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
     return out
