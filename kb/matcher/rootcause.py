@@ -66,10 +66,14 @@ class Chain:
 _FRAMES = re.compile(r"(?:[ \t][^\n]*\n)*")
 
 
+# the level words `is_infoish` looks for, as substrings (an alternation of literals: linear)
+_CHATTER_HINT = re.compile("|".join(map(re.escape, sorted(INFO_WORDS))))
+
+
 def _chatter(line: str) -> bool:
     """`is_infoish`, after a substring pre-check that answers most lines at C speed."""
     low = line[:_CHATTER_HEAD].lower()
-    return any(w in low for w in INFO_WORDS) and is_infoish(line)
+    return _CHATTER_HINT.search(low) is not None and is_infoish(line)
 
 
 def _markers(text: str) -> list[int]:
@@ -250,13 +254,28 @@ class Occurrences:
     starts: list[int]  # offsets (in the scanned text) of the lines it hit
 
 
+def _by_a_trace(text: str, start: int) -> bool:
+    """Whether the hit line at ``start`` can be part of a chained exception: it is a link
+    or a frame itself, or a frame, a link, a traceback or a blank line follows it. When no
+    hit line is, the marker searches over the whole text are skipped."""
+    line = text[start : start + LINE_HEAD]
+    if line[:1] in _INDENT or line.startswith(CAUSED):
+        return True
+    nl = text.find("\n", start)
+    if nl < 0:
+        return False
+    nxt = text[nl + 1 : nl + 1 + LINE_HEAD]
+    return nxt[:1] in _INDENT or not nxt.strip() or nxt.startswith((CAUSED, TRACEBACK))
+
+
 def order_groups(text: str, items: list[Occurrences]) -> list[Group]:
     """``items`` as `Group`s, in the order to read them, each with its reason.
 
     Roots are placed by their first lines (the errors of one chain are placed by their
     links, not by their lines), so no offset is mapped back to the original paste here.
     """
-    chains = find_chains(text)
+    near = any(_by_a_trace(text, s) for it in items for s in it.starts)
+    chains = find_chains(text) if near else []
     links: dict[int, tuple[int, int]] = {}
     for ci, c in enumerate(chains):
         for s, d, before in c.lines:

@@ -198,3 +198,18 @@ def test_chain_detection_is_bounded_and_ignores_mid_line_markers() -> None:
     text = ("x" * 50 + "\n") * 100_000 + JAVA
     (chain,) = find_chains(text)
     assert chain.max_depth == 2
+
+
+def test_the_chain_search_runs_only_when_a_hit_line_is_by_a_trace(
+    m: Matcher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.matcher import rootcause
+
+    calls: list[int] = []
+    real = rootcause.find_chains
+    monkeypatch.setattr(rootcause, "find_chains", lambda text: calls.append(1) or real(text))
+    plain = "INFO up\nERROR Unable to acquire JDBC Connection\nINFO retrying\n" * 3
+    assert [g.key for g in m.match(plain).groups] == ["jdbc"]
+    assert calls == []
+    assert [g.key for g in m.match(JAVA).groups][1] == "psql"
+    assert calls == [1]
