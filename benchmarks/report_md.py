@@ -100,6 +100,16 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         render_normalise_envelopes,
     ),
     (
+        "order.json",
+        "Whole log: root cause first",
+        "Whole-log matching with the summary ordered root cause first (chained exceptions "
+        "found from their markers) against the same matcher on the same logs without the "
+        "ordering, runs alternating, in the same run; on the plain whole log and on it with "
+        "chained Java and Python exceptions. Bar: throughput ratio of at least 0.9.",
+        "written by `benchmarks/bench_order.py`",
+        render_unknown,
+    ),
+    (
         "similar.json",
         "Similar-message suggestions",
         "Recall of the suggestions shown when nothing matches, on drifted messages, and the "

@@ -26,6 +26,7 @@ from django.db import DatabaseError, transaction
 
 from kb.matcher import Matcher, MatchReport, PatternSpec, cache
 from kb.matcher.engine import SHARD_SIZE
+from kb.matcher.worddiff import WordDiff
 from kb.matcher_store import matcher_store
 from kb.metrics import timed_build, timed_match
 from kb.models import ErrorRecord, current_revision
@@ -59,6 +60,7 @@ class SuggestionView:
     record: ErrorRecord
     similarity: float
     reason: str
+    diff: WordDiff | None = None  # the words reworded between the record and the paste
 
 
 @dataclass(slots=True)
@@ -67,6 +69,9 @@ class GroupView:
     count: int
     first_line: int
     last_line: int
+    order: int = 0  # place in the order of what to read first
+    reason: str = ""  # why it is there ("root cause: innermost Caused by", ...)
+    cause: ErrorRecord | None = None  # the error this one is a consequence of
 
 
 @dataclass(slots=True)
@@ -109,6 +114,7 @@ class MatchResult:
                     "slug": s.record.slug,
                     "similarity": round(s.similarity, 4),
                     "reason": s.reason,
+                    "reworded": s.diff.as_json() if s.diff is not None else None,
                 }
                 for s in self.suggestions
             ],
@@ -118,6 +124,9 @@ class MatchResult:
                     "count": g.count,
                     "first_line": g.first_line,
                     "last_line": g.last_line,
+                    "order": g.order,
+                    "reason": g.reason,
+                    "cause": g.cause.id if g.cause is not None else None,
                 }
                 for g in self.groups
             ],
@@ -338,12 +347,20 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
         if m.key in records
     ]
     suggestions = [
-        SuggestionView(records[s.key], s.similarity, s.reason)
+        SuggestionView(records[s.key], s.similarity, s.reason, s.diff)
         for s in report.suggestions
         if s.key in records
     ]
     groups = [
-        GroupView(records[g.key], g.count, g.first_line, g.last_line)
+        GroupView(
+            records[g.key],
+            g.count,
+            g.first_line,
+            g.last_line,
+            g.order,
+            g.reason,
+            records.get(g.cause) if g.cause else None,
+        )
         for g in report.groups
         if g.key in records
     ]

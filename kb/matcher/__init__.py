@@ -5,7 +5,7 @@ Pure Python (no Django). See docs/matcher-interface.md for the contract; the pie
 content hash), `cache` (the whole built matcher cached under the hash of its specs, and
 bounded clean-up of the cache directory), `engine` (scan, confirm, orchestration),
 `confirm` (regex-free confirms of template patterns), `rank` (confidence and order),
-`report`, `suggest`, `lineclass`.
+`report`, `suggest`, `lineclass`, `worddiff`, `rootcause`.
 
 Extensions to the documented interface:
 
@@ -23,6 +23,9 @@ Extensions to the documented interface:
 * `Match.kind`: "exact" | "relaxed" (case/whitespace) | "truncated" (paste stops inside
   the message) | "diverged" (text departs after a long prefix) | "fuzzy" (small edits).
 * `Suggestion.line`, `Group.confident`, `MatchReport.notes`, `Matcher.stats`.
+* `Suggestion.diff` (`worddiff`: the words reworded between the record's message and the
+  pasted line) and `Group.order` / `reason` / `cause` (`rootcause`: a whole log's groups
+  root cause first, each saying why it is where it is).
 
 Thread safety: one Matcher may be shared by threads; each thread gets its own Hyperscan
 scratch per shard (threading.local). `with_changes` returns a new Matcher and never

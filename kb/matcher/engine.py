@@ -62,6 +62,10 @@ def _shard_of(pattern: str, n_shards: int) -> int:
 class Matcher(cache.Pickled):
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
+    #: Order a whole log's groups by what to read first (`rootcause`); off only for the
+    #: benchmark's baseline of the same run.
+    root_cause_order: bool = True
+
     def __init__(
         self,
         shards: list[Shard],
@@ -357,4 +361,7 @@ class Matcher(cache.Pickled):
                     merged[c.pid] = c
             sure, unsure = rank(list(merged.values()))
         elapsed = (time.perf_counter() - t0) * 1000
-        return build_report(self._keys, norm, sure, unsure, sim_hits, full, notes, elapsed)
+        return build_report(
+            self._keys, norm, sure, unsure, sim_hits, full, notes, elapsed,
+            self._messages, self.root_cause_order,
+        )  # fmt: skip

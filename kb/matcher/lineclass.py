@@ -36,7 +36,8 @@ _ERROR_WORDS = frozenset(
 )
 _ERROR_PHRASES = ("caused by", "not found", "timed out", "timeout", "can't", "could not")
 _CLASS_SUFFIXES = ("Error", "Exception", "Warning")
-_INFO_WORDS = frozenset(("info", "debug", "trace", "notice"))
+INFO_WORDS = frozenset(("info", "debug", "trace", "notice"))
+_INFO_WORDS = INFO_WORDS
 _FRAME_PREFIXES = ('File "', "Traceback (most recent", "at ", "... ")
 
 

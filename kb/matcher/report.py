@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from .rank import Candidate, explain
+from .rootcause import Occurrences, order_groups
 from .textmap import HitLine
 from .types import Group, Match, MatchReport, Suggestion
+from .worddiff import WordDiff, word_diff
 
 SPECIFIC_CHARS = 24  # literal characters at which a pattern counts as fully specific
 
@@ -25,6 +27,8 @@ def build_report(
     full: dict[int, dict[int, HitLine]],
     notes: list[str],
     elapsed_ms: float,
+    messages: dict[str, str] | None = None,
+    order: bool = True,
 ) -> MatchReport:
     matches: list[Match] = []
     for pos, c in enumerate(sure):
@@ -53,23 +57,44 @@ def build_report(
         # how much of a specific message this is: a one-word pattern never scores high
         sim = round(min(c.coverage, c.literal_total / SPECIFIC_CHARS), 4)
         reason = f"pattern matched on line {oline} but not confidently: {why}"
-        suggestions.append(Suggestion(keys[c.pid][0], sim, reason, oline))
+        key = keys[c.pid][0]
+        diff = _diff(messages, key, norm.text, c.start, c.end)
+        suggestions.append(Suggestion(key, sim, reason, oline, diff))
     seen = {s.key for s in suggestions} | {m.key for m in matches}
-    for key, score, why, (ls, _le) in sim_hits:
+    for key, score, why, (ls, le) in sim_hits:
         if key not in seen and not matches:
             oline = norm.line_of(norm.to_original(ls, ls)[0])
-            suggestions.append(Suggestion(key, score, f"similar message: {why}", oline))
+            diff = _diff(messages, key, norm.text, ls, le)
+            suggestions.append(Suggestion(key, score, f"similar message: {why}", oline, diff))
             seen.add(key)
     suggestions.sort(key=lambda s: -s.similarity)
-    groups = _groups(keys, norm, full, {c.pid for c in sure})
+    groups = _groups(keys, norm, full, {c.pid for c in sure}, order)
     return MatchReport(matches, suggestions, groups, norm, elapsed_ms, notes)
 
 
+def _diff(
+    messages: dict[str, str] | None, key: str, text: str, start: int, end: int
+) -> WordDiff | None:
+    """The words reworded between the record's message and the pasted lines it was
+    suggested for (the lines holding ``start``..``end`` of the normalised text)."""
+    message = (messages or {}).get(key)
+    if not message:
+        return None
+    ls = text.rfind("\n", 0, start) + 1
+    le = text.find("\n", max(end - 1, start))
+    return word_diff(message, text[ls : len(text) if le < 0 else le])
+
+
 def _groups(
-    keys: list[list[str]], norm: Any, full: dict[int, dict[int, HitLine]], sure: set[int]
+    keys: list[list[str]],
+    norm: Any,
+    full: dict[int, dict[int, HitLine]],
+    sure: set[int],
+    order: bool = True,
 ) -> list[Group]:
-    """Per record: lines of the whole text where its pattern's scan hit."""
-    out: list[Group] = []
+    """Per record: lines of the whole text where its pattern's scan hit, in the order to
+    read them (`rootcause`), or by count when ``order`` is off (the benchmark's baseline)."""
+    items: list[Occurrences] = []
     for pid, by_line in full.items():
         if len(by_line) == 1:  # the common case in a whole log: one line, one look-up
             (first,) = by_line.values()
@@ -81,6 +106,10 @@ def _groups(
             offs = [norm.to_original(h.cstart, h.cstart)[0] for h in by_line.values()]
             fl = norm.line_of(min(offs))
             ll = norm.line_of(max(offs))
-        out.append(Group(keys[pid][0], len(by_line), fl, ll, pid in sure))
+        starts = [h.cstart for h in by_line.values()]
+        items.append(Occurrences(keys[pid][0], len(by_line), fl, ll, pid in sure, starts))
+    if order:
+        return order_groups(norm.text, items)
+    out = [Group(i.key, i.count, i.first_line, i.last_line, i.confident) for i in items]
     out.sort(key=lambda g: (not g.confident, -g.count, g.first_line))
     return out

@@ -8,7 +8,10 @@ is an immutable, picklable value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .worddiff import WordDiff
 
 Engine = Literal["hyperscan", "re2"]
 
@@ -58,6 +61,7 @@ class Suggestion:
     similarity: float  # 0..1
     reason: str
     line: int | None = None
+    diff: WordDiff | None = None  # the words reworded between the record and the paste
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,9 @@ class Group:
     first_line: int
     last_line: int
     confident: bool
+    order: int = 0  # 1-based place in the order of what to read first (`rootcause`)
+    reason: str = ""  # why it is there: "root cause: innermost Caused by", ...
+    cause: str | None = None  # key of the group this one is a consequence of
 
 
 @dataclass(slots=True)
