@@ -33,8 +33,7 @@ MULTI_ERROR_LOG = "\n".join(
 )
 
 
-@pytest.fixture
-def records() -> dict[str, ErrorRecord]:
+def make_answer_records() -> dict[str, ErrorRecord]:
     """Three specific records and a generic one (a bare word: only ever a suggestion)."""
     assert import_lines(SEED).rejected == 0
     plain = {"sourceCode": ""}
@@ -52,6 +51,11 @@ def records() -> dict[str, ErrorRecord]:
         ),
         "generic": make_record(errorMessage="connection", messagePattern="connection", **plain),
     }
+
+
+@pytest.fixture
+def records() -> dict[str, ErrorRecord]:
+    return make_answer_records()
 
 
 def summary_rows(html: str) -> list[str]:
