@@ -83,7 +83,15 @@ chromium:
 	  || { echo "error: could not install chromium (apt-get install chromium)" >&2; exit 1; }; fi
 	@chromium --version 2>/dev/null | head -n1
 
-test: setup-dev chromium
+# axe-core for the accessibility browser tests (tests/browser/package.json, pinned by its
+# lock file); injected into pages by the tests only, never served by the app.
+.PHONY: axe
+axe:
+	@if [ ! -f tests/browser/node_modules/axe-core/axe.min.js ]; then \
+	  command -v npm >/dev/null 2>&1 || { echo "error: npm is required for the accessibility tests (apt-get install npm)" >&2; exit 1; }; \
+	  npm ci --prefix tests/browser --no-audit --no-fund --silent; fi
+
+test: setup-dev chromium axe
 	$(PY) manage.py check --fail-level WARNING
 	@out=$$($(PY) manage.py makemigrations --check --dry-run 2>&1) || { echo "$$out" >&2; \
 	  echo "error: models and migrations differ (makemigrations --check)" >&2; exit 1; }

@@ -180,9 +180,11 @@ def test_a_whole_log_gets_a_summary_table(
     log = "\n".join(["boot ok", LINE, "noise", LINE, "Vnode bitmap for actor 3 is empty", LINE])
 
     def answer(text: str) -> MatchResult:
+        start = text.index("Vnode bitmap")
+        vnode = MatchView(other, 5, (start, start + 33), text[start : start + 33], ["3"], 0.9, "")
         return result_for(
             text,
-            [seed_match(text.split("\n", 1)[1], seed, line=2)],
+            [seed_match(text.split("\n", 1)[1], seed, line=2), vnode],
             groups=[GroupView(seed, 3, 2, 6), GroupView(other, 1, 5, 5)],
         )
 

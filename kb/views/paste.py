@@ -38,7 +38,8 @@ from kb.http import HtmxHttpRequest
 from kb.limits import TooLarge, check, from_matcher
 from kb.loop.usage import count_match
 from kb.matcher import PasteTooLarge
-from kb.matching import MatchResult, MatchView, match_text
+from kb.matching import GroupView, MatchResult, MatchView, match_text
+from kb.message_values import FilledMessage, fill_message
 from kb.models import ErrorRecord
 
 # Context shown around the matched span on its line, in characters each side.
@@ -99,6 +100,8 @@ class Card:
     cut_after: bool
     first_solution: str
     others: list[ErrorRecord] = field(default_factory=list)
+    # The title: the record's message with this paste's values in it (kb.message_values).
+    filled: FilledMessage | None = None
 
     @property
     def record(self) -> ErrorRecord:
@@ -150,9 +153,33 @@ def build_cards(text: str, result: MatchResult) -> list[Card]:
                 cut_after=cut_after,
                 first_solution=str(solutions[0]) if solutions else "",
                 others=[r for r in m.same_message if r.pk != m.record.pk],
+                filled=filled_title(m),
             )
         )
     return cards
+
+
+def filled_title(m: MatchView) -> FilledMessage:
+    explanation = explanation_for(m.record)
+    code_values = explanation.values if explanation is not None else ()
+    return fill_message(m.record.error_message, m.captures, code_values)
+
+
+def summary_rows(cards: list[Card], result: MatchResult) -> list[GroupView]:
+    """The summary table: one row per card, so the count above it and the cards below it
+    agree. The matcher's groups also hold records whose pattern only hit unconfirmed
+    (a generic word, a suggestion): those are counted and shown with the suggestions.
+    A card without a group of its own (a match the whole-log scan did not count) gets a
+    row from its matches."""
+    by_key = {g.record.pk: g for g in result.groups}
+    shown = {c.record.pk for c in cards}
+    rows = [g for g in result.groups if g.record.pk in shown]
+    for card in cards:
+        if card.record.pk in by_key:
+            continue
+        lines = [m.line for m in result.matches if m.record.pk == card.record.pk]
+        rows.append(GroupView(card.record, len(lines), min(lines), max(lines)))
+    return rows
 
 
 def limit_context() -> dict[str, int]:
@@ -217,8 +244,8 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         return _too_large(request, from_matcher(exc, what))
     count_match(result)  # usage signals: counted in memory, never fails the paste
     cards = build_cards(text, result)
-    groups = result.groups
-    show_summary = bool(groups) and (len(groups) > 1 or any(g.count > 1 for g in groups))
+    groups = summary_rows(cards, result)
+    show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
     normalised = result.normalised_text
     context = {
         "text": echo,

@@ -2,6 +2,8 @@
    - paste page: Ctrl/Cmd+Enter matches now; a file (chosen, dropped, or a paste too large
      for the text field) is read into the textarea when small, else sent as a log upload;
    - copy buttons on code blocks;
+   - "/" focuses the paste box from any page, a live region announces a result's count,
+     "Copy link" shares a result through the URL fragment (the "answers" section below);
    - htmx errors: 400, 413 and 429 carry a friendly fragment and swap (templates/kb/_htmx_head.html);
      other error statuses (403, 404, 5xx) do not, so show a plain message in the request's
      target instead of failing silently (docs/reliability.md#r28-friendly-failure). */
@@ -168,9 +170,170 @@
   document.addEventListener("htmx:sendError", function (e) { showRequestError(e, 0); });
   document.addEventListener("htmx:load", function (e) { setupCopyButtons(e.target); });
 
+  /* --- answers: "/" shortcut, live region, share through the URL fragment ------------
+     A shared link is the paste page's URL with the paste after "#paste=": deflate-raw
+     (CompressionStream), then base64url. Browsers never send the fragment to a server, so
+     the paste reaches it only as the POST it always was, and is not stored anywhere: not
+     in the server's logs, not in a referrer. The fragment is capped at MAX_SHARE_CHARS
+     characters so the whole link stays inside what browsers, chat tools and ticket
+     systems carry intact; past it the button says so and makes no link, because a cut
+     link would silently share a different paste. */
+  var SHARE_PREFIX = "#paste=";
+  var MAX_SHARE_CHARS = 6000;
+
+  function toBase64Url(bytes) {
+    var binary = "";
+    for (var i = 0; i < bytes.length; i += 0x8000) {
+      binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function fromBase64Url(text) {
+    var binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  }
+
+  function deflate(text) {
+    var stream = new Blob([text]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+    return new Response(stream).arrayBuffer().then(function (b) { return new Uint8Array(b); });
+  }
+
+  function inflate(bytes) {
+    // deflate expands at most about a thousandfold: a link this short stays small in memory
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+    return new Response(stream).text();
+  }
+
+  function canShare() {
+    return typeof CompressionStream === "function" && typeof DecompressionStream === "function";
+  }
+
+  function setupShare(root) {
+    root = root || document;
+    // htmx:load fires on each top-level element of a swap: the box itself may be the root
+    var boxes = Array.prototype.slice.call(root.querySelectorAll("[data-share]"));
+    if (root.matches && root.matches("[data-share]")) boxes.push(root);
+    boxes.forEach(function (box) {
+      if (!canShare()) return;  // the no-JS sentence stays: it is true for this browser too
+      var note = box.querySelector(".share-nojs");
+      var button = box.querySelector(".share-btn");
+      if (note) note.hidden = true;
+      if (button) button.hidden = false;
+    });
+  }
+
+  function shareStatus(box, text) {
+    var status = box.querySelector(".share-status");
+    if (status) status.textContent = text;
+  }
+
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("[data-share] .share-btn");
+    if (!button) return;
+    var box = button.closest("[data-share]");
+    var textarea = document.getElementById("paste-text");
+    var text = textarea ? textarea.value : "";
+    var field = box.querySelector(".share-url");
+    if (!text.trim()) {
+      shareStatus(box, "Only pasted text can be shared as a link; an uploaded file is not kept in the page.");
+      return;
+    }
+    deflate(text).then(function (bytes) {
+      var fragment = toBase64Url(bytes);
+      if (fragment.length > MAX_SHARE_CHARS) {
+        field.hidden = true;
+        shareStatus(box, "This paste is too long to share as a link (" +
+          fragment.length.toLocaleString("en") + " characters compressed; links carry up to " +
+          MAX_SHARE_CHARS.toLocaleString("en") + "). Share the lines around the error instead.");
+        return;
+      }
+      var url = new URL(box.dataset.pasteUrl || "/", location.href);
+      url.hash = SHARE_PREFIX.slice(1) + fragment;
+      field.value = url.href;
+      field.hidden = false;
+      var copied = navigator.clipboard ? navigator.clipboard.writeText(url.href) : Promise.reject();
+      copied.then(function () {
+        shareStatus(box, "Link copied. It holds your paste, so share it only where the paste may go.");
+      }, function () {
+        shareStatus(box, "Copy the link below. It holds your paste, so share it only where the paste may go.");
+        field.select();
+      });
+    }, function () {
+      shareStatus(box, "Could not make a link in this browser.");
+    });
+  });
+
+  function openSharedPaste() {
+    var form = document.getElementById("paste-form");
+    var textarea = document.getElementById("paste-text");
+    if (!form || !textarea || location.hash.indexOf(SHARE_PREFIX) !== 0) return;
+    var fragment = location.hash.slice(SHARE_PREFIX.length);
+    var maxPaste = parseInt(form.dataset.maxPaste, 10) || 262144;
+    var broken = "This link's paste could not be read: it may have been cut off when it was copied.";
+    if (!canShare() || fragment.length > MAX_SHARE_CHARS) {
+      showNote(canShare() ? broken : "Opening a shared link needs a browser with CompressionStream.");
+      return;
+    }
+    var bytes;
+    try {
+      bytes = fromBase64Url(fragment);
+    } catch (err) {
+      showNote(broken);
+      return;
+    }
+    inflate(bytes).then(function (text) {
+      if (byteLength(text) > maxPaste) {
+        showNote("This link's paste is larger than " + formatBytes(maxPaste) + " and was not matched.");
+        return;
+      }
+      textarea.value = text;
+      showNote("Opened a shared paste: matched here, as if you had pasted it.");
+      submitPaste(form);
+    }, function () {
+      showNote(broken);
+    });
+  }
+
+  function setupSlashKey() {
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+      var t = e.target;
+      if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+      e.preventDefault();
+      var box = document.getElementById("paste-text");
+      if (box) {
+        box.focus();
+        return;
+      }
+      var home = document.querySelector("a.brand[href]");
+      if (home) location.href = home.href;  // the paste page focuses its box on load
+    });
+  }
+
+  function announceResult(e) {
+    var target = e.detail && e.detail.target;
+    var live = document.getElementById("live-status");
+    if (!live || !target || target.id !== "results") return;
+    var count = target.querySelector("#results-count");
+    live.textContent = "";
+    if (!count) return;
+    // set after a tick: the same sentence twice in a row is announced again
+    setTimeout(function () { live.textContent = count.dataset.announce || ""; }, 50);
+  }
+
+  document.addEventListener("htmx:afterSettle", announceResult);
+  document.addEventListener("htmx:load", function (e) { setupShare(e.target); });
+  /* --- end of answers ------------------------------------------------------------ */
+
   function init() {
     setupPaste();
     setupCopyButtons(document);
+    setupShare(document);
+    setupSlashKey();
+    openSharedPaste();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
