@@ -88,7 +88,10 @@ chromium:
 .PHONY: axe
 axe:
 	@if [ ! -f tests/browser/node_modules/axe-core/axe.min.js ]; then \
-	  command -v npm >/dev/null 2>&1 || { echo "error: npm is required for the accessibility tests (apt-get install npm)" >&2; exit 1; }; \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    echo "Installing Debian's npm for the accessibility tests (axe-core)"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm >/dev/null; fi; \
 	  npm ci --prefix tests/browser --no-audit --no-fund --silent; fi
 
 test: setup-dev chromium axe
