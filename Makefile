@@ -65,12 +65,14 @@ serve: setup
 	DEBUG=$${DEBUG:-0} $(PY) manage.py warm_matcher
 	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
 
-# Load test on loopback (wrk; several phases, minutes long): results in
-# benchmarks/results/load.json.
+# Load test on loopback (wrk; several phases, minutes long) on the full dataset when
+# KB_DATASET_DIR holds it: results in benchmarks/results/load.json; with DATABASE_URL (a
+# scratch PostgreSQL database: the test imports into it) in load-postgresql.json.
 load: setup-dev
 	@command -v wrk >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
-	$(PY) benchmarks/load/run_load.py $(LOAD_ARGS)
+	KB_DATASET_DIR="$(KB_DATASET_DIR)" $(PY) benchmarks/load/run_load.py \
+	  $${DATABASE_URL:+--database-url "$$DATABASE_URL"} $(LOAD_ARGS)
 
 # Debian's chromium for the browser tests (Playwright's own download cannot work here).
 chromium:

@@ -190,6 +190,14 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         render_load,
     ),
     (
+        "load-postgresql.json",
+        "Load on loopback: PostgreSQL",
+        "The same load test on PostgreSQL (`make load DATABASE_URL=postgres://...`): the "
+        "same phases, the same goals.",
+        "written by `benchmarks/load/run_load.py --database-url` (`make load`)",
+        render_load,
+    ),
+    (
         "loop.json",
         "Learning loop",
         "The paste path with usage counting on against the same build with it off, "
