@@ -29,7 +29,7 @@ find_python = for c in "$$PYTHON" python3.13 python3.12 python3 \
 	    echo "$$c"; exit 0; fi; \
 	done; exit 1
 
-.PHONY: help setup setup-dev run serve load test test-fast lint format bench fuzz chromium demo-data clean
+.PHONY: help setup setup-dev run serve load test test-fast lint format bench bench-1m fuzz chromium demo-data clean
 
 help:
 	@echo "make run | test | setup | bench | fuzz | serve | load | lint | clean"
@@ -105,6 +105,15 @@ format: setup-dev
 bench: setup-dev
 	@mkdir -p benchmarks/results
 	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
+
+# Opt-in, long (hours at 10^6 on a small machine): SCALE_RECORDS records on PostgreSQL end
+# to end against the real 16.7k (benchmarks/bench_scale.py), then the page re-rendered.
+# Needs a scratch PostgreSQL database in DATABASE_URL or KB_BENCH_DATABASE_URL.
+SCALE_RECORDS ?= 1000000
+bench-1m: setup-dev
+	@mkdir -p benchmarks/results
+	$(PY) benchmarks/bench_scale.py --records $(SCALE_RECORDS)
+	$(PY) benchmarks/report_md.py
 
 # Nightly-style fuzzing with the random `fuzz` hypothesis profile: 10^5 examples IN TOTAL
 # (FUZZ_EXAMPLES), split between the importer, Matcher.match and the normaliser in

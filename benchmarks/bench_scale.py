@@ -1,0 +1,253 @@
+"""10^5 to 10^6 records on PostgreSQL, end to end, against the real 16.7k in the same run.
+
+Issue 13's "10^6 records" section: for the real ``records-all.jsonl`` first (the baseline)
+and then a file of ``--records`` records synthesised from it (``bench_import.synthesise``:
+new ids, every message and pattern mutated, so the matcher compiles every one), each into
+the same PostgreSQL database with its import tables emptied first:
+
+1. import: ``manage.py import_records --json`` in its own process (records a second);
+2. matcher build: ``manage.py warm_matcher`` in its own process, as a deploy runs it
+   before the web server starts, with an empty matcher cache: the compile time and that
+   process's peak memory;
+3. a fresh host: gunicorn with one worker started on the cache the build left, the time
+   until ``POST /api/match`` first answers 200, and then the worker's memory (RSS and
+   PSS, from ``/proc``);
+4. pages: the record page, search, the tag page, a paste and the admin's record list
+   (plain and searched), each p95 over many requests in-process with Django's test Client,
+   as ``bench_pages.py`` measures them (its cases and percentile code).
+
+Long: opt-in. ``make bench-1m`` (10^6) or ``.venv/bin/python benchmarks/bench_scale.py
+--records 100000``; under ``make bench`` it runs only with ``BENCH_1M=1``. Needs
+PostgreSQL: ``KB_BENCH_DATABASE_URL`` or a ``postgres://`` ``DATABASE_URL``, a scratch
+database (its records are replaced). Writes ``benchmarks/results/scale-<records>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "load"))
+
+from bench_copy import TABLES, database_url  # noqa: E402
+from bench_import import SOURCE, synthesise  # noqa: E402
+from server import free_port, manage, scratch_env, start_server, stop_server  # noqa: E402
+
+RESULTS = HERE / "results"
+MILLION = 1_000_000
+
+BUILD = r"""
+import json, os, sys, time
+sys.path.insert(0, os.getcwd())
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+import django
+django.setup()
+from django.core.management import call_command
+started = time.perf_counter()
+call_command("warm_matcher")
+out = {"build_s": time.perf_counter() - started}
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
+out["peak_rss_mb"] = int(hwm.split()[1]) / 1024
+print(json.dumps(out))
+"""
+
+PAGES = r"""
+import json, os, random, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "benchmarks"))
+import bench_pages as bp
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+settings.DEBUG = False
+settings.KB_RATE_LIMIT_PER_MINUTE = 0
+n = int(sys.argv[1])
+targets = bp.pick_targets(random.Random(4))
+client = Client()
+admin = get_user_model().objects.filter(username="bench-scale").first()
+if admin is None:
+    admin = get_user_model().objects.create_superuser("bench-scale", "b@example.invalid", "x")
+client.force_login(admin)
+paste = bp.paste_text()
+cases = [
+    ("record page", [("get", f"/records/{i}/", {}) for i in targets["records"]]),
+    ("search /records/?q=", [("get", "/records/", {"data": {"q": q}}) for q in bp.SEARCHES]),
+    ("tag page (page 1)", [("get", f"/tags/{t}/", {}) for t in targets["tags"]]),
+    ("paste: POST /match/ 8 KiB", [("post", "/match/", {"data": {"text": paste}})]),
+    ("admin record list", [("get", "/admin/kb/errorrecord/", {})]),
+    ("admin record list, searched",
+     [("get", "/admin/kb/errorrecord/", {"data": {"q": q}}) for q in bp.SEARCHES[:5]]),
+]
+out = [bp.run_case(client, name, reqs, n, bp.GOAL_MS) for name, reqs in cases]
+print(json.dumps(out))
+"""
+
+
+def child(env: dict[str, str], script: str, *args: str, timeout: float = 4 * 3600) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def memory(pid: int) -> dict[str, float]:
+    """RSS and PSS of one process, in MiB (PSS shares pages with the processes using them)."""
+    out: dict[str, float] = {}
+    for name, path, key in (
+        ("rss_mb", "status", "VmRSS:"),
+        ("pss_mb", "smaps_rollup", "Pss:"),
+    ):
+        with contextlib.suppress(OSError, IndexError):
+            line = [
+                x for x in Path(f"/proc/{pid}/{path}").read_text().splitlines() if x.startswith(key)
+            ]
+            out[name] = round(int(line[0].split()[1]) / 1024, 1)
+    return out
+
+
+def serve(env: dict[str, str], work: Path) -> dict[str, Any]:
+    """One gunicorn worker on the built cache: seconds until a match answers, its memory."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**env, "PORT": str(port), "WEB_CONCURRENCY": "1", "GUNICORN_TIMEOUT": "600"}
+    body = json.dumps({"text": "ERROR connection refused"}).encode()
+    started = time.monotonic()
+    with (work / "error.log").open("w") as error_log:
+        server = start_server(env, work, base, error_log)
+        try:
+            while True:
+                request = urllib.request.Request(
+                    base + "/api/match", data=body, headers={"Content-Type": "application/json"}
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=600) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    time.sleep(0.2)
+            serves_s = time.monotonic() - started
+            workers = subprocess.run(
+                ["pgrep", "-P", str(server.pid)], capture_output=True, text=True
+            ).stdout.split()
+            mem = memory(int(workers[0])) if workers else {}
+        finally:
+            stop_server(server)
+    return {"fresh_host_serves_s": round(serves_s, 2), "worker_memory": mem}
+
+
+def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> dict[str, Any]:
+    print(f"== {path.name}", flush=True)
+    child(
+        env,
+        "import django,sys;django.setup();from django.db import connection;"
+        "connection.cursor().execute(f'TRUNCATE {sys.argv[1]} RESTART IDENTITY CASCADE');"
+        "print('{}')",
+        TABLES,
+    )
+    started = time.monotonic()
+    report = json.loads(manage(env, "import_records", str(path), "--json", timeout=6 * 3600))
+    import_s = time.monotonic() - started
+    print(f"  import: {report['created']} records in {import_s:.0f} s", flush=True)
+    cache = work / "matcher-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**env, "KB_MATCHER_CACHE_DIR": str(cache)}
+    build = child(env, BUILD)
+    print(f"  matcher build: {build['build_s']:.0f} s, peak {build['peak_rss_mb']:.0f} MB")
+    served = serve(env, work)
+    print(f"  fresh host serves after {served['fresh_host_serves_s']} s; {served}", flush=True)
+    pages = child(env, PAGES, str(n_requests))
+    for p in pages:
+        print(f"  {p['case']}: p95 {p['p95_ms']} ms", flush=True)
+    return {
+        "file": path.name,
+        "records": report["created"],
+        "import_s": round(import_s, 1),
+        "import_records_per_s": round(report["created"] / import_s),
+        "import_report": {k: report[k] for k in ("created", "rejected", "disabled")},
+        "matcher_build_s": round(build["build_s"], 1),
+        "matcher_build_peak_rss_mb": round(build["peak_rss_mb"], 1),
+        "matcher_build_where": "manage.py warm_matcher in its own process",
+        **served,
+        "pages": pages,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int)
+    parser.add_argument("--requests", type=int, default=100, help="per page case")
+    args, _ = parser.parse_known_args(argv)
+    if args.records is None:
+        if os.environ.get("BENCH_1M") != "1":
+            print("bench_scale: skipped (opt-in: make bench-1m, BENCH_1M=1 or --records N)")
+            return 0
+        args.records = MILLION
+    url = database_url()
+    if url is None or not SOURCE.exists():
+        print("bench_scale: skipped, needs PostgreSQL (KB_BENCH_DATABASE_URL) and the dataset")
+        return 0
+    work = Path(tempfile.mkdtemp(prefix="kb-scale-"))
+    tmp = Path(os.environ.get("KB_BENCH_TMP") or tempfile.gettempdir())
+    env = scratch_env(work, free_port(), 1, url)
+    env["ALLOWED_HOSTS"] = "127.0.0.1,testserver"  # gunicorn's, and the test Client's
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "collectstatic", "--noinput", "-v0")
+    loadavg_start = list(os.getloadavg())
+    try:
+        big = synthesise(tmp / f"kb-scale-{args.records}.jsonl", args.records)
+        sizes = [run_size(env, SOURCE, work, args.requests)]
+        sizes.append(run_size(env, big, work, args.requests))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    base, scaled = sizes
+    by_case = {p["case"]: p for p in base["pages"]}
+    ratios = {
+        p["case"]: round(p["p95_ms"] / by_case[p["case"]]["p95_ms"], 2)
+        for p in scaled["pages"]
+        if by_case.get(p["case"], {}).get("p95_ms")
+    }
+    report = {
+        "benchmark": f"Scale: {args.records:,} records on PostgreSQL",
+        "what": (
+            "Import, matcher build (warm_matcher in its own process), a fresh host's time "
+            "until it serves from the built cache, one worker's memory, and page p95s, at "
+            "the real 16.7k records and at the synthesised size, in the same run."
+        ),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "loadavg_at_start": loadavg_start,
+            "loadavg_at_end": list(os.getloadavg()),
+        },
+        "sizes": sizes,
+        "p95_scaled_over_baseline": ratios,
+    }
+    out = RESULTS / f"scale-{args.records}.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"p95 at {args.records} over 16.7k: {ratios}; wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
