@@ -29,6 +29,7 @@ SIZE_COLUMNS: list[Column] = [
     ("fresh host serves after s", "fresh_host_serves_s"),
     ("worker RSS MB", ("worker_memory", "rss_mb")),
     ("worker PSS MB", ("worker_memory", "pss_mb")),
+    ("2 workers' PSS / 1", "two_workers_pss_over_one"),
 ]
 
 
