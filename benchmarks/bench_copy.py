@@ -25,17 +25,18 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "load"))
 
 from bench_import import SOURCE, synthesise  # noqa: E402
+from server import last_json, python  # noqa: E402
 
 RESULTS = HERE / "results" / "import-postgresql.json"
 KEEP_BELOW = 0.8
@@ -68,6 +69,19 @@ print(json.dumps(out))
 """
 
 
+def stamp(loadavg_start: list[float]) -> dict[str, Any]:
+    """When the run ended and on what: a result file's ``when`` and ``machine``."""
+    return {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "loadavg_at_start": loadavg_start,
+            "loadavg_at_end": list(os.getloadavg()),
+        },
+    }
+
+
 def database_url() -> str | None:
     for url in (os.environ.get("KB_BENCH_DATABASE_URL"), os.environ.get("DATABASE_URL")):
         if url and url.startswith("postgres"):
@@ -76,16 +90,7 @@ def database_url() -> str | None:
 
 
 def child(env: dict[str, str], writer: str, path: Path) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, writer, str(path), TABLES],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{writer} import of {path.name} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return last_json(python(env, "-c", CHILD, writer, str(path), TABLES, timeout=4 * 3600))
 
 
 def run_file(env: dict[str, str], path: Path, rounds: int) -> dict:
@@ -127,9 +132,7 @@ def main(argv: list[str]) -> int:
         print(f"bench_copy: skipped, {SOURCE} is missing (set KB_DATASET_DIR)")
         return 0
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "kb.settings"}
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=REPO, env=env, check=True
-    )
+    python(env, "manage.py", "migrate", "--noinput", "-v0")
     tmp = Path(os.environ.get("KB_BENCH_TMP") or tempfile.gettempdir())
     files = [SOURCE]
     if not args.quick:
@@ -149,13 +152,7 @@ def main(argv: list[str]) -> int:
             "PostgreSQL tables, the best of the alternated rounds. COPY stays if its wall "
             f"time is at most {KEEP_BELOW} of executemany's on the largest file."
         ),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "loadavg_at_start": loadavg_start,
-            "loadavg_at_end": list(os.getloadavg()),
-        },
+        **stamp(loadavg_start),
         "cases": cases,
         "keep_copy": keep,
     }

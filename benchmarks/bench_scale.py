@@ -29,7 +29,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -44,9 +43,17 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "load"))
 
-from bench_copy import TABLES, database_url  # noqa: E402
+from bench_copy import TABLES, database_url, stamp  # noqa: E402
 from bench_import import SOURCE, synthesise  # noqa: E402
-from server import free_port, manage, scratch_env, start_server, stop_server  # noqa: E402
+from server import (  # noqa: E402
+    free_port,
+    last_json,
+    manage,
+    python,
+    scratch_env,
+    start_server,
+    stop_server,
+)
 
 RESULTS = HERE / "results"
 MILLION = 1_000_000
@@ -97,18 +104,8 @@ print(json.dumps(out))
 """
 
 
-def child(env: dict[str, str], script: str, *args: str, timeout: float = 4 * 3600) -> Any:
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"child failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def child(env: dict[str, str], script: str, *args: str) -> Any:
+    return last_json(python(env, "-c", script, *args, timeout=4 * 3600))
 
 
 def memory(pid: int) -> dict[str, float]:
@@ -224,6 +221,7 @@ def main(argv: list[str]) -> int:
     env = scratch_env(work, free_port(), 1, url)
     env["ALLOWED_HOSTS"] = "127.0.0.1,testserver"  # gunicorn's, and the test Client's
     manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "createcachetable")
     manage(env, "collectstatic", "--noinput", "-v0")
     loadavg_start = list(os.getloadavg())
     try:
@@ -246,13 +244,7 @@ def main(argv: list[str]) -> int:
             "until it serves from the built cache, one worker's memory, and page p95s, at "
             "the real 16.7k records and at the synthesised size, in the same run."
         ),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "loadavg_at_start": loadavg_start,
-            "loadavg_at_end": list(os.getloadavg()),
-        },
+        **stamp(loadavg_start),
         "sizes": sizes,
         "p95_scaled_over_baseline": ratios,
     }

@@ -1,17 +1,18 @@
 """The importer's COPY path on PostgreSQL (``kb.importer.rows._Table._copy``): new rows go
 through ``COPY ... FROM STDIN`` and store exactly what ``executemany`` stored, including
-the values COPY's text format has to escape; a database error in it is still Django's."""
+the values COPY's text format has to escape. That a database error in it is still
+Django's is ``tests/test_importer_rows.py``'s test, which goes through COPY on PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from kb.importer import rows as rows_module
-from kb.models import ErrorRecord, RecordTag
-from kb.schema import record_to_dataset
+from kb.models import ErrorRecord
 from tests.factories import import_lines, make_line
+from tests.test_importer_rows import _stored  # what the rows tests compare, the same way
 
 pytestmark = [
     pytest.mark.django_db,
@@ -37,17 +38,6 @@ def _lines() -> list[dict]:
             )
         )
     return lines
-
-
-def _stored() -> tuple[list, list, list]:
-    records = [record_to_dataset(r) for r in ErrorRecord.objects.order_by("id")]
-    history = list(
-        ErrorRecord.history.order_by("history_id").values_list(
-            "id", "history_type", "history_change_reason", "history_user_id"
-        )
-    )
-    tags = list(RecordTag.objects.order_by("id").values_list("record_id", "tag__name", "position"))
-    return records, history, tags
 
 
 def _inserts_logged(monkeypatch: pytest.MonkeyPatch, use_copy: bool) -> tuple[int, tuple]:
@@ -83,12 +73,3 @@ def test_copy_keeps_every_awkward_value() -> None:
     assert records == sorted((line["record"] for line in lines), key=lambda r: r["id"])
     assert [h[0] for h in history] == [line["record"]["id"] for line in lines]
     assert {name for _, name, _ in tags} >= {t for t in AWKWARD if t} | {"empty"}
-
-
-def test_a_database_error_in_copy_is_djangos() -> None:
-    import_lines(make_line(tags=["a"]))
-    record_id = ErrorRecord.objects.get().id
-    writer = rows_module.RowWriter("x.jsonl")
-    tag_id = RecordTag.objects.get().tag_id
-    with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
-        writer.tags.insert(cursor, [[record_id, tag_id, 0]])  # (record, tag) is unique
