@@ -202,10 +202,25 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
     }
 
 
+def scaled_over_baseline(sizes: list[dict[str, Any]], key: str) -> dict[str, float]:
+    """Each page case's ``key`` at the synthesised size over the same at 16.7k records."""
+    if len(sizes) < 2:
+        return {}
+    base = {p["case"]: p.get(key) for p in sizes[0]["pages"]}
+    return {
+        p["case"]: round(p[key] / base[p["case"]], 2)
+        for p in sizes[-1]["pages"]
+        if base.get(p["case"]) and p.get(key) is not None
+    }
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int)
     parser.add_argument("--requests", type=int, default=100, help="per page case")
+    parser.add_argument(
+        "--skip-baseline", action="store_true", help="only the synthesised size, no 16.7k run"
+    )
     args, _ = parser.parse_known_args(argv)
     if args.records is None:
         if os.environ.get("BENCH_1M") != "1":
@@ -224,33 +239,36 @@ def main(argv: list[str]) -> int:
     manage(env, "createcachetable")
     manage(env, "collectstatic", "--noinput", "-v0")
     loadavg_start = list(os.getloadavg())
+    sizes: list[dict[str, Any]] = []
+
+    def write() -> Path:
+        """The result file so far: a size's figures are kept even if a later one fails."""
+        report = {
+            "benchmark": f"Scale: {args.records:,} records on PostgreSQL",
+            "what": (
+                "Import, matcher build (warm_matcher in its own process), a fresh host's time "
+                "until it serves from the built cache, one worker's memory, and page p95s, at "
+                "the real 16.7k records and at the synthesised size, in the same run."
+            ),
+            **stamp(loadavg_start),
+            "sizes": sizes,
+            # wall p95 suffers from the neighbours of a shared machine; the CPU p95 of the
+            # process serving the requests is the comparison that holds between the sizes
+            "p95_scaled_over_baseline": scaled_over_baseline(sizes, "p95_ms"),
+            "cpu_p95_scaled_over_baseline": scaled_over_baseline(sizes, "cpu_p95_ms"),
+        }
+        out = RESULTS / f"scale-{args.records}.json"
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        return out
+
     try:
         big = synthesise(tmp / f"kb-scale-{args.records}.jsonl", args.records)
-        sizes = [run_size(env, SOURCE, work, args.requests)]
-        sizes.append(run_size(env, big, work, args.requests))
+        for path in ([] if args.skip_baseline else [SOURCE]) + [big]:
+            sizes.append(run_size(env, path, work, args.requests))
+            out = write()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    base, scaled = sizes
-    by_case = {p["case"]: p for p in base["pages"]}
-    ratios = {
-        p["case"]: round(p["p95_ms"] / by_case[p["case"]]["p95_ms"], 2)
-        for p in scaled["pages"]
-        if by_case.get(p["case"], {}).get("p95_ms")
-    }
-    report = {
-        "benchmark": f"Scale: {args.records:,} records on PostgreSQL",
-        "what": (
-            "Import, matcher build (warm_matcher in its own process), a fresh host's time "
-            "until it serves from the built cache, one worker's memory, and page p95s, at "
-            "the real 16.7k records and at the synthesised size, in the same run."
-        ),
-        **stamp(loadavg_start),
-        "sizes": sizes,
-        "p95_scaled_over_baseline": ratios,
-    }
-    out = RESULTS / f"scale-{args.records}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"p95 at {args.records} over 16.7k: {ratios}; wrote {out}")
+    print(f"CPU p95 over 16.7k: {scaled_over_baseline(sizes, 'cpu_p95_ms')}; wrote {out}")
     return 0
 
 

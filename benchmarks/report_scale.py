@@ -63,9 +63,24 @@ def render_scale(data: dict[str, Any]) -> list[str]:
     for size in sizes:
         for page in size.get("pages") or []:
             if isinstance(page, dict):
-                cases.setdefault(str(page.get("case")), []).append(page.get("p95_ms"))
-    ratios = obj(data, "p95_scaled_over_baseline")
+                row = cases.setdefault(str(page.get("case")), [])
+                row += [page.get("p95_ms"), page.get("cpu_p95_ms")]
+    wall, cpu = obj(data, "p95_scaled_over_baseline"), obj(data, "cpu_p95_scaled_over_baseline")
     if cases:
-        heads = ["page", *(f"p95 ms at {fmt(s.get('records'))}" for s in sizes), "ratio"]
-        out += ["", table(heads, [[n, *v, ratios.get(n)] for n, v in cases.items()])]
+        heads = ["page"]
+        for s in sizes:
+            heads += [
+                f"p95 ms at {fmt(s.get('records'))}",
+                f"CPU p95 ms at {fmt(s.get('records'))}",
+            ]
+        heads += ["ratio (wall)", "ratio (CPU)"]
+        rows = [[n, *v, wall.get(n), cpu.get(n)] for n, v in cases.items()]
+        out += [
+            "",
+            table(heads, rows),
+            "",
+            "Wall times wait for a core on a shared machine; the CPU p95 (of the process "
+            "serving the requests; the database server's own CPU is not in it) is the figure to "
+            "compare between the sizes.",
+        ]
     return out
