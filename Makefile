@@ -30,7 +30,7 @@ find_python = for c in "$$PYTHON" python3.13 python3.12 python3 \
 	    echo "$$c"; exit 0; fi; \
 	done; exit 1
 
-.PHONY: help setup setup-dev run serve load test test-fast lint format bench fuzz chromium demo-data clean
+.PHONY: help setup setup-dev run serve load test test-fast lint format bench bench-1m fuzz chromium demo-data clean
 
 help:
 	@echo "make run | test | setup | bench | fuzz | serve | load | lint | clean"
@@ -67,12 +67,14 @@ serve: setup
 	DEBUG=$${DEBUG:-0} HOST=$(HOST) PORT=$(PORT) $(PY) manage.py run_with_worker -- \
 	  $(VENV)/bin/gunicorn -c python:kb.gunicorn_conf kb.wsgi
 
-# Load test on loopback (wrk; several phases, minutes long): results in
-# benchmarks/results/load.json.
+# Load test on loopback (wrk; several phases, minutes long) on the full dataset when
+# KB_DATASET_DIR holds it: results in benchmarks/results/load.json; with DATABASE_URL (a
+# scratch PostgreSQL database: the test imports into it) in load-postgresql.json.
 load: setup-dev
 	@command -v wrk >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
-	$(PY) benchmarks/load/run_load.py $(LOAD_ARGS)
+	KB_DATASET_DIR="$(KB_DATASET_DIR)" $(PY) benchmarks/load/run_load.py \
+	  $${DATABASE_URL:+--database-url "$$DATABASE_URL"} $(LOAD_ARGS)
 
 # Debian's chromium for the browser tests (Playwright's own download cannot work here).
 chromium:
@@ -116,6 +118,15 @@ format: setup-dev
 bench: setup-dev
 	@mkdir -p benchmarks/results
 	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
+
+# Opt-in, long (hours at 10^6 on a small machine): SCALE_RECORDS records on PostgreSQL end
+# to end against the real 16.7k (benchmarks/bench_scale.py), then the page re-rendered.
+# Needs a scratch PostgreSQL database in DATABASE_URL or KB_BENCH_DATABASE_URL.
+SCALE_RECORDS ?= 1000000
+bench-1m: setup-dev
+	@mkdir -p benchmarks/results
+	$(PY) benchmarks/bench_scale.py --records $(SCALE_RECORDS)
+	$(PY) benchmarks/report_md.py
 
 # Nightly-style fuzzing with the random `fuzz` hypothesis profile: 10^5 examples IN TOTAL
 # (FUZZ_EXAMPLES), split between the importer, Matcher.match and the normaliser in

@@ -37,6 +37,7 @@ from report_layers import (  # noqa: E402
     render_import_layers,
     render_page_layers,
 )
+from report_scale import render_copy, render_scale  # noqa: E402
 from report_sections import (  # noqa: E402
     IMPORT_LAYERS_TITLE,
     render_fuzz,
@@ -199,6 +200,37 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "`server CPU ms/request` is the figure to compare between runs on a busy machine.",
         "written by `benchmarks/load/run_load.py` (`make load`)",
         render_load,
+    ),
+    (
+        "load-postgresql.json",
+        "Load on loopback: PostgreSQL",
+        "The same load test on PostgreSQL (`make load DATABASE_URL=postgres://...`): the "
+        "same phases, the same goals.",
+        "written by `benchmarks/load/run_load.py --database-url` (`make load`)",
+        render_load,
+    ),
+    (
+        "import-postgresql.json",
+        "Import on PostgreSQL: COPY against executemany",
+        "The importer's new rows (records, history, tags) through `COPY ... FROM STDIN` "
+        "against `executemany`, alternated, each import a fresh child process into the same "
+        "emptied PostgreSQL tables, best run of each. COPY stays only at most 0.8 of "
+        "executemany's wall time on the largest file, with the same export.",
+        "written by `benchmarks/bench_copy.py`",
+        render_copy,
+    ),
+    *(
+        (
+            f"scale-{n}.json",
+            f"Scale: {n:,} records on PostgreSQL",
+            "Import, matcher build (`warm_matcher` in its own process, empty cache), the time "
+            "until a fresh host serves from the built cache, one gunicorn worker's memory, "
+            "and page p95s (in-process, as in the page benchmark), at the real 16.7k records "
+            "and at the synthesised size, in the same run.",
+            "written by `benchmarks/bench_scale.py` (`make bench-1m`)",
+            render_scale,
+        )
+        for n in (100_000, 1_000_000)
     ),
     (
         "loop.json",

@@ -319,6 +319,7 @@ def _phase_rows(phases: Any) -> list[dict[str, Any]]:
                 ("benign", "benign"),
                 ("adversarial", "adversarial"),
                 ("match_during_writes", "match beside them"),
+                ("loop", "learning loop"),
             )
             if isinstance(whole.get(key), dict)
         ]
@@ -352,6 +353,15 @@ def render_load(data: dict[str, Any]) -> list[str]:
             f"{fmt(writers.get('writes'))} writes, {fmt(writers.get('write_errors'))} write "
             f"errors, all present afterwards: {fmt(writers.get('all_writes_present'))}; "
             f"slowest write {fmt(writers.get('slowest_write_ms'))} ms.",
+        ]
+    loop = get(data, "phases", "match+loop")
+    if isinstance(loop, dict) and isinstance(loop.get("stored_during_phase"), dict):
+        grew = loop["stored_during_phase"]
+        out += [
+            "",
+            f"Learning loop ({fmt(loop.get('loop_mix'))}): stored during the phase "
+            + ", ".join(f"{fmt(v)} {k.replace('_', ' ')}" for k, v in grew.items())
+            + ".",
         ]
     out += dict_block(data, "server", "Server log over all phases:", names=False)
     return out + dict_block(data, "goals", "Goals:", ("goal", "met"), names=False)

@@ -3,8 +3,9 @@
 It measures the bars docs/reliability.md#r20-concurrency, #r24-throughput and
 #r25-noisy-neighbour.
 
-Starts a scratch copy of the app (its own SQLite file, or ``--database-url``), imports the
-demo records (or ``--full``: every record of the full dataset, in ``KB_DATASET_DIR``),
+Starts a scratch copy of the app (its own SQLite file, or ``--database-url``: a scratch
+PostgreSQL database), imports every record of the full dataset when
+``KB_DATASET_DIR`` holds it (else, or with ``--demo``, the demo records of ``fixtures/``),
 collects static files, warms the matcher, and serves it with
 ``gunicorn -c python:kb.gunicorn_conf`` as deployed behind a reverse proxy: DEBUG off,
 2 workers, ``KB_TRUSTED_PROXY_COUNT=1``, and the rate limiter at its production default
@@ -25,14 +26,20 @@ default):
    no limit ever refuses them: what their cost alone does to the benign traffic;
 6. ``writers``: 8 curator-edit streams (separate processes, ``save_curated``) for 30 s
    while phase 1's client runs; every write must be present afterwards.
+7. ``match+loop``: phase 1 again while a second client sends the learning loop's
+   traffic (``loop_traffic.py``): reports with and without ``dry_run``, proposals and
+   votes, from the same 256 addresses; every one must answer 2xx (a 429 counts apart and
+   fails the goal: the addresses keep each client far under the limit), and the reports,
+   proposals and votes must be stored afterwards.
 
 The match requests are ``multipart/form-data`` as the browser posts the paste form.
-Results go to ``benchmarks/results/load.json``; everything started is stopped at the end.
+Results go to ``benchmarks/results/load.json`` (``load-postgresql.json`` on PostgreSQL);
+everything started is stopped at the end.
 Needs ``wrk`` (``apt-get install -y wrk``). Loopback only; bounded in time.
 
 Helpers, beside this file: ``pastes.py`` (pastes and request bodies), ``wrk.py`` (the
 client), ``server.py`` (scratch app, gunicorn, CPU accounting), ``report.py`` (summaries
-and goals).
+and goals), ``loop_traffic.py`` (the learning loop's requests).
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ HERE = str(Path(__file__).resolve().parent)
 if HERE not in sys.path:  # the helpers beside this file, however it is started
     sys.path.insert(0, HERE)
 
+import loop_traffic  # noqa: E402
 from pastes import (  # noqa: E402
     CONTENT_TYPE,
     PASTE_BYTES,
@@ -122,16 +130,24 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=60, help="seconds per phase")
     parser.add_argument("--writers-duration", type=int, default=30)
     parser.add_argument(
-        "--full", action="store_true", help="the full dataset (KB_DATASET_DIR), not the demo"
+        "--full", action="store_true", help="fail unless the full dataset (KB_DATASET_DIR) is there"
     )
+    parser.add_argument("--demo", action="store_true", help="the demo records, not the full set")
     parser.add_argument("--database-url", help="use this (scratch!) database instead of SQLite")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
         "--phases",
-        default="match,record,list,match+adversarial,match+distributed-adversary,writers",
+        default=(
+            "match,record,list,match+adversarial,match+distributed-adversary,writers,match+loop"
+        ),
     )
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--output", type=Path, help="default: load.json, load-postgresql.json on PostgreSQL"
+    )
     args = parser.parse_args()
+    on_pg = (args.database_url or "").startswith("postgres")
+    if args.output is None:
+        args.output = RESULTS.with_name("load-postgresql.json") if on_pg else RESULTS
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: apt-get install -y wrk")
 
@@ -140,7 +156,9 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = scratch_env(work, port, args.workers, args.database_url)
-    dataset = FULL if args.full else DEMO
+    if args.full and not FULL.exists():
+        raise SystemExit(f"--full: {FULL} is missing (set KB_DATASET_DIR)")
+    dataset = FULL if FULL.exists() and not args.demo else DEMO
     log(f"scratch {work}; dataset {dataset.name}")
     try:
         import_seconds = prepare(env, dataset)
@@ -169,7 +187,7 @@ def main() -> int:
             "dataset": dataset.name,
             "records": len(ids),
             "import_seconds": round(import_seconds, 1),
-            "database": "postgresql" if args.database_url else "sqlite",
+            "database": "postgresql" if on_pg else "sqlite",
             "workers": args.workers,
             "duration_s": args.duration,
             "paste_bytes": PASTE_BYTES,
@@ -241,6 +259,8 @@ def run_phases(
             }
         elif phase == "writers":
             results[phase] = run_writers(base, work, env, ids, benign, token, args)
+        elif phase == "match+loop":
+            results[phase] = run_loop(base, work, env, ids, benign, token, d)
         wall = time.monotonic() - t0
         cpu = cpu_seconds(server_pid) - cpu0
         entry = results.setdefault(phase, {})
@@ -273,6 +293,29 @@ def check_bodies(base: str, benign: Path, hostile: Path, token: str) -> None:
     log(f"body check: statuses {sorted(set(statuses))}, {found}/{n_benign} benign with results")
     if any(s != 200 for s in statuses) or found < n_benign:
         raise SystemExit("the match request bodies do not work against this server")
+
+
+def run_loop(
+    base: str, work: Path, env: dict[str, str], ids: list[str], benign: Path, token: str, d: int
+) -> dict[str, Any]:
+    """The benign match client with the learning loop's client beside it (issue 12)."""
+    reqs = loop_traffic.requests(ids)
+    statuses = loop_traffic.check(base, reqs, post_body)
+    log(f"loop body check: statuses {statuses}")
+    if any(not 200 <= s < 300 for s in statuses):
+        raise SystemExit("the learning loop's request bodies do not work against this server")
+    paths, bodies = loop_traffic.write(work / "loop", reqs)
+    before = loop_traffic.stored(env)
+    p1 = wrk(base, work, "loop-match", "POST", ["/match/"], benign, token, d, 4, PEOPLE)
+    p2 = wrk(base, work, "loop", "POST", paths, bodies, token, d, 2, PEOPLE, loop_traffic.JSON)
+    match, loop = wrk_result(work, "loop-match", p1), wrk_result(work, "loop", p2)
+    after = loop_traffic.stored(env)
+    return {
+        "benign": match,
+        "loop": loop,
+        "loop_mix": "1/4 each: report dry_run, report filed, proposal, vote",
+        "stored_during_phase": {k: after[k] - before[k] for k in after},
+    }
 
 
 def run_writers(

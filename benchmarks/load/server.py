@@ -9,6 +9,7 @@ stops every worker.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import signal
@@ -20,7 +21,7 @@ import urllib.error
 import urllib.request
 from http.cookiejar import CookieJar
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -36,9 +37,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def manage(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
+def python(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
+    """``python ARGS`` in the project root; its stdout, or exit with its stderr's tail."""
     done = subprocess.run(
-        [PY, "manage.py", *args],
+        [PY, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -46,8 +48,18 @@ def manage(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
         timeout=timeout,
     )
     if done.returncode != 0:
-        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+        shown = " ".join(a if len(a) < 80 else a[:77] + "..." for a in args)
+        raise SystemExit(f"{shown} failed:\n{done.stderr[-3000:]}")
     return done.stdout
+
+
+def last_json(stdout: str) -> Any:
+    """The JSON object a child script prints last."""
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 1800) -> str:
+    return python(env, "manage.py", *args, timeout=timeout)
 
 
 def scratch_env(work: Path, port: int, workers: int, database_url: str | None) -> dict[str, str]:

@@ -108,8 +108,10 @@ def wrk(
     seconds: int,
     connections: int,
     clients: list[str],
+    content_type: str = CONTENT_TYPE,
 ) -> subprocess.Popen[str]:
-    """Start wrk; ``clients``: the X-Forwarded-For address of each request, in turn."""
+    """Start wrk; ``clients``: the X-Forwarded-For address of each request, in turn;
+    ``content_type``: the bodies' (the paste form's unless said otherwise)."""
     script = work / "load.lua"
     if not script.exists():  # written once: two clients may start at the same moment
         script.write_text(WRK_LUA)
@@ -133,7 +135,7 @@ def wrk(
         str(paths_file),
         str(bodies or ""),
         token,
-        CONTENT_TYPE,
+        content_type,
         str(clients_file),
     ]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)

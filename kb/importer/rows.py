@@ -13,8 +13,11 @@ On SQLite new rows go in as multi-row ``INSERT ... VALUES (...), (...)`` stateme
 ``MAX_ROWS_PER_INSERT`` rows (the remainder row by row): ``executemany`` runs one statement
 per row, and each statement on ``kb_errorrecord`` (which has triggers) opens a statement
 savepoint on every virtual table of the transaction (the search index), which a statement
-of many rows opens once. Same rows, same order, so the same row ids. On PostgreSQL
-``executemany`` (psycopg batches it).
+of many rows opens once. Same rows, same order, so the same row ids. On PostgreSQL new
+rows go through ``COPY ... FROM STDIN`` (``POSTGRES_COPY``): one statement per table and
+batch instead of one per row; ``benchmarks/bench_copy.py`` measures it against
+``executemany`` (psycopg's batched inserts), and it stays only while it clears that
+benchmark's bar. Updates stay ``executemany``: COPY only appends.
 
 The import's benchmark measured these writers against ``bulk_create`` with
 django-simple-history's ``bulk_create_with_history`` and ``kb.services.sync_tags`` (see
@@ -42,6 +45,8 @@ HISTORY_REASON_MAX = 100
 # SQLite multi-row inserts: rows per statement at most. Statements of this size are prepared
 # once and cached by the driver; only a batch's last, shorter one is prepared anew.
 MAX_ROWS_PER_INSERT = 100
+# PostgreSQL: new rows through COPY rather than ``executemany`` (see ``_Table._copy``).
+POSTGRES_COPY = True
 ID_CHUNK = 900  # values per ``IN (...)`` lookup (below SQLite's oldest parameter limit)
 
 
@@ -125,6 +130,9 @@ class _Table:
         """Insert ``rows`` (in this order): see the module docstring."""
         if not rows:
             return
+        if connection.vendor == "postgresql" and POSTGRES_COPY:
+            self._copy(rows)
+            return
         if connection.vendor != "sqlite":
             cursor.executemany(self.insert_sql(), rows)
             return
@@ -148,6 +156,25 @@ class _Table:
                         raw.execute(sql, list(chain.from_iterable(rows[start : start + per])))
                 if full < len(rows):
                     raw.executemany(self.insert_sql(1, "?"), rows[full:])
+            finally:
+                raw.close()
+
+    def copy_sql(self) -> str:
+        q = connection.ops.quote_name
+        cols = ", ".join(q(c) for c in self.columns)
+        return f"COPY {q(self.table)} ({cols}) FROM STDIN"
+
+    def _copy(self, rows: Sequence[Sequence[Any]]) -> None:
+        """PostgreSQL: the rows through ``COPY ... FROM STDIN`` (psycopg 3's
+        ``cursor.copy()``), in the same connection and transaction: one statement for the
+        whole batch instead of one per row, and the values streamed in COPY's text format,
+        each dumped by the same psycopg adapters ``executemany`` would bind it with."""
+        with connection.wrap_database_errors:
+            raw = connection.connection.cursor()
+            try:
+                with raw.copy(self.copy_sql()) as copy:
+                    for row in rows:
+                        copy.write_row(row)
             finally:
                 raw.close()
 
