@@ -71,9 +71,9 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     ]  # fmt: skip
     list_filter = [
         "status",
-        ("repo", admin.AllValuesFieldListFilter),
+        ("repo", filters.ValuesFilter),
         "severity",
-        ("error_type", admin.AllValuesFieldListFilter),
+        ("error_type", filters.ValuesFilter),
         filters.TagFilter,
         filters.HasAnalysisFilter,
         filters.DisabledPatternFilter,
@@ -87,6 +87,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     )
     list_select_related = False  # no foreign keys; the last editor is one subquery
     list_per_page = 50
+    paginator = filters.RevisionCountPaginator
     show_full_result_count = False
     actions = [actions.publish, actions.retire, actions.add_tag]
     history_list_display = ["status"]
