@@ -209,3 +209,23 @@ def json_post(server: Gunicorn, path: str, payload: Any, **headers: str) -> tupl
         json.dumps(payload).encode(),
         {"Content-Type": "application/json", **headers},
     )
+
+
+def matched_ids(server: Gunicorn, text: str) -> list[str]:
+    """The record ids ``POST /api/match`` answers for ``text``, best first."""
+    import json
+
+    status, _headers, body = json_post(server, "/api/match", {"text": text})
+    assert status == 200, body[:500]
+    return [m["record_id"] for m in json.loads(body)["matches"]]
+
+
+def db_worker(*args: str, **env: str) -> subprocess.Popen[bytes]:
+    """A real ``manage.py db_worker`` on the test database, sharing the upload directory,
+    with the settings' default task backend (the database)."""
+    from django.conf import settings
+
+    environ = app_env(KB_IMPORT_DIR=str(settings.KB_IMPORT_DIR), **env)
+    environ.pop("KB_TASKS_BACKEND", None)
+    cmd = [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval", "0.1"]
+    return subprocess.Popen([*cmd, *args], cwd=ROOT, env=environ, start_new_session=True)

@@ -5,7 +5,6 @@ that loads instead of compiling, and the store never being needed to serve."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from kb.matcher import cache
 from kb.matcher_store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
 from kb.models import ErrorRecord, MatcherBlob, MatcherBlobPart
 from tests.factories import make_record
-from tests.servers import ROOT, Gunicorn, app_env, json_post
+from tests.servers import ROOT, Gunicorn, app_env, matched_ids
 
 
 def _blob(tmp_path: Path, size: int, name: str = "matcher-abc.pkl") -> Path:
@@ -204,12 +203,6 @@ save_curated(record, changed_attrs=["error_message", "message_pattern"], reason=
 LOGS = {"GUNICORN_CMD_ARGS": "--capture-output"}  # the app's log lines in the error log
 
 
-def _matched(server: Gunicorn, text: str) -> list[str]:
-    status, _h, body = json_post(server, "/api/match", {"text": text})
-    assert status == 200, body[:500]
-    return [m["record_id"] for m in json.loads(body)["matches"]]
-
-
 @pytest.mark.django_db(transaction=True)
 def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Path) -> None:
     """Two real servers with their own matcher cache directories on one database: the
@@ -221,11 +214,11 @@ def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Pa
         workers=1, log_dir=tmp_path, KB_MATCHER_CACHE_DIR=str(tmp_path / "a"), **LOGS
     ) as host_a:
         line = "Backfill progress for vnode 7 not found, backfill_state not initialized properly"
-        assert record.pk in _matched(host_a, line)
+        assert record.pk in matched_ids(host_a, line)
         with Gunicorn(
             workers=1, log_dir=tmp_path, KB_MATCHER_CACHE_DIR=str(tmp_path / "b"), **LOGS
         ) as host_b:
-            assert record.pk in _matched(host_b, line)
+            assert record.pk in matched_ids(host_b, line)
             assert "matcher loaded from store" in host_b.errors()
             assert "matcher published to store" in host_a.errors()
             # A curator's edit on host A, through kb.services (the path the admin's save
@@ -243,8 +236,8 @@ def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Pa
             deadline = time.monotonic() + 2.0
             seen = {"a": False, "b": False}
             while time.monotonic() < deadline and not all(seen.values()):
-                seen["a"] = seen["a"] or other.pk in _matched(host_a, fresh)
-                seen["b"] = seen["b"] or other.pk in _matched(host_b, fresh)
+                seen["a"] = seen["a"] or other.pk in matched_ids(host_a, fresh)
+                seen["b"] = seen["b"] or other.pk in matched_ids(host_b, fresh)
             assert seen == {"a": True, "b": True}
 
 

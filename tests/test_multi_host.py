@@ -12,11 +12,9 @@ the refresh bound.
 from __future__ import annotations
 
 import http.cookies
-import json
 import re
 import secrets
 import subprocess
-import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -29,7 +27,7 @@ from django.test import Client
 from kb.models import ErrorRecord, ImportJob
 from tests.curation_support import form_data, make_curator
 from tests.factories import encode, make_line
-from tests.servers import ROOT, Gunicorn, app_env
+from tests.servers import Gunicorn, db_worker, matched_ids
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,24 +87,6 @@ class Browser:
         )
 
 
-def matched(server: Gunicorn, text: str) -> list[str]:
-    status, _head, body = server.request(
-        "POST",
-        "/api/match",
-        json.dumps({"text": text}).encode(),
-        {"Content-Type": "application/json"},
-    )
-    assert status == 200, body[:500]
-    return [m["record_id"] for m in json.loads(body)["matches"]]
-
-
-def start_worker(cache_dir: Path) -> subprocess.Popen[bytes]:
-    env = app_env(KB_IMPORT_DIR=str(settings.KB_IMPORT_DIR), KB_MATCHER_CACHE_DIR=str(cache_dir))
-    env.pop("KB_TASKS_BACKEND", None)  # the settings' default: the database backend
-    cmd = [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval", "0.1"]
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
-
-
 def wait_for(check: Any, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -152,7 +132,7 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             assert b"(Queued)" in body
             assert job.state == ImportJob.State.QUEUED
             assert ErrorRecord.objects.count() == 0
-            worker = start_worker(tmp_path / "worker-cache")
+            worker = db_worker(KB_MATCHER_CACHE_DIR=str(tmp_path / "worker-cache"))
 
             # The worker imports it, and pages keep answering meanwhile.
             def done() -> bool:
@@ -178,7 +158,7 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             ) as host_b:
                 line = "Backfill progress for vnode 7 not found, "
                 line += "backfill_state not initialized properly"
-                assert probe["id"] in matched(host_b, f"ERROR {line}")
+                assert probe["id"] in matched_ids(host_b, f"ERROR {line}")
                 assert "matcher loaded from store" in host_b.errors()
                 assert "matcher published to store" not in host_b.errors()
 
@@ -198,7 +178,7 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
                 record.refresh_from_db()
                 assert record.message_pattern.startswith("Quokka")
                 saved = time.monotonic()
-                assert wait_for(lambda: record.pk in matched(host_b, reworded), 2.0), (
+                assert wait_for(lambda: record.pk in matched_ids(host_b, reworded), 2.0), (
                     f"host B did not match the edit within 2 s ({time.monotonic() - saved:.1f} s)"
                 )
     finally:

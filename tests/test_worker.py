@@ -10,13 +10,10 @@ the queue is empty, so each test knows when the work is done without a sleep.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
 from typing import Any
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -25,7 +22,7 @@ from django_tasks_db.models import DBTaskResult
 from kb.models import ErrorRecord, ImportJob
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.factories import encode, make_line
-from tests.servers import ROOT, app_env
+from tests.servers import db_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,17 +34,9 @@ def database_tasks(settings: Any) -> None:
     settings.TASKS = DATABASE_TASKS
 
 
-def worker(*args: str) -> subprocess.Popen[bytes]:
-    """A real ``db_worker`` on the test database, sharing the upload directory."""
-    env = app_env(KB_IMPORT_DIR=str(django_settings.KB_IMPORT_DIR))
-    env.pop("KB_TASKS_BACKEND", None)  # the settings' default: the database backend
-    cmd = [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--interval", "0.1"]
-    return subprocess.Popen([*cmd, *args], cwd=ROOT, env=env, start_new_session=True)
-
-
 def run_queue() -> None:
     """Run every queued task in a fresh worker process, until the queue is empty."""
-    proc = worker("--batch")
+    proc = db_worker("--batch")
     assert proc.wait(timeout=180) == 0
 
 
@@ -90,7 +79,7 @@ def test_a_job_whose_worker_died_is_shown_stalled_and_runs_again_to_the_same_rec
 ) -> None:
     lines = [make_line() for _ in range(8000)]
     job = upload(curator_client, lines)
-    proc = worker()
+    proc = db_worker()
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         job.refresh_from_db()
