@@ -4,7 +4,7 @@ fix, and (curators only) read the gaps.
 Like ``POST /api/match`` these take no session and no CSRF token, so a tool or a script can
 call them with a bare ``curl``; abuse is bounded the same way: the body size by
 ``kb.middleware``, each request counted against the matching rate limit
-(``kb.middleware.rate_limit_hit``), and the text measured by ``kb.limits``. Each part
+(``kb.middleware.rate_limit_hit``), and the text's size checked by ``kb.limits``. Each part
 answers 403 while its setting turns it off. Every write is ``kb.loop.services``'; what a
 report stores is redacted on the server, whatever the client sent. ``GET /api/gaps``
 reads the session: 401 without one, 403 for anyone but curators and superusers.

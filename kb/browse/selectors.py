@@ -12,8 +12,9 @@ Speed with the full dataset comes from three choices:
   answer counts and order without them;
 - a tag page lists from the tag's index rows or along the list order, whichever reads
   less for that page (``_TagRecordIds``: SQLite has no statistics to choose by), with its
-  count cached per revision; measured against Django's ``Paginator`` over ``tag_records``,
-  it clears the bar every optimisation must (``benchmarks/page_layers.py``);
+  count cached per revision: Django's ``Paginator`` over ``tag_records`` would count and
+  order through every tagged row on each page (``benchmarks/page_layers.py`` compares the
+  two);
 - aggregates over everything (tag counts, facet combinations) are cached per record
   revision: every write that matters bumps it (``kb.models.next_revision``).
 """

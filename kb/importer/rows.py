@@ -19,10 +19,10 @@ batch instead of one per row; ``benchmarks/bench_copy.py`` measures it against
 ``executemany`` (psycopg's batched inserts), and it stays only while it clears that
 benchmark's bar. Updates stay ``executemany``: COPY only appends.
 
-The import's benchmark measured these writers against ``bulk_create`` with
-django-simple-history's ``bulk_create_with_history`` and ``kb.services.sync_tags`` (see
-docs/importing.md): the ORM's per-value preparation is most of that path's time, far
-past the bar a layer must clear to stay, so these stay.
+These writers stay instead of ``bulk_create`` with django-simple-history's
+``bulk_create_with_history`` and ``kb.services.sync_tags`` because the ORM's per-value
+preparation is most of that path's time (docs/importing.md; the import benchmark compares
+the two).
 """
 
 from __future__ import annotations

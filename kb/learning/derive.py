@@ -7,7 +7,7 @@ they show, so each variable becomes a group bounded by the samples' values -- di
 text `(.{1,80}?)` -- and no group holds another quantifier. The bounds and classes are
 kept modest on purpose: Hyperscan expands a bounded repeat when it compiles, so its
 compile cost grows with the bound and with the class (Unicode ``\\S`` costs far more than
-the explicit ``[^ \\t\\r\\n]``; measured per draft in benchmarks/results/gaps.json); a
+the explicit ``[^ \\t\\r\\n]``; benchmarks/results/gaps.json has the cost per draft); a
 value longer than the bound is a reason for the curator to widen that one group. The
 literal parts are the template's text, escaped. The result must compile in RE2 (the `re2`
 module) and match every sample; it then goes through the record validation and test

@@ -8,9 +8,9 @@ size), and renders.
 
 The gates: a feature turned off answers 403; requests count against the same rate limit
 as matching (``kb.middleware.rate_limit_response``: a report runs the redaction and the folding,
-and a flood of votes or proposals is the same abuse as a flood of pastes); text is measured
-by ``kb.limits``. Refusals are ``kb.views.errors.refusal_response``, so they read as every
-other refusal. A report's form carries the paste, so its answers are never cached; and
+and a flood of votes or proposals is the same abuse as a flood of pastes); the text's size
+is checked by ``kb.limits``. Refusals are ``kb.views.errors.refusal_response``, so they
+read as every other refusal. A report's form carries the paste, so its answers are never cached; and
 everything a report or a proposal stores is untrusted text, rendered autoescaped.
 """
 
