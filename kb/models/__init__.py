@@ -275,6 +275,9 @@ class ErrorRecord(models.Model):
             models.Index(fields=["repo", "slug", "id"], name="kb_record_order"),
             # "Raised in the same file" on the record page.
             models.Index(fields=["repo", "file_path", "line_number"], name="kb_record_file"),
+            # "Same error class" on the record page: a class's first rows in slug order,
+            # instead of every row of the repository or of the class, then a sort.
+            models.Index(fields=["repo", "error_class", "slug"], name="kb_record_class"),
             # Covering indexes: a row's source and analysis text spill onto overflow pages
             # on SQLite, so lists, counts, tag pages and facets read these instead of rows.
             # The published list in display order, with the facet columns: a facet filter
