@@ -198,6 +198,35 @@ def test_a_whole_log_gets_a_summary_table(
     assert html.index('<table class="summary">') < html.index('class="card match-card"')
 
 
+def test_a_log_with_more_known_errors_than_cards_shows_them_all_in_the_summary(
+    client: Client,
+) -> None:
+    """Past ``MAX_CARDS`` distinct known errors the page renders that many cards; the count
+    and the summary table still cover every one, and the page says where the rest are."""
+    from kb.views.paste import MAX_CARDS
+
+    n = MAX_CARDS + 4
+    words = [f"{a}{b}" for a in "bcdfghklmn" for b in "aeiou"][:n]
+    lines = [
+        make_line(
+            errorMessage=f"Region {w} refused the lease for tablet {{}}",
+            messagePattern=f"Region {w} refused the lease for tablet (.+?)",
+        )
+        for w in words
+    ]
+    assert import_lines(*lines).rejected == 0
+    log = "\n".join(
+        f"ERROR Region {w} refused the lease for tablet {i}" for i, w in enumerate(words)
+    )
+    html = client.post("/match/", {"text": log}, headers=HX).content.decode()
+    assert f"{n} known errors found" in html
+    assert html.count('class="card match-card"') == MAX_CARDS
+    table = re.search(r'<table class="summary">.*?</table>', html, re.S)
+    assert table is not None
+    assert len(re.findall(r'<tr class="summary-row"', table.group(0))) == n
+    assert "the 4 others are in the summary above" in html
+
+
 def test_no_known_error_shows_suggestions_and_the_normalised_text(
     client: Client, seed: ErrorRecord, fake_matcher: Any
 ) -> None:

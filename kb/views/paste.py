@@ -46,6 +46,10 @@ from kb.models import ErrorRecord
 LINE_CONTEXT = 160
 # The normalised text shown in the "no known error" state is cut here.
 NORMALISED_PREVIEW = 4000
+# Cards rendered in full, best first. A whole log can hold dozens of distinct known
+# errors; past this many, the summary table (every one of them, counted and linked) is
+# the answer, rather than a page of cards each with its snippet and explanation.
+MAX_CARDS = 25
 
 
 class BoundedMemoryUploadHandler(FileUploadHandler):
@@ -134,7 +138,9 @@ def line_pieces(
     return before, text[start:end], after, cut_before, cut_after
 
 
-def build_cards(text: str, result: MatchResult) -> list[Card]:
+def build_cards(text: str, result: MatchResult, *, shown: int = MAX_CARDS) -> list[Card]:
+    """One card per matched record, best first; only the first ``shown`` get their title
+    filled with the paste's values (the cards past it are counted, not rendered)."""
     cards: list[Card] = []
     seen: set[str] = set()
     for m in result.matches:
@@ -153,7 +159,7 @@ def build_cards(text: str, result: MatchResult) -> list[Card]:
                 cut_after=cut_after,
                 first_solution=str(solutions[0]) if solutions else "",
                 others=[r for r in m.same_message if r.pk != m.record.pk],
-                filled=filled_title(m),
+                filled=filled_title(m) if len(cards) < shown else None,
             )
         )
     return cards
@@ -171,13 +177,16 @@ def summary_rows(cards: list[Card], result: MatchResult) -> list[GroupView]:
     (a generic word, a suggestion): those are counted and shown with the suggestions.
     A card without a group of its own (a match the whole-log scan did not count) gets a
     row from its matches."""
-    by_key = {g.record.pk: g for g in result.groups}
-    shown = {c.record.pk for c in cards}
-    rows = [g for g in result.groups if g.record.pk in shown]
+    grouped = {g.record.pk for g in result.groups}
+    carded = {c.record.pk for c in cards}
+    rows = [g for g in result.groups if g.record.pk in carded]
+    lines_of: dict[str, list[int]] = {}
+    for m in result.matches:
+        lines_of.setdefault(m.record.pk, []).append(m.line)
     for card in cards:
-        if card.record.pk in by_key:
+        if card.record.pk in grouped:
             continue
-        lines = [m.line for m in result.matches if m.record.pk == card.record.pk]
+        lines = lines_of[card.record.pk]
         rows.append(GroupView(card.record, len(lines), min(lines), max(lines)))
     return rows
 
@@ -251,7 +260,9 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "text": echo,
         "source": source,
         "result": result,
-        "cards": cards,
+        "cards": cards,  # every known error: the count, and the summary's rows
+        "shown_cards": cards[:MAX_CARDS],
+        "unshown_cards": max(0, len(cards) - MAX_CARDS),
         "groups": groups if show_summary else [],
         "suggestions": result.suggestions,
         "normalised": normalised[:NORMALISED_PREVIEW],
