@@ -45,14 +45,24 @@ RESULTS = REPO / "benchmarks" / "results" / "import.json"
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 
 
-def synthesise(target: Path, count: int) -> Path:
-    """``count`` records from the real file: new ids, mutated message and pattern."""
+def synthesise(target: Path, count: int, *, keep_originals: bool = False) -> Path:
+    """``count`` records from the real file: new ids, mutated message and pattern.
+
+    ``keep_originals``: the real records come first, unchanged, and only the copies after
+    them are mutated: a large set that still holds every real error, so a real paste
+    matches at every size (the scale benchmark's set).
+    """
     marker = target.with_suffix(".count")
-    if target.exists() and marker.exists() and marker.read_text() == str(count):
+    stamp = f"{count}{' originals' if keep_originals else ''}"
+    if target.exists() and marker.exists() and marker.read_text() == stamp:
         return target
     originals = SOURCE.read_bytes().splitlines()
     written = 0
     with target.open("wb") as out:
+        if keep_originals:
+            for raw in originals[:count]:
+                out.write(raw.rstrip(b"\r") + b"\n")
+                written += 1
         copy = 0
         while written < count:
             suffix = f" {WORDS[copy % len(WORDS)]}{copy}"
@@ -68,7 +78,7 @@ def synthesise(target: Path, count: int) -> Path:
                 out.write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
                 written += 1
             copy += 1
-    target.with_suffix(".count").write_text(str(count))
+    marker.write_text(stamp)
     return target
 
 

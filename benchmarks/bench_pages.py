@@ -93,6 +93,23 @@ def paste_text() -> str:
     return "\n".join(chunks).encode()[:PASTE_BYTES].decode("utf-8", errors="ignore")
 
 
+def unknown_paste_text() -> str:
+    """Up to 8 KiB of real pasted errors the dataset does not hold (the labelled set's
+    ``absent`` cases): no confident match, so the page falls back to similar messages."""
+    chunks: list[str] = []
+    size = 0
+    with (DATA / "eval-public.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            case = json.loads(line)
+            if case.get("stratum") != "absent" or not case.get("text"):
+                continue
+            chunks.append(case["text"])
+            size += len(case["text"].encode())
+            if size >= PASTE_BYTES:
+                break
+    return "\n".join(chunks).encode()[:PASTE_BYTES].decode("utf-8", errors="ignore")
+
+
 def pick_targets(rng: random.Random) -> dict[str, list[str]]:
     from kb.browse.selectors import all_tag_counts
     from kb.models import ErrorRecord

@@ -1,9 +1,11 @@
 """10^5 to 10^6 records on PostgreSQL, end to end, against the real 16.7k in the same run.
 
 Issue 13's "10^6 records" section: for the real ``records-all.jsonl`` first (the baseline)
-and then a file of ``--records`` records synthesised from it (``bench_import.synthesise``:
-new ids, every message and pattern mutated, so the matcher compiles every one), each into
-the same PostgreSQL database with its import tables emptied first:
+and then a file of ``--records`` records synthesised from it (``bench_import.synthesise``
+with ``keep_originals``: the real records unchanged, then copies with new ids and every
+message and pattern mutated, so the matcher compiles every one and a real paste still finds
+its errors at the large size), each into the same PostgreSQL database with its import
+tables emptied first:
 
 1. import: ``manage.py import_records --json`` in its own process (records a second);
 2. matcher build: the ``warm_matcher`` task run by a real ``db_worker`` (in its own
@@ -14,9 +16,11 @@ the same PostgreSQL database with its import tables emptied first:
    and then the memory (RSS and PSS, from ``/proc``) of the arbiter, which loads the
    matcher before forking, and its workers; then two workers, and the PSS of the whole
    server with two over with one (issue 13 asks for at most 1.3);
-4. pages: the record page, search, the tag page, a paste and the admin's record list
-   (plain and searched), each p95 over many requests in-process with Django's test Client,
-   as ``bench_pages.py`` measures them (its cases and percentile code).
+4. pages: the record page, search, the tag page, a paste of known errors, a paste of
+   errors the dataset does not hold (no confident match: the similar-message fallback),
+   and the admin's record list (plain and searched), each p95 over many requests
+   in-process with Django's test Client, as ``bench_pages.py`` measures them (its cases
+   and percentile code).
 
 Long: opt-in. ``make bench-1m`` (10^6) or ``.venv/bin/python benchmarks/bench_scale.py
 --records 100000``; under ``make bench`` it runs only with ``BENCH_1M=1``. Needs
@@ -94,11 +98,13 @@ if admin is None:
     admin = get_user_model().objects.create_superuser("bench-scale", "b@example.invalid", "x")
 client.force_login(admin)
 paste = bp.paste_text()
+unknown = bp.unknown_paste_text()
 cases = [
     ("record page", [("get", f"/records/{i}/", {}) for i in targets["records"]]),
     ("search /records/?q=", [("get", "/records/", {"data": {"q": q}}) for q in bp.SEARCHES]),
     ("tag page (page 1)", [("get", f"/tags/{t}/", {}) for t in targets["tags"]]),
     ("paste: POST /match/ 8 KiB", [("post", "/match/", {"data": {"text": paste}})]),
+    ("paste: unknown errors (suggestions)", [("post", "/match/", {"data": {"text": unknown}})]),
     ("admin record list", [("get", "/admin/kb/errorrecord/", {})]),
     ("admin record list, searched",
      [("get", "/admin/kb/errorrecord/", {"data": {"q": q}}) for q in bp.SEARCHES[:5]]),
@@ -281,7 +287,7 @@ def main(argv: list[str]) -> int:
         return out
 
     try:
-        big = synthesise(tmp / f"kb-scale-{args.records}.jsonl", args.records)
+        big = synthesise(tmp / f"kb-scale-{args.records}.jsonl", args.records, keep_originals=True)
         for path in ([] if args.skip_baseline else [SOURCE]) + [big]:
             sizes.append(run_size(env, path, work, args.requests))
             out = write()
