@@ -129,18 +129,30 @@ def test_list_counts_and_filter_values_once_a_revision_and_follow_edits(
     assert b"acme/first" not in page.content
 
 
-def test_search_is_the_site_search_in_the_lists_order(curator_client: Client) -> None:
+def test_search_is_the_site_search_in_the_order_the_list_is_sorted_by(
+    curator_client: Client,
+) -> None:
     def add(message: str, slug: str, **extra: Any) -> ErrorRecord:
         return make_record(errorMessage=message, messagePattern=message, slug=slug, **extra)
 
     later = add("Zebra stampede in stream 7", "b-zebra")
     first = add("Another zebra stampede", "a-zebra")
     by_class = add("Unrelated failure", "c-other", errorClass="ZebraStampedeError")
-    by_docs = add("Quiet failure", "e-docs", documentation="Seen after a zebra stampede.")
+    by_docs = add("Quiet failure", "0-docs", documentation="Seen after a zebra stampede.")
     other = add("Nothing to see here", "d-other")
     url = reverse("admin:kb_errorrecord_changelist")
+
+    def order(page: str) -> list[ErrorRecord]:
+        found = [r for r in (first, later, by_class, by_docs) if r.error_message in page]
+        return sorted(found, key=lambda r: page.index(r.error_message))
+
     page = curator_client.get(f"{url}?q=zebra+stampede").content.decode()
-    assert page.index(first.error_message) < page.index(later.error_message)
+    # The list's order (by slug here), not the site's rank, which puts a documentation
+    # hit last.
+    assert order(page) == [by_docs, first, later, by_class]
+    # A column the curator sorts by holds while searching (``o=-1``: message, descending).
+    by_message = curator_client.get(f"{url}?q=zebra+stampede&o=-1").content.decode()
+    assert order(by_message) == [later, by_class, by_docs, first]
     assert "4 results" in page
     assert other.error_message not in page
     assert by_class.error_message in page

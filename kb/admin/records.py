@@ -113,10 +113,12 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         self, request: HttpRequest, queryset: QuerySet, search_term: str
     ) -> tuple[QuerySet, bool]:
         """The site's search (``kb.search.query``: the trigram index on SQLite and PostgreSQL),
-        in the list's own order, rather than the admin's ``LIKE '%word%'`` over each
-        search field, which reads every row whatever the word. Repositories are the
-        sidebar's filter."""
-        return search_records(queryset, search_term), False
+        rather than the admin's ``LIKE '%word%'`` over each search field, which reads every
+        row whatever the word. Unranked: the list keeps its own order (the column the
+        curator sorted by, else the default), which the change list set before searching.
+        Repositories are the sidebar's filter."""
+        ordering = queryset.query.order_by
+        return search_records(queryset, search_term, ranked=False).order_by(*ordering), False
 
     @admin.display(description="message", ordering="error_message")
     def message(self, obj: ErrorRecord) -> str:

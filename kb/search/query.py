@@ -85,11 +85,15 @@ def _substring_q(term: str) -> Q:
 # --- the search ----------------------------------------------------------------------------
 
 
-def search_records(queryset: QuerySet[Any], query: str) -> QuerySet[Any]:
+def search_records(queryset: QuerySet[Any], query: str, *, ranked: bool = True) -> QuerySet[Any]:
     """``queryset`` narrowed to records matching ``query``, best first.
 
     Rows carry ``search_rank`` (lower is better on SQLite, bm25; on PostgreSQL the order is
     applied by the queryset). An exact record id returns just that record.
+
+    ``ranked=False``: the same records in ``queryset``'s own order, unranked (the admin's
+    list, sorted by the column a curator picked). Ranking reads every match to find the
+    best; the list's order lets the database stop at the page's last row.
     """
     query = (query or "").strip()[:MAX_QUERY_CHARS]
     if not query:
@@ -106,22 +110,26 @@ def search_records(queryset: QuerySet[Any], query: str) -> QuerySet[Any]:
             short &= _substring_q(term)
     vendor = connections[queryset.db].vendor
     if vendor == "sqlite":
-        return _sqlite_search(queryset, long_terms).filter(short)
+        return _sqlite_search(queryset, long_terms, ranked).filter(short)
     if vendor == "postgresql":
-        return _postgres_search(queryset, query, long_terms).filter(short)
+        return _postgres_search(queryset, query, long_terms, ranked).filter(short)
     # Any other backend: the portable substring search, unranked.
     return queryset.filter(short, *[_substring_q(t) for t in long_terms])
 
 
-def _sqlite_search(queryset: QuerySet[Any], terms: list[str]) -> QuerySet[Any]:
+def _sqlite_search(queryset: QuerySet[Any], terms: list[str], ranked: bool) -> QuerySet[Any]:
     # A join on the FTS table (FTS5 drives it: the MATCH constraint makes it the outer loop,
     # then one primary-key lookup per hit) with bm25 as the rank; ``extra`` is the one ORM
     # tool that joins an unmanaged virtual table without a model.
+    where = [f"{FTS_TABLE}.record_id = {RECORD_TABLE}.id", f"{FTS_TABLE} MATCH %s"]
+    params = [fts5_expression(terms)]
+    if not ranked:
+        return queryset.extra(tables=[FTS_TABLE], where=where, params=params)  # noqa: S610
     weights = ", ".join(["0.0", *(str(w) for _f, _c, w in FTS_COLUMNS)])
     return queryset.extra(  # noqa: S610 (constant SQL; the user query is a bound parameter)
         tables=[FTS_TABLE],
-        where=[f"{FTS_TABLE}.record_id = {RECORD_TABLE}.id", f"{FTS_TABLE} MATCH %s"],
-        params=[fts5_expression(terms)],
+        where=where,
+        params=params,
         select={"search_rank": f"bm25({FTS_TABLE}, {weights})"},
         order_by=["search_rank", f"{RECORD_TABLE}.id"],
     )
@@ -131,11 +139,17 @@ def _like_escape(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _postgres_search(queryset: QuerySet[Any], query: str, terms: list[str]) -> QuerySet[Any]:
+def _postgres_search(
+    queryset: QuerySet[Any], query: str, terms: list[str], ranked: bool
+) -> QuerySet[Any]:
     # Every term a substring of the indexed document (``PG_DOCUMENT``); ``upper(%s)`` of a
     # constant folds at planning time, so the GIN index applies.
     where = [f"{PG_DOCUMENT} LIKE upper(%s)"] * len(terms)
     params = [f"%{_like_escape(t)}%" for t in terms]
+    if not ranked:
+        # The planner picks: the trigram index for a rare term, or the list order's index
+        # for a common one, testing rows until the page is full.
+        return queryset.extra(where=where, params=params)  # noqa: S610 (constant SQL)
     # Rank like the SQLite side's column weights: the whole query found in a field scores
     # that field's weight; among equals, the shorter message (the query is more of it)
     # first. (``word_similarity`` per hit was tried: it computes a similarity for every
