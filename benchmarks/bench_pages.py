@@ -139,6 +139,25 @@ SEARCHES = [
 ]
 
 
+def fresh_searches(rng: random.Random, n: int) -> list[str]:
+    """``n`` distinct searches, each one or two words of a random published record's
+    message: what readers type, each new to the per-revision cache, unlike the repeated
+    ``SEARCHES`` (whose p95 is the cached page)."""
+    from kb.models import ErrorRecord
+
+    ids = list(ErrorRecord.objects.published().values_list("pk", flat=True)[:200_000])
+    messages = ErrorRecord.objects.filter(pk__in=rng.sample(ids, min(len(ids), 4 * n)))
+    out: dict[str, None] = {}
+    for message in messages.values_list("error_message", flat=True):
+        words = [w for w in message.split() if len(w) >= 4 and w.isascii() and "{" not in w]
+        if words:
+            start = rng.randrange(len(words))
+            out.setdefault(" ".join(words[start : start + rng.choice((1, 2))]), None)
+        if len(out) >= n:
+            break
+    return list(out)
+
+
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
@@ -151,7 +170,13 @@ def run_case(
     requests: list[tuple[str, str, dict[str, Any]]],
     n: int,
     goal: float | None,
+    *,
+    warm: bool = True,
 ) -> dict[str, Any]:
+    """``n`` requests of the case, rotating through ``requests``, after warming each
+    distinct request once; ``warm=False``: no warming, and every measured request is one
+    not sent before (when ``requests`` holds more than ``n``), for what a cache cannot
+    answer."""
     cpu_times: list[float] = []
 
     def one(i: int) -> float:
@@ -165,10 +190,13 @@ def run_case(
         return elapsed
 
     cold = one(0)
-    for i in range(min(len(requests), 20)):  # warm each distinct request once
-        one(i)
+    first = 1  # request 0 was the cold one
+    if warm:
+        first = 0
+        for i in range(min(len(requests), 20)):  # warm each distinct request once
+            one(i)
     cpu_times.clear()
-    times = [one(i) for i in range(n)]
+    times = [one(first + i) for i in range(n)]
     result = {
         "case": name,
         "example": f"{requests[0][0].upper()} {requests[0][1]}",
