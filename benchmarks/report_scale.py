@@ -63,6 +63,8 @@ def render_scale(data: dict[str, Any]) -> list[str]:
     if sizes:
         where = sizes[-1].get("matcher_build_where")
         out += ["", f"Matcher build: {fmt(where)}."]
+    for note in get(data, "notes") or []:
+        out += ["", f"Note: {note}"]
     cases: dict[str, list[Any]] = {}
     goals: dict[str, tuple[Any, Any]] = {}
     for size in sizes:
