@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import sqlite3
 import subprocess
 import sys
@@ -45,15 +46,42 @@ RESULTS = REPO / "benchmarks" / "results" / "import.json"
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 
 
-def synthesise(target: Path, count: int, *, keep_originals: bool = False) -> Path:
+def _mutate_word(rec: dict, copy: int, suffix: str) -> bool:
+    """Replace one literal word that the message and the pattern share with a word of this
+    copy's own, at a position picked per record and copy; False when there is none."""
+    message, pattern = rec["errorMessage"], rec["messagePattern"]
+    shared = [
+        w
+        for w in dict.fromkeys(re.findall(r"(?<![\\\w])[A-Za-z]{4,}(?!\w)", pattern))
+        if len(re.findall(rf"(?<!\w){w}(?!\w)", message)) == 1
+        and len(re.findall(rf"(?<![\\\w]){w}(?!\w)", pattern)) == 1
+    ]
+    if not shared:
+        return False
+    word = shared[int(hashlib.sha1(f"{rec['id']}:{copy}".encode()).hexdigest(), 16) % len(shared)]
+    new = f"{word}{suffix.strip()}"
+    rec["errorMessage"] = re.sub(rf"(?<!\w){word}(?!\w)", new, message)
+    rec["messagePattern"] = re.sub(rf"(?<![\\\w]){word}(?!\w)", new, pattern)
+    return True
+
+
+def synthesise(
+    target: Path, count: int, *, keep_originals: bool = False, mutate: str = "suffix"
+) -> Path:
     """``count`` records from the real file: new ids, mutated message and pattern.
 
     ``keep_originals``: the real records come first, unchanged, and only the copies after
     them are mutated: a large set that still holds every real error, so a real paste
     matches at every size (the scale benchmark's set).
+
+    ``mutate``: ``"suffix"`` appends a word of the copy's to message and pattern (every
+    copy extends the real message, so a cut-off line of it matches every copy: the worst
+    case for a paste); ``"word"`` changes one word the message and pattern share, at a
+    position picked per record and copy (as real messages differ), falling back to the
+    suffix where they share none.
     """
     marker = target.with_suffix(".count")
-    stamp = f"{count}{' originals' if keep_originals else ''}"
+    stamp = f"{count}{' originals' if keep_originals else ''} {mutate}".replace(" suffix", "")
     if target.exists() and marker.exists() and marker.read_text() == stamp:
         return target
     originals = SOURCE.read_bytes().splitlines()
@@ -73,8 +101,9 @@ def synthesise(target: Path, count: int, *, keep_originals: bool = False) -> Pat
                 rec = obj["record"]
                 rec["id"] = hashlib.sha1(f"{rec['id']}:{copy}".encode()).hexdigest()[:16]
                 rec["slug"] = (rec["slug"][:180] + f"-{copy}")[:200]
-                rec["errorMessage"] += suffix
-                rec["messagePattern"] += suffix
+                if mutate != "word" or not _mutate_word(rec, copy, suffix):
+                    rec["errorMessage"] += suffix
+                    rec["messagePattern"] += suffix
                 out.write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
                 written += 1
             copy += 1

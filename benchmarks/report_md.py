@@ -226,8 +226,8 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
             "Import, matcher build (`warm_matcher` in its own process, empty cache), the time "
             "until a fresh host serves from the built cache, one gunicorn worker's memory, "
             "and page p95s (in-process, as in the page benchmark), at the real 16.7k records "
-            "and at the synthesised size (the real records, then copies with every message "
-            "and pattern mutated), in the same run.",
+            "and at the synthesised size (the real records, then copies with one word of "
+            "every message and pattern changed), in the same run.",
             "written by `benchmarks/bench_scale.py` (`make bench-1m`)",
             render_scale,
         )

@@ -59,6 +59,8 @@ def render_scale(data: dict[str, Any]) -> list[str]:
     settings = obj(data, "postgresql")
     if settings:
         out[0] += " PostgreSQL: " + ", ".join(f"{k} {fmt(v)}" for k, v in settings.items()) + "."
+    if data.get("mutate"):
+        out[0] += f" Synthesised copies differ from the real records by: {data['mutate']}."
     out += ["", columns_table(SIZE_COLUMNS, sizes, drop_empty=True)]
     if sizes:
         where = sizes[-1].get("matcher_build_where")
