@@ -88,6 +88,25 @@ def test_a_hit_in_the_message_ranks_above_one_in_the_documentation() -> None:
 
 
 @pytest.mark.django_db
+def test_at_most_bounds_a_broad_search_to_matching_records_ranked_or_in_list_order() -> None:
+    """``at_most``: at most that many records, every one a match, best first (or in the
+    list's own order when unranked); a search under the bound is not affected."""
+    in_message = [add(errorMessage=f"Quorum lost on node {n}", slug=f"b-{n}") for n in range(4)]
+    in_docs = add(errorMessage="Cluster degraded", documentation="After quorum lost", slug="a-0")
+    add(errorMessage="Unrelated failure", slug="c-0")
+    published = ErrorRecord.objects.published()
+    bounded = list(search_records(published, "quorum lost", at_most=3).values_list("pk", flat=True))
+    assert len(bounded) == 3
+    assert set(bounded) <= {*in_message, in_docs}
+    everything = found("quorum lost")
+    assert everything[-1] == in_docs  # a documentation hit ranks last ...
+    within = list(search_records(published, "quorum lost", at_most=10).values_list("pk", flat=True))
+    assert within == everything  # ... and a bound above the matches changes nothing
+    in_order = search_records(published.order_by("slug"), "quorum lost", ranked=False, at_most=10)
+    assert list(in_order.values_list("pk", flat=True)) == [in_docs, *in_message]
+
+
+@pytest.mark.django_db
 def test_short_queries_fall_back_to_substring_search() -> None:
     hit = add(errorMessage="IO at xz failed")
     add(errorMessage="Nothing here")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import EmptyResultSet
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -115,4 +116,8 @@ class RevisionCountPaginator(Paginator):
         qs = self.object_list
         if not isinstance(qs, QuerySet):
             return super().count
-        return per_revision("admin-count", str(qs.query), qs.count)
+        try:
+            sql = str(qs.query)
+        except EmptyResultSet:  # a filter that can match nothing (``pk__in=[]``) has no SQL
+            return 0
+        return per_revision("admin-count", sql, qs.count)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ORDER_VAR
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import OuterRef, QuerySet, Subquery
@@ -53,6 +54,8 @@ CLASSIFICATION = [
     "slug", "error_type", "error_class", "error_code", "http_status", "severity",
     "handling_strategy", "background_tag", "tags",
 ]  # fmt: skip
+# Records one admin search lists at most (see ``get_search_results``).
+SEARCH_AT_MOST = 1000
 ANALYSIS = [
     "documentation", "trigger_scenarios", "common_situations", "solutions",
     "prevention_tips", "example_fix", "validation_code", "type_guard", "try_catch_pattern",
@@ -114,11 +117,27 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     ) -> tuple[QuerySet, bool]:
         """The site's search (``kb.search.query``: the trigram index on SQLite and PostgreSQL),
         rather than the admin's ``LIKE '%word%'`` over each search field, which reads every
-        row whatever the word. Unranked: the list keeps its own order (the column the
-        curator sorted by, else the default), which the change list set before searching.
-        Repositories are the sidebar's filter."""
+        row whatever the word: best first, or in the order of the column the curator sorted
+        by (which the change list set before searching). At most ``SEARCH_AT_MOST`` records,
+        so a common word costs the same as a rare one; ``changelist_view`` says so when a
+        search reaches it. Repositories are the sidebar's filter."""
+        by_column = ORDER_VAR in request.GET
         ordering = queryset.query.order_by
-        return search_records(queryset, search_term, ranked=False).order_by(*ordering), False
+        found = search_records(queryset, search_term, ranked=not by_column, at_most=SEARCH_AT_MOST)
+        return (found.order_by(*ordering) if by_column else found), False
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        response = super().changelist_view(request, extra_context)
+        cl = (getattr(response, "context_data", None) or {}).get("cl")
+        if cl is not None and cl.query and cl.result_count >= SEARCH_AT_MOST:
+            messages.info(
+                request,
+                f"This search matches more records than the {SEARCH_AT_MOST:,} listed here "
+                "(the first found, best first). Add a word or a filter to narrow it.",
+            )
+        return response
 
     @admin.display(description="message", ordering="error_message")
     def message(self, obj: ErrorRecord) -> str:

@@ -85,15 +85,20 @@ def _substring_q(term: str) -> Q:
 # --- the search ----------------------------------------------------------------------------
 
 
-def search_records(queryset: QuerySet[Any], query: str, *, ranked: bool = True) -> QuerySet[Any]:
+def search_records(
+    queryset: QuerySet[Any], query: str, *, ranked: bool = True, at_most: int | None = None
+) -> QuerySet[Any]:
     """``queryset`` narrowed to records matching ``query``, best first.
 
     Rows carry ``search_rank`` (lower is better on SQLite, bm25; on PostgreSQL the order is
     applied by the queryset). An exact record id returns just that record.
 
-    ``ranked=False``: the same records in ``queryset``'s own order, unranked (the admin's
-    list, sorted by the column a curator picked). Ranking reads every match to find the
-    best; the list's order lets the database stop at the page's last row.
+    ``at_most``: only the first ``at_most`` records the index finds are ranked (or, with
+    ``ranked=False``, kept in ``queryset``'s own order), so the work is bounded however
+    common the words are: ranking every match of a common word reads most of the table,
+    and walking the list's order until a page is full reads most of it too when the
+    matches sit at its end (one repository's class name). For lists where that bound
+    matters more than finding the very best of a broad search (the admin's).
     """
     query = (query or "").strip()[:MAX_QUERY_CHARS]
     if not query:
@@ -109,27 +114,50 @@ def search_records(queryset: QuerySet[Any], query: str, *, ranked: bool = True) 
         if len(term) < MIN_TRIGRAM:
             short &= _substring_q(term)
     vendor = connections[queryset.db].vendor
+    if at_most is not None:
+        # Its own statement, not a subquery: the index's conditions name the records table,
+        # which inside a subquery would be the outer query's (a scan testing every row).
+        found = _matching(queryset.order_by(), vendor, long_terms).filter(short)
+        queryset = queryset.filter(pk__in=list(found.values_list("pk", flat=True)[:at_most]))
+        if vendor == "postgresql":  # every candidate matches: rank them, no second test
+            return _postgres_rank(queryset, query) if ranked else queryset
+    if not ranked:
+        return _matching(queryset, vendor, long_terms).filter(short)
     if vendor == "sqlite":
-        return _sqlite_search(queryset, long_terms, ranked).filter(short)
+        return _sqlite_search(queryset, long_terms).filter(short)
     if vendor == "postgresql":
-        return _postgres_search(queryset, query, long_terms, ranked).filter(short)
+        return _postgres_rank(_matching(queryset, vendor, long_terms), query).filter(short)
     # Any other backend: the portable substring search, unranked.
     return queryset.filter(short, *[_substring_q(t) for t in long_terms])
 
 
-def _sqlite_search(queryset: QuerySet[Any], terms: list[str], ranked: bool) -> QuerySet[Any]:
+def _matching(queryset: QuerySet[Any], vendor: str, terms: list[str]) -> QuerySet[Any]:
+    """``queryset`` narrowed to the records holding every term, through the index, unranked."""
+    if vendor == "sqlite":
+        return queryset.extra(  # noqa: S610 (constant SQL; the user query is a bound parameter)
+            tables=[FTS_TABLE],
+            where=[f"{FTS_TABLE}.record_id = {RECORD_TABLE}.id", f"{FTS_TABLE} MATCH %s"],
+            params=[fts5_expression(terms)],
+        )
+    if vendor == "postgresql":
+        # Every term a substring of the indexed document (``PG_DOCUMENT``); ``upper(%s)`` of
+        # a constant folds at planning time, so the GIN index applies.
+        return queryset.extra(  # noqa: S610 (constant SQL, bound terms)
+            where=[f"{PG_DOCUMENT} LIKE upper(%s)"] * len(terms),
+            params=[f"%{_like_escape(t)}%" for t in terms],
+        )
+    return queryset.filter(*[_substring_q(t) for t in terms])
+
+
+def _sqlite_search(queryset: QuerySet[Any], terms: list[str]) -> QuerySet[Any]:
     # A join on the FTS table (FTS5 drives it: the MATCH constraint makes it the outer loop,
     # then one primary-key lookup per hit) with bm25 as the rank; ``extra`` is the one ORM
     # tool that joins an unmanaged virtual table without a model.
-    where = [f"{FTS_TABLE}.record_id = {RECORD_TABLE}.id", f"{FTS_TABLE} MATCH %s"]
-    params = [fts5_expression(terms)]
-    if not ranked:
-        return queryset.extra(tables=[FTS_TABLE], where=where, params=params)  # noqa: S610
     weights = ", ".join(["0.0", *(str(w) for _f, _c, w in FTS_COLUMNS)])
     return queryset.extra(  # noqa: S610 (constant SQL; the user query is a bound parameter)
         tables=[FTS_TABLE],
-        where=where,
-        params=params,
+        where=[f"{FTS_TABLE}.record_id = {RECORD_TABLE}.id", f"{FTS_TABLE} MATCH %s"],
+        params=[fts5_expression(terms)],
         select={"search_rank": f"bm25({FTS_TABLE}, {weights})"},
         order_by=["search_rank", f"{RECORD_TABLE}.id"],
     )
@@ -139,17 +167,7 @@ def _like_escape(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _postgres_search(
-    queryset: QuerySet[Any], query: str, terms: list[str], ranked: bool
-) -> QuerySet[Any]:
-    # Every term a substring of the indexed document (``PG_DOCUMENT``); ``upper(%s)`` of a
-    # constant folds at planning time, so the GIN index applies.
-    where = [f"{PG_DOCUMENT} LIKE upper(%s)"] * len(terms)
-    params = [f"%{_like_escape(t)}%" for t in terms]
-    if not ranked:
-        # The planner picks: the trigram index for a rare term, or the list order's index
-        # for a common one, testing rows until the page is full.
-        return queryset.extra(where=where, params=params)  # noqa: S610 (constant SQL)
+def _postgres_rank(queryset: QuerySet[Any], query: str) -> QuerySet[Any]:
     # Rank like the SQLite side's column weights: the whole query found in a field scores
     # that field's weight; among equals, the shorter message (the query is more of it)
     # first. (``word_similarity`` per hit was tried: it computes a similarity for every
@@ -161,8 +179,6 @@ def _postgres_search(
             default=Value(0.0),
             output_field=FloatField(),
         )
-    return (
-        queryset.extra(where=where, params=params)  # noqa: S610 (constant SQL, bound terms)
-        .annotate(search_rank=-rank)
-        .order_by("search_rank", Length("error_message"), "pk")
+    return queryset.annotate(search_rank=-rank).order_by(
+        "search_rank", Length("error_message"), "pk"
     )
