@@ -30,7 +30,8 @@ _SPACE_CHARS = (
 )
 _SPACE_TABLE = str.maketrans(dict.fromkeys(_SPACE_CHARS, " "))
 _ZERO_WIDTH_CHARS = "\u200b\u200c\u200d\u2060\ufeff"
-_ZERO_WIDTH_RE = re.compile(f"[{_ZERO_WIDTH_CHARS}]")
+# A run is one deletion: a paste of thousands of them costs one entry in the offset map.
+_ZERO_WIDTH_RE = re.compile(f"[{_ZERO_WIDTH_CHARS}]+")
 
 
 def _delete_pattern(esc: bool, ctrl: bool, cr: bool) -> re.Pattern[str]:
@@ -95,7 +96,8 @@ def fold_spaces(src: str) -> tuple[str, list[str]]:
 def drop_zero_width(src: str) -> tuple[str, Layer | None, list[str]]:
     if src.isascii() or not _ZERO_WIDTH_RE.search(src):
         return src, None, []
-    out, layer, n = deletion_layer(src, _ZERO_WIDTH_RE)
+    out, layer, _runs = deletion_layer(src, _ZERO_WIDTH_RE)
+    n = len(src) - len(out)
     return out, layer, [f"removed {n} zero-width character{'s' * (n != 1)}"]
 
 
