@@ -67,6 +67,16 @@ def render_scale(data: dict[str, Any]) -> list[str]:
         out += ["", f"Matcher build: {fmt(where)}."]
     for note in get(data, "notes") or []:
         out += ["", f"Note: {note}"]
+    for size in sizes:
+        again = obj(size, "pages_measured")
+        if again:
+            load = loadavg(obj(again, "machine").get("loadavg_at_start")) or "no load average"
+            out += [
+                "",
+                f"The pages at {fmt(size.get('records'))} records were measured again, "
+                f"{fmt(again.get('when'))} ({fmt(again.get('how'))}), on the database this run "
+                f"left; {load}.",
+            ]
     cases: dict[str, list[Any]] = {}
     goals: dict[str, tuple[Any, Any]] = {}
     for size in sizes:

@@ -227,6 +227,29 @@ def test_a_log_with_more_known_errors_than_cards_shows_them_all_in_the_summary(
     assert "the 4 others are in the summary above" in html
 
 
+def test_beside_known_errors_only_the_closest_suggestions_are_listed_and_all_counted(
+    client: Client, seed: ErrorRecord, fake_matcher: Any
+) -> None:
+    from kb.views.paste import SUGGESTIONS_BESIDE_CARDS
+
+    n = SUGGESTIONS_BESIDE_CARDS + 2
+    close = [SuggestionView(seed, 0.9 - i / 100, f"close {i}") for i in range(n)]
+
+    def listed(html: str) -> int:
+        return html[html.index('id="suggestions-title"') :].count("<li>")
+
+    fake_matcher.answer = lambda text: result_for(text, [seed_match(text, seed)], suggestions=close)
+    html = client.post("/match/", {"text": LINE}, headers=HX).content.decode()
+    assert listed(html) == SUGGESTIONS_BESIDE_CARDS
+    assert f"{n} other possibilities" in html
+    assert f"{n} came close in all" in html
+    # with no known error the suggestions are the answer: every one is listed
+    fake_matcher.answer = lambda text: result_for(text, [], suggestions=close)
+    html = client.post("/match/", {"text": LINE}, headers=HX).content.decode()
+    assert listed(html) == n
+    assert "came close in all" not in html
+
+
 def test_no_known_error_shows_suggestions_and_the_normalised_text(
     client: Client, seed: ErrorRecord, fake_matcher: Any
 ) -> None:

@@ -49,7 +49,10 @@ NORMALISED_PREVIEW = 4000
 # Cards rendered in full, best first. A whole log can hold dozens of distinct known
 # errors; past this many, the summary table (every one of them, counted and linked) is
 # the answer, rather than a page of cards each with its snippet and explanation.
-MAX_CARDS = 25
+MAX_CARDS = 10
+# Beside confident matches, the closest other possibilities listed (all are counted); with
+# no confident match, every suggestion is listed: then they are the answer.
+SUGGESTIONS_BESIDE_CARDS = 5
 
 
 class BoundedMemoryUploadHandler(FileUploadHandler):
@@ -264,7 +267,10 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "shown_cards": cards[:MAX_CARDS],
         "unshown_cards": max(0, len(cards) - MAX_CARDS),
         "groups": groups if show_summary else [],
-        "suggestions": result.suggestions,
+        "suggestions": result.suggestions,  # counted whole
+        "shown_suggestions": (
+            result.suggestions[:SUGGESTIONS_BESIDE_CARDS] if cards else result.suggestions
+        ),
         "normalised": normalised[:NORMALISED_PREVIEW],
         "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
         "steps": result.steps,
