@@ -116,10 +116,19 @@ cases = [
     ("admin record list, searched",
      [("get", "/admin/kb/errorrecord/", {"data": {"q": q}}) for q in bp.SEARCHES[:5]]),
 ]
+import timeit
+def calibration():
+    # A fixed pure-Python workload: how fast this machine ran Python during the run (a
+    # shared machine's speed moves by tens of percent over an hour).
+    work = "sorted(str(i) for i in range(20000))"
+    return round(min(timeit.repeat(work, number=5, repeat=7)) * 1000, 2)
+before = calibration()
 out = [
     bp.run_case(client, name, reqs, n, bp.GOAL_MS, warm="uncached" not in name)
     for name, reqs in cases
 ]
+for page in out:
+    page["calibration_ms"] = [before, calibration()]
 print(json.dumps(out))
 """
 

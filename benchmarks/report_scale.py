@@ -77,6 +77,15 @@ def render_scale(data: dict[str, Any]) -> list[str]:
                 f"{fmt(again.get('when'))} ({fmt(again.get('how'))}), on the database this run "
                 f"left; {load}.",
             ]
+        pages = [p for p in size.get("pages") or [] if isinstance(p, dict)]
+        calibration = pages[0].get("calibration_ms") if pages else None
+        if calibration:
+            out += [
+                "",
+                f"A fixed Python workload took {fmt(calibration[0])} ms before the pages at "
+                f"{fmt(size.get('records'))} records and {fmt(calibration[-1])} ms after: how "
+                "fast the machine ran during them.",
+            ]
     cases: dict[str, list[Any]] = {}
     goals: dict[str, tuple[Any, Any]] = {}
     for size in sizes:
