@@ -89,6 +89,7 @@ PAGES = r"""
 import json, os, random, sys
 sys.path.insert(0, os.path.join(os.getcwd(), "benchmarks"))
 import bench_pages as bp
+import page_inputs as pi
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -102,8 +103,8 @@ if admin is None:
     admin = get_user_model().objects.create_superuser("bench-scale", "b@example.invalid", "x")
 client.force_login(admin)
 paste = bp.paste_text()
-unknown = bp.unknown_paste_text()
-fresh = bp.fresh_searches(random.Random(5), n + 1)
+unknown = pi.unknown_paste_text()
+fresh = pi.fresh_searches(random.Random(5), n + 1)
 cases = [
     ("record page", [("get", f"/records/{i}/", {}) for i in targets["records"]]),
     ("search /records/?q=", [("get", "/records/", {"data": {"q": q}}) for q in bp.SEARCHES]),
