@@ -92,6 +92,7 @@ def search_records(
 
     Rows carry ``search_rank`` (lower is better on SQLite, bm25; on PostgreSQL the order is
     applied by the queryset). An exact record id returns just that record.
+    ``ranked=False``: the matches in ``queryset``'s own order, unranked.
 
     ``at_most``: only the first ``at_most`` records the index finds are ranked (or, with
     ``ranked=False``, kept in ``queryset``'s own order), so the work is bounded however
