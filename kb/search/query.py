@@ -120,8 +120,11 @@ def search_records(
         # which inside a subquery would be the outer query's (a scan testing every row).
         found = _matching(queryset.order_by(), vendor, long_terms).filter(short)
         queryset = queryset.filter(pk__in=list(found.values_list("pk", flat=True)[:at_most]))
-        if vendor == "postgresql":  # every candidate matches: rank them, no second test
-            return _postgres_rank(queryset, query) if ranked else queryset
+        # Every candidate matches: no second test, except SQLite's bm25, which needs the join.
+        if not ranked:
+            return queryset
+        if vendor == "postgresql":
+            return _postgres_rank(queryset, query)
     if not ranked:
         return _matching(queryset, vendor, long_terms).filter(short)
     if vendor == "sqlite":

@@ -141,9 +141,9 @@ def line_pieces(
     return before, text[start:end], after, cut_before, cut_after
 
 
-def build_cards(text: str, result: MatchResult, *, shown: int = MAX_CARDS) -> list[Card]:
-    """One card per matched record, best first; only the first ``shown`` get their title
-    filled with the paste's values (the cards past it are counted, not rendered)."""
+def build_cards(text: str, result: MatchResult) -> list[Card]:
+    """One card per matched record, best first; only the first ``MAX_CARDS`` get their
+    title filled with the paste's values (the cards past it are counted, not rendered)."""
     cards: list[Card] = []
     seen: set[str] = set()
     for m in result.matches:
@@ -162,7 +162,7 @@ def build_cards(text: str, result: MatchResult, *, shown: int = MAX_CARDS) -> li
                 cut_after=cut_after,
                 first_solution=str(solutions[0]) if solutions else "",
                 others=[r for r in m.same_message if r.pk != m.record.pk],
-                filled=filled_title(m) if len(cards) < shown else None,
+                filled=filled_title(m) if len(cards) < MAX_CARDS else None,
             )
         )
     return cards
