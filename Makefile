@@ -51,7 +51,7 @@ setup: $(STAMP)
 
 setup-dev: $(DEVSTAMP)
 
-# Web server and task worker together (kb/management/commands/run_with_worker.py): one
+# Web server and task worker together (kb/ops/management/commands/run_with_worker.py): one
 # Ctrl-C stops both.
 run: setup
 	$(PY) manage.py migrate --noinput

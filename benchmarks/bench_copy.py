@@ -1,6 +1,6 @@
 """PostgreSQL: the importer's new rows through ``COPY`` against ``executemany``, same run.
 
-``kb.importer.rows`` writes new record, history and tag rows on PostgreSQL either through
+``kb.records.importer.rows`` writes new record, history and tag rows on PostgreSQL either through
 ``COPY ... FROM STDIN`` (psycopg 3's ``cursor.copy()``, ``POSTGRES_COPY = True``) or, as
 it did before, through ``executemany`` (psycopg's batched inserts). The COPY path stays
 only if it makes the whole import at least 20% faster (``KEEP_BELOW``: COPY's wall time at
@@ -49,9 +49,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 import django
 django.setup()
 from django.db import connection
-import kb.importer.rows as rows
-from kb.exporter import export_lines
-from kb.importer import import_jsonl, read_lines
+import kb.records.importer.rows as rows
+from kb.records.exporter import export_lines
+from kb.records.importer import import_jsonl, read_lines
 writer, path, tables = sys.argv[1], sys.argv[2], sys.argv[3]
 rows.POSTGRES_COPY = writer == "copy"
 with connection.cursor() as cursor:

@@ -29,8 +29,8 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from kb.browse.highlight import language_for  # noqa: E402
 from kb.explain import explain  # noqa: E402
-from kb.highlight import language_for  # noqa: E402
 
 DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 OUT = HERE / "results" / "explain.json"

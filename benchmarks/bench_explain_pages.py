@@ -49,13 +49,14 @@ from django.core.cache import caches  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from kb import explaining  # noqa: E402
-from kb.views import paste, records  # noqa: E402
+from kb.browse import explanations as explaining  # noqa: E402
+from kb.browse import record as records  # noqa: E402
+from kb.matching import views as paste  # noqa: E402
 
 
 def ensure_data(limit: int) -> int:
-    from kb.importer import import_jsonl
-    from kb.models import ErrorRecord
+    from kb.records.importer import import_jsonl
+    from kb.records.models import ErrorRecord
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("createcachetable", verbosity=0)
@@ -124,7 +125,7 @@ def main() -> int:
     if not (DATASET_DIR / "records-all.jsonl").exists():
         print(f"bench_explain_pages: no dataset in {DATASET_DIR}; nothing measured")
         return 0
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     count = ensure_data(args.records)
     explained = []

@@ -1,8 +1,8 @@
 """Which gap-folding method clusters real pastes better: measured on the public labelled set.
 
 Each labelled paste (``eval-public.jsonl``: the record template it should match) goes the
-way a report would: its error lines (`kb.learning.error_lines`), redacted
-(`kb.learning.redact`), the headline's template (`kb.learning.gaps`), filed into a
+way a report would: its error lines (`kb.loop.text.error_lines`), redacted
+(`kb.loop.text.redact`), the headline's template (`kb.loop.text.gaps`), filed into a
 `GapIndex` one report at a time. Pairs of pastes of the same record template must land in
 one gap (recall), pairs of different templates must not (precision); pastes with no
 template (the negative stratum) are each their own label. Pairwise precision, recall and
@@ -10,7 +10,7 @@ F1 are averaged over several report orders (online folding depends on order), fo
 method across a threshold sweep; the method and threshold with the best F1 win.
 
 Also: for each multi-report gap of the winner, whether the draft pattern derived from its
-template (`kb.learning.derive`) matches every sample; and the folding work per report
+template (`kb.loop.text.derive`) matches every sample; and the folding work per report
 (gaps compared) as the number of gaps grows.
 
 Run: ``.venv/bin/python benchmarks/bench_gaps.py``; writes ``benchmarks/results/gaps.json``.
@@ -32,12 +32,12 @@ REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from kb.learning import gaps as gaps_mod  # noqa: E402
-from kb.learning.derive import pattern_from_template  # noqa: E402
-from kb.learning.error_lines import find_error_lines  # noqa: E402
-from kb.learning.gaps import GapIndex, headline, template_of  # noqa: E402
-from kb.learning.redact import redact  # noqa: E402
-from kb.matcher import admit_pattern  # noqa: E402
+from kb.engine import admit_pattern  # noqa: E402
+from kb.loop.text import gaps as gaps_mod  # noqa: E402
+from kb.loop.text.derive import pattern_from_template  # noqa: E402
+from kb.loop.text.error_lines import find_error_lines  # noqa: E402
+from kb.loop.text.gaps import GapIndex, headline, template_of  # noqa: E402
+from kb.loop.text.redact import redact  # noqa: E402
 
 DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 EVAL = DATASET_DIR / "eval-public.jsonl"

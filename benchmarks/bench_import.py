@@ -120,7 +120,7 @@ django.setup()
 mode, path = sys.argv[1], sys.argv[2]
 t0, c0 = time.perf_counter(), time.process_time()
 if mode == "import":
-    from kb.importer import import_jsonl, read_lines
+    from kb.records.importer import import_jsonl, read_lines
     with open(path, "rb") as fh:
         r = import_jsonl(read_lines(fh), source=os.path.basename(path))
     out = {k: getattr(r, k) for k in ("created", "updated", "unchanged", "rejected", "disabled")}
@@ -130,8 +130,8 @@ elif mode == "floor":
     # search index kept per batch as the import keeps it, and nothing from Python.
     import sqlite3
     from django.db import connection, transaction
-    from kb.importer.core import BATCH_SIZE, COMMIT_RECORDS
-    from kb.search.index import search_index_deferred
+    from kb.records.importer.core import BATCH_SIZE, COMMIT_RECORDS
+    from kb.records.search_index import search_index_deferred
     src = sqlite3.connect(path)
     count = src.execute("SELECT max(rowid) FROM kb_errorrecord").fetchone()[0]
     src.close()
@@ -159,7 +159,7 @@ elif mode == "floor":
                     cursor.execute(tags, [start, end])
     out = {"records": count}
 else:
-    from kb.exporter import export_lines
+    from kb.records.exporter import export_lines
     n = 0
     with open(path, "w", encoding="utf-8") as fh:
         for line in export_lines():

@@ -186,7 +186,7 @@ def sections(tries: int) -> list[dict[str, Any]]:
         calls.append((time.perf_counter() - started) * 1000)
         return page
 
-    request = RequestFactory().get("/admin/kb/gap/queue/")
+    request = RequestFactory().get("/admin/loop/gap/queue/")
     per_section: dict[str, list[float]] = {}
     whole: list[float] = []
     rows: dict[str, int] = {}

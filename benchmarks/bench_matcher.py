@@ -40,8 +40,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kb.matcher import Matcher, PatternSpec, cache  # noqa: E402
-from kb.matcher.engine import SHARD_SIZE  # noqa: E402
+from kb.engine import Matcher, PatternSpec, cache  # noqa: E402
+from kb.engine.matcher import SHARD_SIZE  # noqa: E402
 from tests.matcher.test_redos import EVIL_INPUTS, SIZE, paste_256k  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -153,7 +153,7 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     msim = Matcher.build(specs, cache_dir=CACHE, with_similarity=True)
     res["load_with_similarity_s"] = round(time.perf_counter() - t0, 3)
 
-    # as the app does after each full build (kb.matching): no full GC walks the matcher
+    # as the app does after each full build (kb.matching.holder): no full GC walks the matcher
     gc.collect()
     gc.freeze()
     lines = make_lines(specs, 400 if args.quick else 2000)

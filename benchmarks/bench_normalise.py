@@ -1,4 +1,4 @@
-"""Throughput of the log normaliser (`kb.matcher.normalise`) on whole logs.
+"""Throughput of the log normaliser (`kb.engine.normalise`) on whole logs.
 
 The matcher normalises every paste before scanning it, so on a 50 MB log the normaliser
 must cost a fraction of the scan (Hyperscan scans ~200 MB/s). Four synthetic 50 MB logs,
@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kb.matcher.normalise import normalise  # noqa: E402
+from kb.engine.normalise import normalise  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results" / "normalise.json"
 ENVELOPE_RESULTS = REPO / "benchmarks" / "results" / "normalise_envelopes.json"

@@ -1,6 +1,6 @@
 """Whole-log throughput with root-cause ordering against the same run without it.
 
-Ordering a whole log's groups (`kb.matcher.rootcause`: chained exceptions found from their
+Ordering a whole log's groups (`kb.engine.rootcause`: chained exceptions found from their
 markers, then the groups placed root cause first) must not cost the whole-log path more
 than a tenth of its throughput. Both sides are the same matcher (the real records, with
 similarity) on the same logs in the same process; only `Matcher.root_cause_order` differs,
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from matcher_data import load_specs, make_log, render  # noqa: E402
 
-from kb.matcher import Matcher, PatternSpec, report  # noqa: E402 - the module, patched to time its step
+from kb.engine import Matcher, PatternSpec, report  # noqa: E402 - the module, patched to time its step
 
 CACHE = REPO / ".cache" / "matcher-bench"
 OUT = REPO / "benchmarks" / "results" / "order.json"

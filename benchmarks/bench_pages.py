@@ -59,8 +59,8 @@ def ensure_data(reimport: bool) -> dict[str, Any]:
     """Migrate, and import the full dataset unless the database already holds it."""
     call_command("migrate", verbosity=0, interactive=False)
     call_command("createcachetable", verbosity=0)
-    from kb.importer import import_jsonl
-    from kb.models import ErrorRecord
+    from kb.records.importer import import_jsonl
+    from kb.records.models import ErrorRecord
 
     path = DATA / "records-all.jsonl"
     expected = sum(1 for _ in path.open("rb"))
@@ -95,7 +95,7 @@ def paste_text() -> str:
 
 def pick_targets(rng: random.Random) -> dict[str, list[str]]:
     from kb.browse.selectors import all_tag_counts
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.published().values_list("pk", flat=True))
     tags = [(t.name, t.count) for t in all_tag_counts()]
@@ -224,7 +224,7 @@ def main(argv: list[str]) -> int:
     paste = paste_text()
     hx = {"HTTP_HX_REQUEST": "true"}
 
-    from kb.matching import get_matcher
+    from kb.matching.holder import get_matcher
 
     started = time.perf_counter()
     get_matcher()

@@ -74,7 +74,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 import django
 django.setup()
 from django.core.management import call_command
-from kb.tasks import warm_matcher
+from kb.curation.tasks import warm_matcher
 # As after an admin import: the build is a task, run by a real worker (this process).
 warm_matcher.enqueue()
 started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Benchmark and quality check for kb/matcher/similar.py (near-miss suggestions).
+"""Benchmark and quality check for kb/engine/similar.py (near-miss suggestions).
 
 Measures, at the real 16.7k records and at 100k synthesised templates:
 build time, memory, pickle size / load time, query latency p50/p99, and the
@@ -43,8 +43,8 @@ from similar_cases import (  # noqa: E402, F401 - load_records etc. are used fro
     synthetic_info,
 )
 
-from kb.matcher import similar  # noqa: E402
-from kb.matcher.similar import SimilarityIndex  # noqa: E402
+from kb.engine import similar  # noqa: E402
+from kb.engine.similar import SimilarityIndex  # noqa: E402
 
 # --------------------------------------------------------- measurement
 

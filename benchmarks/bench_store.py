@@ -60,7 +60,7 @@ LOGS = {"GUNICORN_CMD_ARGS": "--capture-output", "KB_RATE_LIMIT_PER_MINUTE": "0"
 
 def ensure_records(n: int) -> int:
     """The real patterns plus synthetic ones up to ``n`` records (once per database)."""
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("createcachetable", verbosity=0)
@@ -101,9 +101,9 @@ def warm_host_a() -> dict[str, object]:
 
     from django.test import override_settings
 
-    from kb.matcher import Matcher
-    from kb.matching import _specs, holder
-    from kb.models import ErrorRecord
+    from kb.engine import Matcher
+    from kb.matching.holder import _specs, holder
+    from kb.records.models import ErrorRecord
 
     out = StringIO()
     t0 = time.perf_counter()

@@ -14,7 +14,7 @@ def highlight_costs(tries: int) -> dict[str, Any]:
     """Highlighting a 100 KiB pathological snippet (an unterminated string of backslashes,
     then unclosed comments) with each lexer, uncached; best of ``tries``. The suite checks
     only that the cost grows linearly (tests/test_highlight.py)."""
-    from kb.highlight import _html_lines, highlight_snippet
+    from kb.browse.highlight import _html_lines, highlight_snippet
 
     n = 100 * 1024 // 12
     code = '"' + "\\" * (5 * n) + "a" * (5 * n) + "\n" + "/*" * n

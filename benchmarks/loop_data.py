@@ -25,8 +25,8 @@ SYNTHETIC = "syn"
 
 def ensure_records() -> dict[str, Any]:
     """The real dataset through the importer, then synthetic records up to `RECORDS`."""
-    from kb.importer import import_jsonl
-    from kb.models import ErrorRecord
+    from kb.records.importer import import_jsonl
+    from kb.records.models import ErrorRecord
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("createcachetable", verbosity=0)
@@ -67,7 +67,7 @@ def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
     """`ROWS` gaps, votes, proposals and usage rows over the records (when missing)."""
     from kb.loop.models import Gap, Proposal, RecordTally, UsageDay, Vote
     from kb.loop.votes import recount
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.values_list("pk", flat=True))
     now = timezone.now()

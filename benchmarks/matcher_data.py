@@ -14,8 +14,8 @@ import random
 import re
 from pathlib import Path
 
-from kb.matcher import PatternSpec
-from kb.matcher.patterns import parse_template
+from kb.engine import PatternSpec
+from kb.engine.patterns import parse_template
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")

@@ -31,7 +31,7 @@ def fresh_searches(rng: random.Random, n: int) -> list[str]:
     """``n`` distinct searches, each one or two words of a random published record's
     message: what readers type, each new to the per-revision cache, unlike the repeated
     ``SEARCHES`` (whose p95 is the cached page)."""
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     ids = list(ErrorRecord.objects.published().values_list("pk", flat=True)[:200_000])
     messages = ErrorRecord.objects.filter(pk__in=rng.sample(ids, min(len(ids), 4 * n)))

@@ -4,7 +4,7 @@ Run by ``bench_pages.py --layers`` on its full-dataset database. A layer is kept
 saves at least ``KEEP_SHARE`` of the page's server time by itself. Measured layers:
 
 - ``links``: a reverse() cache (plain arguments slotted into a pattern reversed once per
-  URL name) against ``reverse()`` per link, which ``kb.browse.links`` does: the cache was
+  URL name) against ``reverse()`` per link, which ``kb.records.links`` does: the cache was
   removed for saving too little, and is kept here so the measurement can be repeated;
 - ``tag_paginator``: the raw-SQL ``_TagRecordIds`` behind a tag page (its count cached per
   revision, the cheaper of two plans per slice) against Django's ``Paginator`` over the
@@ -71,7 +71,7 @@ def cached_links() -> Iterator[None]:
 @contextmanager
 def plain_tag_paginator() -> Iterator[None]:
     from kb.browse import selectors
-    from kb.views import browse
+    from kb.browse import views as browse
 
     def plain_tag_page(tag: Any, page_number: Any, per_page: int = selectors.PAGE_SIZE) -> Any:
         return selectors.paginate_records(selectors.tag_records(tag), page_number, per_page)
@@ -194,7 +194,7 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     from django.db.models import Count, Q
 
     from kb.browse.selectors import _count_tag, count_tags
-    from kb.models import Status, Tag
+    from kb.records.models import Status, Tag
 
     def replaced() -> list[tuple[str, int]]:
         published = Q(recordtag__record__status=Status.PUBLISHED)

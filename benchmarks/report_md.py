@@ -185,7 +185,7 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "Each layer of the importer (forked parser, WAL checkpoint thread, custom writers, "
         "SQL copies, three validators) switched off alone in the importer as it was, against "
         "the plain path (`bulk_create_with_history`, `bulk_update_with_history`, "
-        "`kb.services.sync_tags`); then the importer without the layers that did not pay, "
+        "`kb.records.services.sync_tags`); then the importer without the layers that did not pay, "
         "against the one before. Each run is a fresh child process importing into a fresh "
         "copy of a migrated SQLite database.",
         "recorded from those runs (no script rewrites it; `import.json` points to it)",

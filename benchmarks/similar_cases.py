@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from kb.matcher.similar import literal_text, tokens  # noqa: E402
+from kb.engine.similar import literal_text, tokens  # noqa: E402
 
 DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 

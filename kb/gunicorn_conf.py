@@ -11,7 +11,7 @@ arbiter loads the matcher before it forks (``when_ready``), so the compiled Hype
 databases and the pattern tables sit in pages every worker shares copy-on-write instead
 of one copy per worker. What a worker changes afterwards is its own: an edit folds a small
 delta into that worker's matcher (the shared shards stay shared), and a full rebuild past
-``kb.matching.DELTA_LIMIT`` gives that worker a private copy until it is recycled
+``kb.matching.holder.DELTA_LIMIT`` gives that worker a private copy until it is recycled
 (``max_requests``) and forked afresh from the arbiter. ``GUNICORN_PRELOAD=0`` turns the
 preload off (each worker then loads its own copy, as before).
 
@@ -41,7 +41,7 @@ max_requests_jitter = 5_000
 # Heartbeat files in memory, not on a possibly slow disk (a stalled disk must not make
 # the arbiter kill healthy workers).
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
-# Request line and headers stay small; bodies are bounded by the app (kb.middleware).
+# Request line and headers stay small; bodies are bounded by the app (kb.ops.middleware).
 limit_request_line = 8190
 limit_request_fields = 100
 # The access log has method, path, status, size and time: never a body, a query string
@@ -52,7 +52,7 @@ errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 # LOG_FORMAT=json: the error and access logs as JSON lines too, wherever they are written.
 if os.environ.get("LOG_FORMAT", "text").strip().lower() == "json":
-    logger_class = "kb.logs.GunicornJsonLogger"
+    logger_class = "kb.ops.logs.GunicornJsonLogger"
 # Several gunicorns on one host would share the default control socket path.
 control_socket_disable = True
 # Behind a TLS proxy on the same host, trust its X-Forwarded-* headers.
@@ -68,7 +68,7 @@ def when_ready(server: Any) -> None:
 
 def _load_matcher(logger: Any) -> None:
     try:
-        from kb.matching import get_matcher
+        from kb.matching.holder import get_matcher
 
         get_matcher()
     except Exception as exc:  # e.g. database not migrated yet: first request will build it
@@ -106,7 +106,7 @@ def worker_exit(server: Any, worker: Any) -> None:
         worker.log.warning("usage counts not flushed: %s", exc)
 
 
-# --- Metrics (kb.metrics): every worker writes its values to files in one directory,
+# --- Metrics (kb.ops.metrics): every worker writes its values to files in one directory,
 # which a scrape adds up. Set before any worker starts (workers inherit the environment);
 # an operator's PROMETHEUS_MULTIPROC_DIR (systemd's RuntimeDirectory) wins.
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="kb-metrics-"))

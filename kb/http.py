@@ -1,14 +1,47 @@
-"""The request type views are written against, and the one way a response is kept out of
-every cache.
+"""How the site takes a request and answers it, one way for every app: the typed request,
+the size limits and the one way the app says no, the error pages, and keeping an answer
+out of every cache.
 
-django-htmx's middleware sets ``request.htmx`` on every request; declaring it once here gives
-every view the same typed request instead of each module declaring its own.
+django-htmx's middleware sets ``request.htmx`` on every request; ``HtmxHttpRequest``
+declares it once so every view gets the same typed request.
+
+Every "too large" decision is made here: the request body's ``Content-Length``
+(``check_body``, from ``kb.ops.middleware`` before anything reads the body), and through
+``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
+tester's sample and ``manage.py match``'s input. A pasted text itself is checked by the
+matcher (``match_text(text, max_bytes=...)`` raises ``kb.engine.PasteTooLarge``) and
+``from_matcher`` turns that into the same refusal, so the paste page, the API, the tester
+and the command all word it alike.
+
+A refusal is data (``Refusal``: status, title, detail, extra JSON keys), not markup: the
+API answers ``as_json()`` (its OpenAPI shape is ``RefusalOut``), pages and htmx fragments
+render ``templates/kb/_error.html`` through ``refusal_response``, wherever the refusal is
+decided, the middleware included, so it reads the same from every door.
+
+An htmx request gets the ``kb/_error.html`` fragment instead of a whole page, so a results
+area shows the message in place (400, 413 and 429 swap, see ``kb/_htmx_head.html``; other
+statuses are shown by ``static/kb/app.js``). The 500 view must work when little else
+does, so it falls back to a fixed string if even its template fails to render.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
+from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat
+from django.utils.cache import patch_vary_headers
 from django_htmx.middleware import HtmxDetails
+from ninja import Schema
+
+from kb.engine import PasteTooLarge
+
+log = logging.getLogger(__name__)
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -20,3 +53,209 @@ def no_store(response: HttpResponse) -> HttpResponse:
     carry a paste, and for what people reported."""
     response["Cache-Control"] = "no-store"
     return response
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address, trusting only ``KB_TRUSTED_PROXY_COUNT`` proxies."""
+    proxies = settings.KB_TRUSTED_PROXY_COUNT
+    if proxies > 0:
+        hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        hops = [h for h in hops if h]
+        if len(hops) >= proxies:
+            return hops[-proxies]
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+# What to do about a refusal, by what was refused.
+ADVICE = {
+    "paste": "Paste the part around the error (a few lines before and after it is plenty), "
+    "or upload the log as a file.",
+    "file": "Upload the part of the log around the error.",
+    "request": "Send less at once: paste the part around the error, or upload the log as a file.",
+    "sample": "Try the pattern on the lines around the error.",
+    "input": "Match the part of the log around the error, or raise the limit with --max-bytes.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request the app will not serve, told so the person can act on it."""
+
+    status: int
+    title: str
+    detail: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"error": self.title, "detail": self.detail, "status": self.status, **self.extra}
+
+
+class TooLarge(ValueError):
+    """``what`` ("paste", "file", "request", "sample", "input") is over ``limit`` bytes;
+    ``size`` is its size when known (a body refused by its header is never read)."""
+
+    def __init__(self, what: str, limit: int, size: int | None = None) -> None:
+        self.what = what
+        self.limit = limit
+        self.size = size
+        super().__init__(self.detail)
+
+    @property
+    def detail(self) -> str:
+        limit = filesizeformat(self.limit)
+        if self.size is None:
+            said = f"The {self.what} is larger than the limit of {limit}."
+        else:
+            said = f"The {self.what} is {filesizeformat(self.size)}; the limit is {limit}."
+        return f"{said} {ADVICE.get(self.what, '')}".strip()
+
+    @property
+    def refusal(self) -> Refusal:
+        return Refusal(
+            status=413,
+            title="That is more than we can match at once",
+            detail=self.detail,
+            extra={"max_bytes": self.limit, "size": self.size},
+        )
+
+
+def rate_limited(wait: int) -> Refusal:
+    """The refusal past the match rate limit; ``wait`` is the seconds until the next window."""
+    return Refusal(
+        status=429,
+        title="Too many requests",
+        detail=f"You have matched a lot of text in the last minute. Try again in {wait} seconds.",
+        extra={"retry_after": wait},
+    )
+
+
+def check(what: str, size: int | None, limit: int, *, exact: bool = True) -> None:
+    """Raise ``TooLarge`` when ``size`` bytes are over ``limit`` (an unknown size passes).
+
+    ``exact=False`` when ``size`` is only what was read before giving up (a stream read
+    one byte past the limit): the refusal then does not claim to know the real size.
+    """
+    if size is not None and size > limit:
+        raise TooLarge(what, limit, size if exact else None)
+
+
+def text_bytes(text: str) -> int:
+    """A text's size as the limits count it: its UTF-8 bytes."""
+    return len(text.encode("utf-8", "replace"))
+
+
+def from_matcher(exc: PasteTooLarge, what: str = "paste") -> TooLarge:
+    """The matcher's refusal of a text, as the app's."""
+    return TooLarge(what, exc.limit, exc.size)
+
+
+def content_length(request: HttpRequest) -> int:
+    """The body size the client declares (0 when absent or malformed)."""
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+def is_upload(request: HttpRequest) -> bool:
+    return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
+
+
+def check_body(request: HttpRequest) -> None:
+    """Refuse a body larger than the app reads, from its ``Content-Length`` alone.
+
+    Form and JSON bodies may be up to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (room for a
+    percent-encoded paste); uploads (a log file on the paste page, a JSONL file in the
+    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further. The
+    refusal names the limit the person knows (the paste or the log limit), not the
+    body's framing allowance.
+    """
+    if is_upload(request):
+        body_limit, what, shown = settings.KB_MAX_UPLOAD_BYTES, "file", settings.KB_MAX_LOG_BYTES
+    else:
+        body_limit, what = settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "paste"
+        shown = settings.KB_MAX_PASTE_BYTES
+    if content_length(request) > body_limit:
+        raise TooLarge(what, shown)
+
+
+FALLBACK_500 = (
+    "<!doctype html><title>Server error</title><h1>Something went wrong on our side</h1>"
+    "<p>Please try again in a moment.</p>"
+)
+
+
+def wants_fragment(request: HttpRequest) -> bool:
+    """An htmx request. Read from the header, not ``request.htmx``: the limits middleware
+    answers before django-htmx's middleware has run."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def _render(
+    request: HttpRequest, template: str, status: int, context: dict[str, Any]
+) -> HttpResponse:
+    if wants_fragment(request):
+        response = render(request, "kb/_error.html", {**context, "status": status}, status=status)
+    else:
+        response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Request"])  # page or fragment, by request header
+    return response
+
+
+def refusal_response(request: HttpRequest, refusal: Refusal) -> HttpResponse:
+    """JSON under ``/api/``, else the error fragment (htmx) or a page; never cached, since
+    the request it answers may carry a paste."""
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse(refusal.as_json(), status=refusal.status)
+    else:
+        response = _render(request, "refusal.html", refusal.status, {"refusal": refusal})
+    return no_store(response)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestDataTooBig):  # a body past Django's own field limit
+        too_large = TooLarge("request", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        return refusal_response(request, too_large.refusal)
+    return _render(request, "400.html", 400, {})
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _render(request, "403.html", 403, {})
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _render(request, "404.html", 404, {})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    try:
+        return _render(request, "500.html", 500, {})
+    except Exception:  # the error page itself failed: answer with fixed text
+        log.exception("500 page failed to render")
+        return HttpResponseServerError(FALLBACK_500)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """For ``CSRF_FAILURE_VIEW``: a stale form is the usual cause, so say to reload."""
+    return _render(request, "403.html", 403, {"csrf": True})
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class RefusalOut(ErrorOut):
+    """A match request refused (``kb.http.Refusal``): a bad body (400), too large (413),
+    an unsupported media type (415), past the rate limit (429)."""
+
+    error: str
+    status: int
+    max_bytes: int | None = None
+    size: int | None = None
+    retry_after: int | None = None
+
+
+class ValidationOut(Schema):
+    """django-ninja's answer to a bad parameter (which one, why)."""
+
+    detail: list[dict[str, Any]]

@@ -73,20 +73,25 @@ INSTALLED_APPS = [
     "django_filters",
     "simple_history",
     "django_tasks_db",
-    "kb",
+    "kb.records",
+    "kb.curation",
+    "kb.matching",
+    "kb.loop",
+    "kb.browse",
+    "kb.ops",
 ]
 
 # Header-setting middleware comes first so that every response gets the headers, including
 # those answered early (413/429 below, 400 for a bad Host from CommonMiddleware).
 MIDDLEWARE = [
-    # First, so that every answer is timed, the early ones included (kb.metrics).
-    "kb.metrics.RequestMetricsMiddleware",
+    # First, so that every answer is timed, the early ones included (kb.ops.metrics).
+    "kb.ops.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Before sessions and CSRF: an oversized or rate-limited request is answered (413/429)
     # without reading its body or touching a session.
-    "kb.middleware.RequestLimitsMiddleware",
+    "kb.ops.middleware.RequestLimitsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -161,24 +166,24 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # database counts the rate limit in one place, with no extra service (a per-process cache
 # would multiply the limit by the number of workers). Its table comes with ``migrate``
 # (migration 0016_cache_table). ``CACHE_URL=redis://host:port/db`` selects Redis for
-# several hosts. Either way the backend fails soft (``kb.caching``): a cache outage is
+# several hosts. Either way the backend fails soft (``kb.ops.caching``): a cache outage is
 # slower pages and one log line, never a 500.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
     _default_cache: dict[str, Any] = {
-        "BACKEND": "kb.caching.RedisCache",
+        "BACKEND": "kb.ops.caching.RedisCache",
         "LOCATION": CACHE_URL,
         # An unreachable Redis must cost a page little: connect and reply bounded, and no
-        # retries (kb.caching stops calling it for a while after the first failure).
+        # retries (kb.ops.caching stops calling it for a while after the first failure).
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 else:
-    _default_cache = {"BACKEND": "kb.caching.DatabaseCache", "LOCATION": "kb_cache"}
+    _default_cache = {"BACKEND": "kb.ops.caching.DatabaseCache", "LOCATION": "kb_cache"}
 CACHES = {
     "default": _default_cache,
     # Rendered page bodies (record page, record and tag lists), per process: each key
     # carries the data revision, so an entry is only reused while nothing has changed
-    # (``kb.views.browse.fragment_key``, ``kb.views.records.record_detail``).
+    # (``kb.browse.views.fragment_key``, ``kb.browse.record.record_detail``).
     "fragments": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "kb-fragments",
@@ -187,7 +192,7 @@ CACHES = {
         # inside a worker's memory.
         "OPTIONS": {"MAX_ENTRIES": 500},
     },
-    # What the code says (``kb.explaining``): derived from the record alone, so each
+    # What the code says (``kb.browse.explanations``): derived from the record alone, so each
     # worker keeps its own rather than writing to the database on a page view (a GET
     # that waits for an import's commit to store a few strings would stall pages).
     "explanations": {
@@ -232,7 +237,7 @@ SECURE_CSP = {
     "form-action": [CSP.SELF],
 }
 X_FRAME_OPTIONS = "DENY"
-CSRF_FAILURE_VIEW = "kb.views.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "kb.http.csrf_failure"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
@@ -261,7 +266,7 @@ CSRF_COOKIE_SAMESITE = "Lax"
 #   commitment for the whole domain that an operator must make knowingly.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # Error reports (500 mails, debug pages) never show POST data: pastes may hold secrets.
-DEFAULT_EXCEPTION_REPORTER_FILTER = "kb.middleware.NoRequestBodyReporterFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "kb.ops.middleware.NoRequestBodyReporterFilter"
 
 # --- Limits ---------------------------------------------------------------------------
 # A paste larger than this is refused with a friendly message (HTML partial or JSON 413).
@@ -270,7 +275,7 @@ KB_MAX_PASTE_BYTES = env_int("KB_MAX_PASTE_BYTES", 256 * 1024)
 KB_MAX_LOG_BYTES = env_int("KB_MAX_LOG_BYTES", 64 * 1024 * 1024)
 # Non-file request bodies. A form-encoded paste grows when percent-encoded (up to three
 # times for non-ASCII text), so the body cap leaves room and the matcher enforces the
-# exact paste limit; bodies past this are answered 413 by kb.middleware before anything
+# exact paste limit; bodies past this are answered 413 by kb.ops.middleware before anything
 # reads them.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", 3 * KB_MAX_PASTE_BYTES + 64 * 1024
@@ -318,7 +323,7 @@ KB_VOTE_THRESHOLD = env_int("KB_VOTE_THRESHOLD", 5)
 KB_MATCHER_CACHE_DIR = Path(env_str("KB_MATCHER_CACHE_DIR", str(BASE_DIR / ".cache" / "matcher")))
 # How often (in seconds) a worker checks whether records changed since its matcher was built.
 KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
-# Where hosts share compiled matchers (kb/matcher_store.py): "database" (default),
+# Where hosts share compiled matchers (kb/matching/store.py): "database" (default),
 # "storage:<STORAGES alias>" (an object store through django-storages, say) or "none".
 KB_MATCHER_STORE = env_str("KB_MATCHER_STORE", "database")
 
@@ -333,7 +338,7 @@ TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.Dat
 # --- Metrics and logs (docs/deployment.md) ---------------------------------------------
 # The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.
 KB_METRICS_TOKEN = env_str("KB_METRICS_TOKEN", "")
-# "text" (default) or "json": one JSON object per line (kb.logs), for log collectors.
+# "text" (default) or "json": one JSON object per line (kb.ops.logs), for log collectors.
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower()
 if LOG_FORMAT not in {"text", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not 'text' or 'json'")
@@ -341,7 +346,7 @@ if LOG_FORMAT not in {"text", "json"}:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "kb.logs.JsonFormatter"}},
+    "formatters": {"json": {"()": "kb.ops.logs.JsonFormatter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

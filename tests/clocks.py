@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 class FakeClock:
-    """Stands in for the rate limiter's clock (``kb.middleware.clock``); ``advance`` moves
+    """Stands in for the rate limiter's clock (``kb.ops.middleware.clock``); ``advance`` moves
     time on, so a test reaches the next window without waiting for it."""
 
     def __init__(self, now: float) -> None:

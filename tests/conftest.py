@@ -22,7 +22,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _matcher_cache(settings: object, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every test shares one on-disk matcher cache; each starts with no in-process matcher."""
-    from kb.matching import holder
+    from kb.matching.holder import holder
 
     settings.KB_MATCHER_CACHE_DIR = ROOT / ".cache" / "matcher-test"
     settings.KB_MATCHER_REFRESH_SECONDS = 0
@@ -42,9 +42,9 @@ def _empty_cache() -> None:
     after each flush: start every test with an empty cache."""
     from django.core.cache import caches
 
-    from kb.caching import forget_outages
     from kb.loop import usage
-    from kb.middleware import forget_refusals
+    from kb.ops.caching import forget_outages
+    from kb.ops.middleware import forget_refusals
 
     caches["fragments"].clear()  # rendered page bodies: keyed by revision too, per process
     caches["explanations"].clear()  # derived from record content: keyed by it, per process
@@ -81,7 +81,7 @@ def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def limiter_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """The limiter on a clock that stands one second into a window until the test moves it:
     a test's requests never straddle two windows by chance."""
-    from kb import middleware
+    from kb.ops import middleware
 
     fake = FakeClock(1_000_000 * middleware.RATE_WINDOW_SECONDS + 1)
     monkeypatch.setattr(middleware, "clock", fake)

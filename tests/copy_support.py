@@ -14,10 +14,10 @@ import dj_database_url
 import pytest
 from django.db import connection, connections
 
-from kb.exporter import export_lines
-from kb.management.commands.copy_database import forget, register
-from kb.models import ErrorRecord, HistoricalErrorRecord, Status
-from kb.services import save_curator_edit, set_status
+from kb.ops.management.commands.copy_database import forget, register
+from kb.records.exporter import export_lines
+from kb.records.models import ErrorRecord, HistoricalErrorRecord, Status
+from kb.records.services import save_curator_edit, set_status
 
 POSTGRES_ENV = "KB_TEST_POSTGRES_URL"
 

@@ -11,14 +11,14 @@ from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 from django.urls import reverse
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 
 __all__ = ["change_url", "csrf_client", "curator", "curator_client", "form_data", "make_curator"]
 
 
 def curators_group() -> Group:
     """The group the migration made (re-made after a transactional test's flush)."""
-    migration = importlib.import_module("kb.migrations.0004_curators_group")
+    migration = importlib.import_module("kb.records.migrations.0004_curators_group")
     group, created = Group.objects.get_or_create(name=migration.GROUP)
     if created or not group.permissions.exists():
         for app, codename in migration.PERMISSIONS:

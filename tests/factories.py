@@ -8,7 +8,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from kb.importer import import_jsonl
+from kb.records.importer import import_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _ids = count(1)
@@ -47,7 +47,7 @@ def import_lines(*lines: dict[str, Any] | str | bytes, **kwargs: Any) -> Any:
 
 def make_record(**overrides: Any) -> Any:
     """Store one record through the importer (the same path as real data)."""
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
 
     line = make_line(**overrides)
     report = import_lines(line)
@@ -60,7 +60,7 @@ def fail_nth_write(monkeypatch: Any, nth: int) -> None:
     the middle of an import); the others write as usual."""
     from django.db import DatabaseError
 
-    from kb.importer.rows import RowWriter
+    from kb.records.importer.rows import RowWriter
 
     original = RowWriter.write
     calls = []
@@ -77,7 +77,7 @@ def fail_nth_write(monkeypatch: Any, nth: int) -> None:
 def stored_state() -> tuple:
     """Everything an import stores, for comparing two ways of importing: records (but
     their write stamps), history rows, tag rows in order, tag names in order."""
-    from kb.models import ErrorRecord, RecordTag, Tag
+    from kb.records.models import ErrorRecord, RecordTag, Tag
 
     records = list(ErrorRecord.objects.order_by("id").values())
     for r in records:
@@ -101,7 +101,7 @@ def stored_state() -> tuple:
 
 def clear_records() -> None:
     """Records, their history and every tag gone (a second import starts afresh)."""
-    from kb.models import ErrorRecord, Tag
+    from kb.records.models import ErrorRecord, Tag
 
     ErrorRecord.objects.all().delete()
     ErrorRecord.history.all().delete()

@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from kb.models import ErrorRecord, ImportJob, Status, Tag, current_revision
-from kb.services import set_status
+from kb.records.models import ErrorRecord, ImportJob, Status, Tag, current_revision
+from kb.records.services import set_status
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
 from tests.curation_support import change_url, form_data
 from tests.factories import make_record
@@ -166,7 +166,7 @@ def test_search_is_the_site_search_in_the_order_the_list_is_sorted_by(
 def test_a_search_matching_more_than_the_admin_lists_says_so(
     curator_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("kb.admin.records.SEARCH_AT_MOST", 2)
+    monkeypatch.setattr("kb.curation.admin.records.SEARCH_AT_MOST", 2)
     for n in range(3):
         make_record(errorMessage=f"Ledger drift {n}", messagePattern=f"Ledger drift {n}")
     url = reverse("admin:kb_errorrecord_changelist")
@@ -585,7 +585,7 @@ def test_changelists_query_count_does_not_grow_with_rows(
         ImportJob.objects.create(source=f"f{n}.jsonl", created_by=User.objects.get())
     # The first view after a write also computes what reads every row (the top tags, the
     # filters' distinct values, the page count) and caches it for the revision
-    # (kb.admin.filters): cheap queries more, once; the views after it read the cache.
+    # (kb.curation.admin.filters): cheap queries more, once; the views after it read the cache.
     with django_assert_max_num_queries(40):
         curator_client.get(reverse("admin:kb_errorrecord_changelist"))
     with django_assert_max_num_queries(13):

@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from kb.models import ErrorRecord, ImportJob
-from kb.tasks import execute_import, run_import
+from kb.curation.tasks import execute_import, run_import
+from kb.records.models import ErrorRecord, ImportJob
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.curation_support import change_url, form_data
 from tests.factories import encode, make_line
@@ -189,7 +189,7 @@ def test_a_task_backend_that_cannot_enqueue_fails_the_job_visibly(
         def enqueue(self, *args: object) -> None:
             raise RuntimeError("queue is down")
 
-    monkeypatch.setattr("kb.tasks.run_import", Refusing())
+    monkeypatch.setattr("kb.curation.tasks.run_import", Refusing())
     job = upload(curator_client, "later.jsonl", jsonl(make_line()))
     assert job.state == ImportJob.State.FAILED
     assert "queue is down" in job.error

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kb.matching import match_text
-from kb.models import ErrorRecord, Status
-from kb.services import set_status
+from kb.matching.holder import match_text
+from kb.records.models import ErrorRecord, Status
+from kb.records.services import set_status
 from tests.factories import SEED, import_lines, make_line
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from kb.exporter import content_hash
-from kb.importer import import_jsonl
-from kb.models import ErrorRecord, RecordTag
+from kb.records.exporter import content_hash
+from kb.records.importer import import_jsonl
+from kb.records.models import ErrorRecord, RecordTag
 from tests.factories import encode, import_lines, make_line
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -135,7 +135,8 @@ def test_backup_restores_into_a_fresh_instance_with_equal_counts_and_hash(tmp_pa
         capture_output=True,
     )
     probe = (
-        "from kb.exporter import content_hash; from kb.models import ErrorRecord, RecordTag; "
+        "from kb.records.exporter import content_hash; "
+        "from kb.records.models import ErrorRecord, RecordTag; "
         "print(content_hash(), ErrorRecord.objects.count(), ErrorRecord.history.count(), "
         "RecordTag.objects.count())"
     )

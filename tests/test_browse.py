@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from kb.browse.links import record_url, tag_links, tag_url
 from kb.browse.selectors import _TagRecordIds, tag_records
-from kb.models import ErrorRecord, Status, Tag
-from kb.services import set_status
+from kb.records.links import record_url, tag_links, tag_url
+from kb.records.models import ErrorRecord, Status, Tag
+from kb.records.services import set_status
 from tests.factories import import_lines, make_line
 from tests.hostile import assert_inert, hostile_overrides
 

@@ -1,4 +1,4 @@
-"""The cache is an optimisation, never a dependency (kb/caching.py).
+"""The cache is an optimisation, never a dependency (kb/ops/caching.py).
 
 Real parts broken on purpose: a database made by ``manage.py migrate`` alone and served by
 real gunicorn processes, its cache table dropped while they serve; a real ``redis-server``
@@ -177,14 +177,14 @@ def test_a_dropped_cache_table_is_uncached_work_and_one_log_line(
     with connection.schema_editor() as editor:
         editor.execute("DROP TABLE kb_cache")
     try:
-        with caplog.at_level(logging.WARNING, logger="kb.caching"):
+        with caplog.at_level(logging.WARNING, logger="kb.ops.caching"):
             for _ in range(3):
                 assert per_revision("t", 2, lambda: calls.append(1) or 8) == 8
                 assert client.get("/tags/").status_code == 200
                 match = client.post("/api/match", {"text": "x"}, "application/json")
                 assert match.status_code == 200
         assert len(calls) == 4  # computed every time: uncached, not failed
-        lines = [r for r in caplog.records if r.name == "kb.caching"]
+        lines = [r for r in caplog.records if r.name == "kb.ops.caching"]
         assert len(lines) == 1, [r.getMessage() for r in lines]
         assert "unavailable" in lines[0].getMessage()
     finally:
@@ -272,15 +272,18 @@ def test_an_unreachable_redis_is_a_miss_and_one_log_line(
     port = free_port()  # nothing listens there: a Redis that is down
     settings.CACHES = {
         **settings.CACHES,
-        "default": {"BACKEND": "kb.caching.RedisCache", "LOCATION": f"redis://127.0.0.1:{port}/0"},
+        "default": {
+            "BACKEND": "kb.ops.caching.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+        },
     }
     cache = caches["default"]
-    with caplog.at_level(logging.WARNING, logger="kb.caching"):
+    with caplog.at_level(logging.WARNING, logger="kb.ops.caching"):
         for _ in range(5):
             cache.set("k", 1)
             assert cache.get("k", "missing") == "missing"
             assert cache.add("k", 1) is False
             assert cache.incr("n", 3) == 3
             assert cache.get_or_set("g", 5) == 5
-    lines = [r for r in caplog.records if r.name == "kb.caching"]
+    lines = [r for r in caplog.records if r.name == "kb.ops.caching"]
     assert len(lines) == 1, [r.getMessage() for r in lines]

@@ -1,7 +1,7 @@
 """Concurrent writers never see "database is locked", and an acknowledged edit survives
 ``kill -9`` (docs/reliability.md#r20-concurrency, #r22-crash-durability).
 
-Writers are separate OS processes (curator edits through ``kb.services.save_curated``, the
+Writers are separate OS processes (curator edits through ``kb.records.services.save_curated``, the
 path every curator write takes) while two gunicorn workers serve reads and matches, each of
 which also writes a rate-limit counter. SQLite queues the writers on ``BEGIN IMMEDIATE`` +
 ``busy_timeout``; PostgreSQL on row locks. The suite runs a few seconds of traffic; the load
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.factories import make_record
 from tests.servers import ROOT, Gunicorn, app_env, json_post
 
@@ -31,8 +31,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WRITER = """
 import json, sys, time, django
 django.setup()
-from kb.models import ErrorRecord
-from kb.services import save_curated
+from kb.records.models import ErrorRecord
+from kb.records.services import save_curated
 ids, name, seconds = sys.argv[1].split(","), sys.argv[2], float(sys.argv[3])
 last, writes, errors = {}, 0, []
 ErrorRecord.objects.filter(pk__in=ids).count()  # connected and ready
@@ -56,8 +56,8 @@ print(json.dumps({"last": last, "writes": writes, "errors": errors[:5], "n_error
 KILL_WRITER = """
 import sys, time, django
 django.setup()
-from kb.models import ErrorRecord
-from kb.services import save_curated
+from kb.records.models import ErrorRecord
+from kb.records.services import save_curated
 record = ErrorRecord.objects.get(pk=sys.argv[1])
 record.example_fix = sys.argv[2]
 save_curated(record, changed_attrs=["example_fix"], reason="crash test")

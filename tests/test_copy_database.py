@@ -15,8 +15,8 @@ from django.db import connections
 from django.utils import timezone
 
 from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
-from kb.models import ErrorRecord, HistoricalErrorRecord, ImportJob, Tag
-from kb.search.index import search_index_missing
+from kb.records.models import ErrorRecord, HistoricalErrorRecord, ImportJob, Tag
+from kb.records.search_index import search_index_missing
 from tests.copy_support import curate, exported, fresh_postgres_database, history_rows, opened
 from tests.curation_support import make_curator
 from tests.factories import import_lines, make_line

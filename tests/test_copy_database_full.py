@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from kb.models import ErrorRecord, HistoricalErrorRecord
+from kb.records.models import ErrorRecord, HistoricalErrorRecord
 from tests.copy_support import (
     curate,
     exported,

@@ -1,4 +1,4 @@
-"""Curation: the rules of ``kb.services.save_curator_edit`` on their own (curated fields,
+"""Curation: the rules of ``kb.records.services.save_curator_edit`` on their own (curated fields,
 conflicts recorded and settled, what a revert keeps, the history row), then end to end
 through the admin: edits survive re-imports as conflicts the curator settles, history
 shows every edit and reverts it, and status decides what the matcher sees."""
@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from kb.matching import match_text
-from kb.models import ErrorRecord, RecordTag, Status, current_revision
-from kb.services import CuratorEdit, add_tags, save_curator_edit, set_status
+from kb.matching.holder import match_text
+from kb.records.models import ErrorRecord, RecordTag, Status, current_revision
+from kb.records.services import CuratorEdit, add_tags, save_curator_edit, set_status
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.curation_support import change_url, form_data
 from tests.factories import import_lines, make_line
@@ -371,7 +371,7 @@ def test_a_revert_keeps_the_newest_provenance(curator_client: Client) -> None:
     _reimport(line, analyzedSha="f" * 40, lineNumber=99, sourceCode="fn newest() {}")
     record.refresh_from_db()
     assert record.line_number == 99
-    # History rows do not copy the snippet (kb.models: ``ErrorRecord.history``).
+    # History rows do not copy the snippet (kb.records.models: ``ErrorRecord.history``).
     assert not hasattr(original, "source_code")
 
     revert_url = reverse(

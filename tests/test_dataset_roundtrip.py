@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.datasets import ALL_RECORDS, ENRICHED, dataset_path, requires_dataset
 
 pytestmark = [

@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
 
-from kb.views import errors
+from kb import http as errors
 from tests.factories import SEED, import_lines
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_500_shows_no_traceback_for_pages_and_htmx(client: Client, monkeypatch) 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("SECRET_KEY=hunter2 in a stack frame")
 
-    monkeypatch.setattr("kb.views.records.highlight_snippet", boom)
+    monkeypatch.setattr("kb.browse.record.highlight_snippet", boom)
     client.raise_request_exception = False
     page = client.get("/records/c36bebe8cdedec02/")
     assert page.status_code == 500
@@ -96,7 +96,7 @@ def test_500_falls_back_to_fixed_text_when_its_template_fails(monkeypatch) -> No
 
 
 def test_csrf_failure_is_friendly_for_pages_and_htmx(settings) -> None:
-    settings.CSRF_FAILURE_VIEW = "kb.views.errors.csrf_failure"
+    settings.CSRF_FAILURE_VIEW = "kb.http.csrf_failure"
     client = Client(enforce_csrf_checks=True)
     page = client.post("/match/", {"text": "x"})
     assert page.status_code == 403

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from kb.exporter import content_hash, export_lines
-from kb.models import ErrorRecord
-from kb.services import save_curated
+from kb.records.exporter import content_hash, export_lines
+from kb.records.models import ErrorRecord
+from kb.records.services import save_curated
 from tests.factories import FIXTURES, import_lines, make_line
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""One rule for URLs from record data that may become links (``kb.external_links``),
+"""One rule for URLs from record data that may become links (``kb.records.links``),
 applied the same way by the record page and the admin."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from kb.external_links import safe_external_url
+from kb.records.links import safe_external_url
 from tests.factories import make_record
 
 GITHUB = "https://github.com/risingwavelabs/risingwave/blob/6469eb7/src/meta/x.rs#L10"

@@ -26,7 +26,7 @@ def test_healthz_answers_200_with_a_database_check(client: Client) -> None:
 def test_healthz_runs_one_query_and_no_template_or_matcher(
     client: Client, django_assert_num_queries: object
 ) -> None:
-    from kb import matching
+    from kb.matching import holder as matching
 
     with (
         mock.patch.object(matching, "get_matcher", side_effect=AssertionError("matched")),

@@ -8,7 +8,13 @@ import time
 
 import pytest
 
-from kb.highlight import _html_lines, highlight_code, highlight_snippet, language_for, lexer_for
+from kb.browse.highlight import (
+    _html_lines,
+    highlight_code,
+    highlight_snippet,
+    language_for,
+    lexer_for,
+)
 from tests.factories import SEED
 
 SEED_RECORD = SEED["record"]

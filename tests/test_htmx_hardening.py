@@ -48,7 +48,7 @@ def test_pages_declare_the_hardened_htmx_config(path: str) -> None:
 def test_the_admin_runs_the_same_htmx_config_as_the_site(admin_client: Client) -> None:
     """One configuration: the admin's htmx pages (the pattern bench, an import's progress)
     swap the same friendly 400/413/429 fragments the public pages do."""
-    from kb.models import ImportJob
+    from kb.records.models import ImportJob
 
     record = make_record()
     job = ImportJob.objects.create(source="demo.jsonl", state=ImportJob.State.RUNNING, size=10)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.exporter import content_hash
-from kb.models import ErrorRecord, RecordTag
+from kb.records.exporter import content_hash
+from kb.records.models import ErrorRecord, RecordTag
 from tests.factories import import_lines, make_line
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from kb.importer import import_jsonl
+from kb.records.importer import import_jsonl
 from tests.factories import encode, make_line
 from tests.test_import_atomicity import ROOT, _copy, _env
 

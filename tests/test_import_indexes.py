@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from kb.models import ErrorRecord, RecordTag
+from kb.records.models import ErrorRecord, RecordTag
 
 pytestmark = pytest.mark.django_db
 

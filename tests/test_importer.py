@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kb.models import ErrorRecord, RecordTag, Status
-from kb.services import save_curated
+from kb.records.models import ErrorRecord, RecordTag, Status
+from kb.records.services import save_curated
 from tests.factories import encode, import_lines, make_line
 
 pytestmark = pytest.mark.django_db
@@ -172,7 +172,7 @@ def test_every_line_of_a_long_file_is_counted(tmp_path: object) -> None:
 
 
 def test_second_import_of_the_same_file_changes_no_row_and_keeps_the_content_hash() -> None:
-    from kb.exporter import content_hash
+    from kb.records.exporter import content_hash
 
     lines = [make_line(tags=["a", "b"]) for _ in range(30)]
     import_lines(*lines, batch_size=7)

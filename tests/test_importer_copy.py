@@ -1,4 +1,4 @@
-"""The importer's COPY path on PostgreSQL (``kb.importer.rows._Table._copy``): new rows go
+"""The importer's COPY path on PostgreSQL (``kb.records.importer.rows._Table._copy``): new rows go
 through ``COPY ... FROM STDIN`` and store exactly what ``executemany`` stored, including
 the values COPY's text format has to escape. That a database error in it is still
 Django's is ``tests/test_importer_rows.py``'s test, which goes through COPY on PostgreSQL."""
@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from kb.importer import rows as rows_module
-from kb.models import ErrorRecord
+from kb.records.importer import rows as rows_module
+from kb.records.models import ErrorRecord
 from tests.factories import import_lines, make_line
 from tests.test_importer_rows import _stored  # what the rows tests compare, the same way
 

@@ -1,5 +1,6 @@
-"""Bytes to JSON (``kb.importer.lines``): the one strict decoder names why a line is refused,
-keeps what Python's ``json`` keeps, and the one gzip rule reads a stream by its content."""
+"""Bytes to JSON (``kb.records.importer.lines``): the one strict decoder names why a line is
+refused, keeps what Python's ``json`` keeps, and the one gzip rule reads a stream by its
+content."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.importer.lines import decode_line, decompressed, read_lines
-from kb.schema import FieldError
+from kb.records.importer.lines import decode_line, decompressed, read_lines
+from kb.records.schema import FieldError
 
 REFUSED = [
     (b'{"a":1,"a":2}', "duplicate key 'a'"),
@@ -105,7 +106,7 @@ def test_gzip_is_told_by_its_content_on_any_stream(make: Any, zipped: bool) -> N
 
 @pytest.mark.django_db
 def test_integers_beyond_64_bits_are_judged_by_their_field() -> None:
-    from kb.models import ErrorRecord
+    from kb.records.models import ErrorRecord
     from tests.factories import import_lines, make_line
 
     huge = 123456789012345678901234567890

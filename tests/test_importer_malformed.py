@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from kb.importer import import_jsonl, read_lines
-from kb.models import ErrorRecord
+from kb.records.importer import import_jsonl, read_lines
+from kb.records.models import ErrorRecord
 from tests.factories import import_lines, make_line
 
 pytestmark = pytest.mark.django_db
@@ -291,7 +291,7 @@ def test_memory_stays_bounded_for_a_huge_line_and_many_records(tmp_path: Path) -
     code = (
         "import os, sys, django, json\n"
         "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'kb.settings'); django.setup()\n"
-        "from kb.importer import import_jsonl, read_lines\n"
+        "from kb.records.importer import import_jsonl, read_lines\n"
         "r = import_jsonl(read_lines(open(sys.argv[1], 'rb')), dry_run=True)\n"
         # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent.
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"

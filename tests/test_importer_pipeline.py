@@ -13,11 +13,11 @@ import pytest
 from django.db import DatabaseError, connection
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
-from kb.exporter import content_hash
-from kb.importer import core, import_jsonl
-from kb.importer import rows as rows_module
-from kb.models import ErrorRecord, RecordTag
-from kb.services import sync_tags
+from kb.records.exporter import content_hash
+from kb.records.importer import core, import_jsonl
+from kb.records.importer import rows as rows_module
+from kb.records.models import ErrorRecord, RecordTag
+from kb.records.services import sync_tags
 from tests.factories import (
     clear_records,
     encode,
@@ -137,7 +137,7 @@ def test_new_records_are_indexed_once_each_with_their_text() -> None:
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="raw comparison is SQLite's")
 @pytest.mark.django_db
 def test_a_stored_record_gives_back_the_key_of_its_line() -> None:
-    from kb.schema import parse_record
+    from kb.records.schema import parse_record
 
     lines = [make_line(tags=["é", "x"], httpStatus=None), make_line(newKey={"a": [1, 2.5]})]
     import_lines(*lines)
@@ -173,7 +173,7 @@ def test_stored_values_that_differ_only_in_form_are_still_unchanged() -> None:
 
 @pytest.mark.django_db
 def test_a_changed_field_is_seen_whatever_its_kind() -> None:
-    from kb.schema import FIELDS
+    from kb.records.schema import FIELDS
 
     changes = {
         "str": "something else",

@@ -15,9 +15,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from kb.exporter import export_lines
-from kb.importer import ImportReport, import_jsonl
-from kb.models import ErrorRecord
+from kb.records.exporter import export_lines
+from kb.records.importer import ImportReport, import_jsonl
+from kb.records.models import ErrorRecord
 from tests import fuzz_budget
 from tests.factories import make_line
 

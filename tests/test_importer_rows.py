@@ -1,4 +1,4 @@
-"""Row writes in bulk (``kb.importer.rows``): multi-row statements on SQLite store what
+"""Row writes in bulk (``kb.records.importer.rows``): multi-row statements on SQLite store what
 one statement per row stored, in file order, across statement and batch boundaries."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from kb.importer import rows as rows_module
-from kb.models import ErrorRecord, RecordTag
-from kb.schema import record_to_dataset
+from kb.records.importer import rows as rows_module
+from kb.records.models import ErrorRecord, RecordTag
+from kb.records.schema import record_to_dataset
 from tests.factories import import_lines, make_line
 
 pytestmark = pytest.mark.django_db

@@ -1,11 +1,11 @@
 """Request size limits answer 413 with a friendly message, never 500
 (docs/reliability.md#r10-size-limits).
 
-Two layers: ``kb.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
+Two layers: ``kb.ops.middleware`` refuses a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE`` from its
 ``Content-Length`` before anything reads it (Django alone would raise
 ``RequestDataTooBig`` inside CSRF and answer a bare 400); the matcher refuses a paste past
 ``KB_MAX_PASTE_BYTES`` and the paste view and API answer that with 413 too. Both are
-``kb.limits`` refusals, so every door (page, fragment, JSON, the match command) words them
+``kb.http`` refusals, so every door (page, fragment, JSON, the match command) words them
 alike.
 """
 
@@ -70,7 +70,7 @@ def test_an_oversized_body_is_refused_before_a_byte_of_it_is_read(
     costs nothing (no timing needed: not a byte is read, and no view runs)."""
     from django.core.handlers.wsgi import WSGIRequest
 
-    from kb.middleware import RequestLimitsMiddleware
+    from kb.ops.middleware import RequestLimitsMiddleware
 
     size = (
         settings.KB_MAX_UPLOAD_BYTES + 1
@@ -198,7 +198,7 @@ def test_too_many_fields_is_a_client_error_not_500() -> None:
 
 
 def test_check_refuses_only_past_the_limit() -> None:
-    from kb.limits import TooLarge, check
+    from kb.http import TooLarge, check
 
     check("paste", 100, 100)
     check("paste", None, 100)  # an unknown size is not refused here

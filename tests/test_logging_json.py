@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.test import RequestFactory
 
-from kb.logs import JsonFormatter
+from kb.ops.logs import JsonFormatter
 from tests.servers import ROOT, Gunicorn, app_env, json_post
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
@@ -81,14 +81,14 @@ def test_django_logs_are_json_lines_in_a_real_process() -> None:
         f"r = RequestFactory().get('/records/?q={SECRET}')\n"
         "logging.getLogger('django.request').error('Internal Server Error: %s', r.path,"
         " extra={'status_code': 500, 'request': r})\n"
-        "logging.getLogger('kb.tasks').warning('import job %s failed', 7)\n"
+        "logging.getLogger('kb.curation.tasks').warning('import job %s failed', 7)\n"
         "try:\n    1 / 0\nexcept ZeroDivisionError:\n"
         "    logging.getLogger('kb').exception('multi\\nline')\n"
     )
     done = run_app("-c", script, LOG_FORMAT="json", DEBUG="1")
     assert done.returncode == 0, done.stderr
     logged = lines_of(done.stderr)
-    assert [d["logger"] for d in logged] == ["django.request", "kb.tasks", "kb"]
+    assert [d["logger"] for d in logged] == ["django.request", "kb.curation.tasks", "kb"]
     assert logged[0]["path"] == "/records/"
     assert "ZeroDivisionError" in logged[2]["exc_info"]
     assert SECRET not in done.stderr

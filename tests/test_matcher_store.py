@@ -1,4 +1,4 @@
-"""The compiled matcher store every host reads (kb/matcher_store.py): round trips through
+"""The compiled matcher store every host reads (kb/matching/store.py): round trips through
 the database and a Django storage, two processes writing one digest at once, a fresh host
 that loads instead of compiling, and the store never being needed to serve."""
 
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kb.matcher import cache
-from kb.matcher_store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
-from kb.models import ErrorRecord, MatcherBlob, MatcherBlobPart
+from kb.engine import cache
+from kb.matching.models import MatcherBlob, MatcherBlobPart
+from kb.matching.store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
+from kb.records.models import ErrorRecord
 from tests.factories import make_record
 from tests.servers import ROOT, Gunicorn, app_env, matched_ids
 
@@ -28,7 +29,7 @@ def _blob(tmp_path: Path, size: int, name: str = "matcher-abc.pkl") -> Path:
 
 @pytest.mark.django_db
 def test_database_store_round_trip_in_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from kb import matcher_store as module
+    from kb.matching import store as module
 
     monkeypatch.setattr(module, "PART_BYTES", 1000)  # several parts from a small file
     source = _blob(tmp_path, 3500)
@@ -98,8 +99,8 @@ WRITER = """
 import sys, time, django
 django.setup()
 from pathlib import Path
-from kb.matcher_store import DatabaseStore
-from kb.models import MatcherBlob
+from kb.matching.store import DatabaseStore
+from kb.matching.models import MatcherBlob
 MatcherBlob.objects.exists()  # connected
 go = Path(sys.argv[2])
 while not go.exists():
@@ -191,8 +192,8 @@ def test_a_missing_store_table_costs_a_compile_never_a_failure(tmp_path: Path) -
 EDITOR = """
 import sys, django
 django.setup()
-from kb.models import ErrorRecord
-from kb.services import save_curated
+from kb.records.models import ErrorRecord
+from kb.records.services import save_curated
 record = ErrorRecord.objects.get(pk=sys.argv[1])
 record.error_message = "Quokka gateway {} refused the handshake"
 record.message_pattern = "Quokka gateway (.+?) refused the handshake"
@@ -221,7 +222,7 @@ def test_two_hosts_one_database_an_edit_on_one_matches_on_the_other(tmp_path: Pa
             assert record.pk in matched_ids(host_b, line)
             assert "matcher loaded from store" in host_b.errors()
             assert "matcher published to store" in host_a.errors()
-            # A curator's edit on host A, through kb.services (the path the admin's save
+            # A curator's edit on host A, through kb.records.services (the path the admin's save
             # takes), in a process of its own with host A's settings.
             fresh = "Quokka gateway 12 refused the handshake"
             edit = subprocess.run(
@@ -250,14 +251,14 @@ def test_a_failing_store_inside_a_transaction_leaves_it_usable(
     The tables are dropped inside the test's own transaction, rolled back after it."""
     from django.db import connection
 
-    from kb.matching import holder
+    from kb.matching.holder import holder
 
     settings.KB_MATCHER_CACHE_DIR = tmp_path / "empty"  # type: ignore[attr-defined]
     record = make_record()
     with connection.cursor() as cur:
         cur.execute("DROP TABLE kb_matcherblobpart")
         cur.execute("DROP TABLE kb_matcherblob")
-    with caplog.at_level("WARNING", logger="kb.matching"):
+    with caplog.at_level("WARNING", logger="kb.matching.holder"):
         matcher = holder.get()
     assert len(matcher) == 1
     assert "matcher store unavailable" in caplog.text

@@ -1,8 +1,8 @@
-"""``kb.message_values``: the paste's values lined up with a record's message template."""
+"""``kb.matching.values``: the paste's values lined up with a record's message template."""
 
 from __future__ import annotations
 
-from kb.message_values import Piece, Value, fill_message, placeholder_name
+from kb.matching.values import Piece, Value, fill_message, placeholder_name
 
 
 def test_named_placeholders_are_filled_and_labelled() -> None:

@@ -14,7 +14,7 @@ from django.apps import apps
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from kb.models import ImportJob
+from kb.records.models import ImportJob
 from tests.factories import SEED, import_lines
 from tests.servers import Gunicorn, json_post
 
@@ -140,7 +140,7 @@ def test_queue_depth_counts_tasks_ready_for_a_worker(client: Client) -> None:
     def task(status: str, **extra: object) -> None:
         DBTaskResult.objects.create(
             status=status,
-            task_path="kb.tasks.run_import",
+            task_path="kb.curation.tasks.run_import",
             args_kwargs={"args": [1], "kwargs": {}},
             queue_name="default",
             backend_name="default",
@@ -164,7 +164,9 @@ def test_a_scrape_answers_when_the_database_does_not(client: Client) -> None:
 
     from django.db.utils import OperationalError
 
-    with mock.patch("kb.models.ImportJob.objects.order_by", side_effect=OperationalError("gone")):
+    with mock.patch(
+        "kb.records.models.ImportJob.objects.order_by", side_effect=OperationalError("gone")
+    ):
         got = scrape(client)
     assert got[("kb_metrics_database_up", ())] == 0
     assert not any(name == "kb_import_jobs" for name, _ in got)

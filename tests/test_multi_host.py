@@ -24,7 +24,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from kb.models import ErrorRecord, ImportJob
+from kb.records.models import ErrorRecord, ImportJob
 from tests.curation_support import form_data, make_curator
 from tests.factories import encode, make_line
 from tests.servers import Gunicorn, db_worker, matched_ids

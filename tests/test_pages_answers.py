@@ -12,7 +12,7 @@ import re
 import pytest
 from django.test import Client
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.factories import SEED, import_lines, make_record
 
 pytestmark = pytest.mark.django_db

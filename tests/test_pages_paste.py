@@ -14,9 +14,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from kb.matcher import MatchReport, PasteTooLarge
-from kb.matching import GroupView, MatchResult, MatchView, SuggestionView
-from kb.models import ErrorRecord, next_revision
+from kb.engine import MatchReport, PasteTooLarge
+from kb.matching.holder import GroupView, MatchResult, MatchView, SuggestionView
+from kb.records.models import ErrorRecord, next_revision
 from tests.factories import SEED, import_lines, make_line, make_record
 from tests.hostile import assert_inert, hostile_overrides
 
@@ -77,7 +77,7 @@ def fake_matcher(monkeypatch: pytest.MonkeyPatch):
             raise PasteTooLarge(len(text.encode()), max_bytes)
         return state.answer(text)
 
-    monkeypatch.setattr("kb.views.paste.match_text", fake)
+    monkeypatch.setattr("kb.matching.views.match_text", fake)
     return state
 
 
@@ -203,7 +203,7 @@ def test_a_log_with_more_known_errors_than_cards_shows_them_all_in_the_summary(
 ) -> None:
     """Past ``MAX_CARDS`` distinct known errors the page renders that many cards; the count
     and the summary table still cover every one, and the page says where the rest are."""
-    from kb.views.paste import MAX_CARDS
+    from kb.matching.views import MAX_CARDS
 
     n = MAX_CARDS + 4
     words = [f"{a}{b}" for a in "bcdfghklmn" for b in "aeiou"][:n]
@@ -230,7 +230,7 @@ def test_a_log_with_more_known_errors_than_cards_shows_them_all_in_the_summary(
 def test_beside_known_errors_only_the_closest_suggestions_are_listed_and_all_counted(
     client: Client, seed: ErrorRecord, fake_matcher: Any
 ) -> None:
-    from kb.views.paste import SUGGESTIONS_BESIDE_CARDS
+    from kb.matching.views import SUGGESTIONS_BESIDE_CARDS
 
     n = SUGGESTIONS_BESIDE_CARDS + 2
     close = [SuggestionView(seed, 0.9 - i / 100, f"close {i}") for i in range(n)]
@@ -365,7 +365,7 @@ def test_paste_and_records_are_escaped(client: Client, fake_matcher: Any) -> Non
 def test_pastes_leave_nothing_behind(client: Client, seed: ErrorRecord, fake_matcher: Any) -> None:
     from django.contrib.sessions.models import Session
 
-    from kb.models import ErrorRecord as Model
+    from kb.records.models import ErrorRecord as Model
 
     fake_matcher.answer = lambda text: result_for(text, [seed_match(text, seed)])
     before = Model.objects.count()
@@ -428,7 +428,7 @@ def test_records_shown_are_loaded_once_per_revision_and_an_edit_shows(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from kb.services import save_curated
+    from kb.records.services import save_curated
 
     def record_reads(queries: CaptureQueriesContext) -> int:
         return sum(

@@ -7,8 +7,8 @@ import re
 import pytest
 from django.test import Client
 
-from kb.browse.links import record_url
-from kb.models import ErrorRecord
+from kb.records.links import record_url
+from kb.records.models import ErrorRecord
 from tests.factories import SEED, import_lines
 from tests.hostile import assert_inert, hostile_overrides
 
@@ -174,7 +174,7 @@ def test_the_page_is_rendered_once_per_revision_and_follows_every_change(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from kb.services import set_status
+    from kb.records.services import set_status
     from tests.factories import make_record
 
     other = make_record(
@@ -198,7 +198,7 @@ def test_the_page_is_rendered_once_per_revision_and_follows_every_change(
 def test_a_curators_edit_shows_on_the_next_view_of_the_cached_page(
     client: Client, seed: ErrorRecord
 ) -> None:
-    from kb.services import save_curated
+    from kb.records.services import save_curated
 
     url = seed.get_absolute_url()
     assert "Verify the progress table" in client.get(url).content.decode()

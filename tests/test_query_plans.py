@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kb.browse import selectors
 from kb.browse.filters import RecordFilter
-from kb.models import ErrorRecord, Status
+from kb.records.models import ErrorRecord, Status
 
 pytestmark = [
     pytest.mark.django_db,

@@ -23,7 +23,7 @@ from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from kb.middleware import RATE_WINDOW_SECONDS, client_address
+from kb.ops.middleware import RATE_WINDOW_SECONDS, client_address
 from tests.clocks import FakeClock
 from tests.servers import Gunicorn, json_post
 
@@ -220,6 +220,8 @@ def test_limiter_fails_open_when_its_counter_is_unavailable(
 
     from django.db.utils import OperationalError
 
-    with mock.patch("kb.middleware._locked_increment", side_effect=OperationalError("no table")):
+    with mock.patch(
+        "kb.ops.middleware._locked_increment", side_effect=OperationalError("no table")
+    ):
         assert 429 not in statuses(client, LIMIT + 2)
     assert "rate limiter unavailable" in caplog.text

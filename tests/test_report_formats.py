@@ -1,4 +1,4 @@
-"""``kb.report_formats``: workflow commands that parse back to what was meant, and Markdown
+"""``kb.matching.formats``: workflow commands that parse back to what was meant, and Markdown
 that no record text or paste can turn into links, HTML or mentions
 (docs/reliability.md#r6-stored-xss holds for every output, not only the pages)."""
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kb.report_formats import known_count, render
-from kb.report_formats.github import command
-from kb.report_formats.markdown import code_span, escape_text
+from kb.matching.formats import known_count, render
+from kb.matching.formats.github import command
+from kb.matching.formats.markdown import code_span, escape_text
 
 URL = "https://kb.example.org/records/r1/"
 HOSTILE_TITLE = (

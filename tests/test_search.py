@@ -12,10 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from kb.models import ErrorRecord
-from kb.search.index import ensure_search_index, search_index_missing
-from kb.search.query import fts5_expression, search_records, split_terms
-from kb.services import delete_records, save_curated
+from kb.browse.search import fts5_expression, search_records, split_terms
+from kb.records.models import ErrorRecord
+from kb.records.search_index import ensure_search_index, search_index_missing
+from kb.records.services import delete_records, save_curated
 from tests.factories import import_lines, make_line
 
 # --- the query parser (pure) -----------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_index_follows_curator_edits_reimports_and_deletes() -> None:
 @pytest.mark.django_db
 def test_search_structures_exist_after_migrations() -> None:
     """With no hook after ``migrate``, this fails for a migration that rebuilds the records
-    table on SQLite without reinstalling the triggers (see ``kb.search.index``)."""
+    table on SQLite without reinstalling the triggers (see ``kb.records.search_index``)."""
     assert search_index_missing() == []
 
 

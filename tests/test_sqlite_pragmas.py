@@ -54,7 +54,7 @@ def test_database_is_a_real_file_not_memory() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_rate_limit_counter_leaves_the_connection_at_synchronous_full(settings: object) -> None:
     """The counter's own commit skips the fsync; every other transaction keeps FULL."""
-    from kb.middleware import _locked_increment
+    from kb.ops.middleware import _locked_increment
 
     assert _locked_increment("pragma-test", 60) >= 1
     assert _pragma("synchronous") == 2
@@ -74,7 +74,7 @@ def test_rate_limiter_does_not_wait_for_a_long_write_lock(
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from kb.middleware import LIMITER_LOCK_WAIT_MS
+    from kb.ops.middleware import LIMITER_LOCK_WAIT_MS
     from tests.servers import ROOT, app_env
 
     settings.KB_RATE_LIMIT_PER_MINUTE = 5

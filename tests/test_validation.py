@@ -1,4 +1,4 @@
-"""Record validation: the pure rules of ``kb.validation`` and the model's clean(), which
+"""Record validation: the pure rules of ``kb.records.validation`` and the model's clean(), which
 hands them the stored row and the collision lookup (what the admin and API share)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from kb.models import ErrorRecord, Status
-from kb.schema import parse_record
-from kb.validation import (
+from kb.records.models import ErrorRecord, Status
+from kb.records.schema import parse_record
+from kb.records.validation import (
     Collision,
     find_collisions,
     message_is_matched,
@@ -254,6 +254,6 @@ def test_unknown_severity_is_refused_by_the_model_field() -> None:
 
 def test_validation_imports_no_models() -> None:
     # Models import validation; the other way round would be a cycle.
-    code = "import sys, kb.validation; print('kb.models' in sys.modules)"
+    code = "import sys, kb.records.validation; print('kb.records.models' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -19,6 +19,6 @@ def test_warm_matcher_builds_the_matcher_for_the_active_records() -> None:
     call_command("warm_matcher", stdout=out)
     assert "Matcher ready: 2 patterns" in out.getvalue()
 
-    from kb.matching import holder
+    from kb.matching.holder import holder
 
     assert holder._matcher is not None  # the process now serves without compiling

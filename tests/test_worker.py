@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
-from kb.models import ErrorRecord, ImportJob
+from kb.records.models import ErrorRecord, ImportJob
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.factories import encode, make_line
 from tests.servers import db_worker

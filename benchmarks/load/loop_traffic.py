@@ -12,7 +12,7 @@ rather than opening one per request, as the same error from many people does. Th
 carry no cookie, so every vote is a new browser's and counted (201); proposals go to
 records the load test imported, each pending.
 
-The rate limit counts these requests with the matches (``kb.middleware.rate_limit_hit``);
+The rate limit counts these requests with the matches (``kb.ops.middleware.rate_limit_hit``);
 the traffic comes from the same 256 addresses as the benign matches, each far under the
 per-client limit, so a 429 here is a failure of the phase, not the limit at work (the
 wrk result counts 429s apart, and the goal wants none).

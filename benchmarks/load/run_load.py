@@ -101,8 +101,8 @@ FULL = DATASET_DIR / "records-all.jsonl"
 WRITER = """
 import json, sys, time, django
 django.setup()
-from kb.models import ErrorRecord
-from kb.services import save_curated
+from kb.records.models import ErrorRecord
+from kb.records.services import save_curated
 ids, name, seconds = sys.argv[1].split(","), sys.argv[2], float(sys.argv[3])
 last, writes, errors, slowest = {}, 0, [], 0.0
 deadline = time.monotonic() + seconds
@@ -363,7 +363,7 @@ def run_writers(
     match = wrk_result(work, "writers-match", p)
     expected = {pk: v for o in outs for pk, v in o["last"].items()}
     check = (
-        "import json,sys,django;django.setup();from kb.models import ErrorRecord;"
+        "import json,sys,django;django.setup();from kb.records.models import ErrorRecord;"
         "ids=json.loads(sys.argv[1]);"
         "print(json.dumps(dict(ErrorRecord.objects.filter(pk__in=ids)"
         ".values_list('pk','example_fix'))))"

@@ -3,8 +3,8 @@
 - ``kb.browse.selectors``: tags, a tag's records, the filtered and searched record list,
   paginated the same way for a page and its JSON twin;
 - ``kb.browse.filters``: the record list's GET parameters (django-filter) and facet counts;
-- ``kb.browse.links``: the one place that turns a record id or a tag name into its URL.
+- ``kb.records.links``: the one place that turns a record id or a tag name into its URL.
 
-Callers import the module they need; this package re-exports nothing, so ``kb.models`` can
+Callers import the module they need; this package re-exports nothing, so ``kb.records.models`` can
 use ``links`` without importing the selectors (which import the models).
 """

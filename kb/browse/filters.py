@@ -15,8 +15,8 @@ from typing import Any
 import django_filters
 from django.db.models import Count, QuerySet
 
-from kb.models import ErrorRecord
-from kb.search.query import search_records
+from kb.browse.search import search_records
+from kb.records.models import ErrorRecord
 
 # (GET parameter, model field, label). Parameter names are the model's, in snake_case.
 FACETS: list[tuple[str, str, str]] = [

@@ -1,6 +1,6 @@
 """Read side of the browse pages and their JSON twins: tags, tag pages, filtered lists.
 
-The HTML views (``kb.views.browse``) and the API (``kb.api``) both call these selectors, so a
+The HTML views (``kb.browse.views``) and the API (``kb.api``) both call these selectors, so a
 page and its JSON twin always agree on what is listed, in which order, on which page.
 Lists show published records only (``ErrorRecord.objects.published()``); a record opened
 by id follows ``visible_to(user)``.
@@ -16,7 +16,7 @@ Speed with the full dataset comes from three choices:
   order through every tagged row on each page (``benchmarks/page_layers.py`` compares the
   two);
 - aggregates over everything (tag counts, facet combinations) are cached per record
-  revision: every write that matters bumps it (``kb.models.next_revision``).
+  revision: every write that matters bumps it (``kb.records.models.next_revision``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from kb.browse.filters import (
     facets_from_combos,
     narrowing_params,
 )
-from kb.models import ErrorRecord, Status, Tag, current_revision
+from kb.records.models import ErrorRecord, Status, Tag, current_revision
 
 PAGE_SIZE = 25
 TAG_PAGE_SIZE = 120

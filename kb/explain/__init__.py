@@ -1,6 +1,6 @@
 """What the code says: a short factual explanation of an error, derived from its snippet.
 
-Pure Python (no Django), like ``kb.matcher``. ``explain`` parses a record's source snippet
+Pure Python (no Django), like ``kb.engine``. ``explain`` parses a record's source snippet
 with a real parser (tree-sitter and the grammar of the file's language), finds the site
 that raises the error, and reports the enclosing function (with its impl type, class or
 receiver), the condition or call whose failure leads there, the values the message
@@ -18,7 +18,7 @@ from kb.explain.types import Condition, Explanation
 
 __all__ = ["MAX_SOURCE_CHARS", "Condition", "Explanation", "explain", "grammar_for"]
 
-# Keys are file extensions (as ``kb.highlight.language_for`` returns them) and names.
+# Keys are file extensions (as ``kb.browse.highlight.language_for`` returns them) and names.
 _ALIASES = {
     ".rs": "rust",
     ".java": "java",

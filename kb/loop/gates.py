@@ -12,9 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from kb.limits import Refusal
-from kb.middleware import rate_limit_response
-from kb.views.errors import refusal_response
+from kb.http import Refusal, refusal_response
+from kb.ops.middleware import rate_limit_response
 
 # What each setting turns off, in the words of the 403 it answers.
 FEATURES = {

@@ -1,7 +1,7 @@
 """The learning loop's tables: gaps (unknown errors as reported), proposals, votes, usage.
 
 What is never stored, by construction: a paste, a client address, a cookie value. A gap
-holds redacted error lines only (`kb.learning.redact` ran on them before they reach a
+holds redacted error lines only (`kb.loop.text.redact` ran on them before they reach a
 model); a vote holds an HMAC of the browser's signed-cookie id and the day, so two votes of
 one browser on one day collide and nothing links a voter across days; usage is counts per
 record and day.
@@ -16,15 +16,15 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 
 __all__ = ["Gap", "GapWord", "Proposal", "RecordTally", "UsageDay", "Vote", "VoterSalt"]
 
 
 class Gap(models.Model):
-    """One unknown error, with the reports of it folded together (`kb.learning.gaps`)."""
+    """One unknown error, with the reports of it folded together (`kb.loop.text.gaps`)."""
 
-    # The exact-fold key: a digest of `kb.learning.gaps.key_of(template)` of the first
+    # The exact-fold key: a digest of `kb.loop.text.gaps.key_of(template)` of the first
     # report, so a report with the same key finds its gap by one indexed lookup.
     key = models.CharField(max_length=64, unique=True, db_index=True)
     template = models.TextField()
@@ -41,6 +41,7 @@ class Gap(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "kb_gap"
         # The work queue lists open gaps by count; the API lists all gaps by count.
         indexes = [
             models.Index(fields=["closed_at", "-count"], name="kb_gap_open_count"),
@@ -57,12 +58,13 @@ class Gap(models.Model):
 
 class GapWord(models.Model):
     """The fuzzy fold's postings: a report is only compared with the gaps sharing one of
-    its rarest words (`kb.learning.gaps.GapIndex`), whatever the number of gaps."""
+    its rarest words (`kb.loop.text.gaps.GapIndex`), whatever the number of gaps."""
 
     gap = models.ForeignKey(Gap, on_delete=models.CASCADE, related_name="words")
     word = models.CharField(max_length=64)
 
     class Meta:
+        db_table = "kb_gapword"
         constraints = [models.UniqueConstraint(fields=["word", "gap"], name="kb_gapword_unique")]
 
     def __str__(self) -> str:
@@ -104,6 +106,7 @@ class Proposal(models.Model):
     )
 
     class Meta:
+        db_table = "kb_proposal"
         indexes = [models.Index(fields=["status", "created_at"], name="kb_proposal_status")]
 
     def __str__(self) -> str:
@@ -127,6 +130,7 @@ class Vote(models.Model):
     step = models.PositiveSmallIntegerField(null=True, blank=True)  # 1-based solution step
 
     class Meta:
+        db_table = "kb_vote"
         # NULLs are distinct in a plain unique constraint, so a record-level vote (no step)
         # gets its own partial constraint: one vote per voter, record, step and day.
         constraints = [
@@ -171,6 +175,7 @@ class RecordTally(models.Model):
     complaints = models.PositiveIntegerField(default=0)
 
     class Meta:
+        db_table = "kb_recordtally"
         indexes = [models.Index(fields=["-complaints", "record"], name="kb_tally_complaints")]
 
     def __str__(self) -> str:
@@ -190,6 +195,9 @@ class VoterSalt(models.Model):
     day = models.DateField(primary_key=True)
     salt = models.CharField(max_length=64)
 
+    class Meta:
+        db_table = "kb_votersalt"
+
     def __str__(self) -> str:
         return f"voter salt of {self.day}"
 
@@ -203,6 +211,7 @@ class UsageDay(models.Model):
     misses = models.PositiveIntegerField(default=0)
 
     class Meta:
+        db_table = "kb_usageday"
         constraints = [
             models.UniqueConstraint(fields=["record_id", "day"], name="kb_usageday_unique")
         ]

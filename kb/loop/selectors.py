@@ -24,10 +24,10 @@ from django.db.models import Count, Exists, OuterRef, QuerySet, Sum
 from django.utils import timezone
 from django.utils.text import slugify
 
-from kb.learning.gaps import VAR
 from kb.loop import services
 from kb.loop.models import Gap, Proposal, RecordTally, UsageDay, Vote
-from kb.models import ErrorRecord
+from kb.loop.text.gaps import VAR
+from kb.records.models import ErrorRecord
 
 # What a queue row needs of a record: never the source code or the long analysis fields.
 RECORD_FIELDS = ("id", "slug", "repo", "error_message", "status", "severity")

@@ -4,7 +4,7 @@ Views, the API, the admin and the commands call these; none of them writes a loo
 itself. The rules that hold here:
 
 - a report stores only what `preview_report` shows: the paste's error lines, redacted
-  (`kb.learning`), computed again on the server whatever the client sent back;
+  (`kb.loop.text`), computed again on the server whatever the client sent back;
 - reports of one error fold into one gap (an exact key first, then the fuzzy fold over
   the gaps sharing the report's rarest words, read through `GapWord`), in the report's
   transaction;
@@ -12,7 +12,7 @@ itself. The rules that hold here:
   (`kb.loop.votes`, named here too);
 - a gap closes when a published record matches its samples (`kb.loop.closing`, called by
   whatever publishes: the curator save, `set_status`, the importer);
-- an accepted proposal is a curator edit (`kb.services.save_curator_edit`), so its field
+- an accepted proposal is a curator edit (`kb.records.services.save_curator_edit`), so its field
   becomes curated: a re-import keeps it as a conflict and `export_records` has it.
 
 The bulk jobs (retention purge, JSONL export) are `kb.loop.retention`'s, named here too.
@@ -32,17 +32,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from kb.learning import gaps as folding
-from kb.learning.derive import pattern_from_template
-from kb.learning.error_lines import clip_line, find_error_lines
-from kb.learning.redact import Redacted, redact
 from kb.loop.closing import close_matched_gaps
 from kb.loop.models import Gap, GapWord, Proposal
 from kb.loop.retention import export_jsonl, gap_json, purge
+from kb.loop.text import gaps as folding
+from kb.loop.text.derive import pattern_from_template
+from kb.loop.text.error_lines import clip_line, find_error_lines
+from kb.loop.text.redact import Redacted, redact
 from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
-from kb.models import ErrorRecord, Status
-from kb.schema import BY_KEY
-from kb.services import save_curator_edit
+from kb.records.models import ErrorRecord, Status
+from kb.records.schema import BY_KEY
+from kb.records.services import save_curator_edit
 
 __all__ = [
     "VOTER_COOKIE",
@@ -127,7 +127,7 @@ def file_report(
 
 
 def gap_key(template: str) -> str:
-    """The exact-fold key of a template (`kb.learning.gaps.key_of`), as stored."""
+    """The exact-fold key of a template (`kb.loop.text.gaps.key_of`), as stored."""
     return hashlib.sha256(folding.key_of(template).encode()).hexdigest()
 
 
@@ -196,7 +196,7 @@ def _similar_gap(template: str) -> Gap | None:
 
 def _nearest(line: str) -> list[dict[str, Any]]:
     """The records the matcher suggests for a reported line, best first."""
-    from kb.matching import match_text
+    from kb.matching.holder import match_text
 
     result = match_text(line)
     seen: dict[str, float] = {}
@@ -209,7 +209,7 @@ def _nearest(line: str) -> list[dict[str, Any]]:
 
 def draft_from_gap(*, gap: Gap) -> dict[str, Any]:
     """Initial data for the admin's add form: a draft whose pattern matches the gap's
-    samples (`kb.learning.derive`), or an empty pattern for the curator to write when no
+    samples (`kb.loop.text.derive`), or an empty pattern for the curator to write when no
     bounded pattern covers them all."""
     try:
         pattern = pattern_from_template(gap.template, gap.samples)

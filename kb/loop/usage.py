@@ -154,7 +154,7 @@ buffer = UsageBuffer()
 
 
 def count_match(result: Any, now: datetime | None = None) -> None:
-    """Count one paste's result (a `kb.matching.MatchResult`) and write the buffer when
+    """Count one paste's result (a `kb.matching.holder.MatchResult`) and write the buffer when
     due. Never raises: usage is a by-product, never a reason to fail a paste."""
     if not settings.KB_USAGE_ENABLED:
         return
@@ -169,3 +169,8 @@ def count_match(result: Any, now: datetime | None = None) -> None:
 def flush(now: datetime | None = None) -> int:
     """Write this process's buffer now (worker exit, tests, the bench)."""
     return buffer.flush(now)
+
+
+def matched(*, result: Any, **_signal: Any) -> None:
+    """Receiver of ``kb.matching.signals.text_matched``: count that paste's result."""
+    count_match(result)

@@ -7,9 +7,9 @@ applies the gates in the order a refused request costs least (feature off, rate 
 size), and renders.
 
 The gates: a feature turned off answers 403; requests count against the same rate limit
-as matching (``kb.middleware.rate_limit_response``: a report runs the redaction and the folding,
+as matching (``kb.ops.middleware.rate_limit_response``: a report runs the redaction and the folding,
 and a flood of votes or proposals is the same abuse as a flood of pastes); the text's size
-is checked by ``kb.limits``. Refusals are ``kb.views.errors.refusal_response``, so they
+is checked by ``kb.http``. Refusals are ``kb.http.refusal_response``, so they
 read as every other refusal. A report's form carries the paste, so its answers are never cached; and
 everything a report or a proposal stores is untrusted text, rendered autoescaped.
 """
@@ -27,14 +27,12 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from kb.browse.selectors import visible_record
-from kb.http import HtmxHttpRequest
-from kb.limits import TooLarge, check, text_bytes
+from kb.http import HtmxHttpRequest, TooLarge, check, refusal_response, text_bytes
 from kb.loop import services
 from kb.loop.gates import flags, gate
 from kb.loop.models import Proposal, Vote
 from kb.loop.selectors import step_order, vote_counts
-from kb.models import ErrorRecord
-from kb.views.errors import refusal_response
+from kb.records.models import ErrorRecord
 
 
 def _render(

@@ -42,8 +42,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from kb.loop.models import RecordTally, Vote, VoterSalt
-from kb.middleware import client_address
-from kb.models import ErrorRecord
+from kb.ops.middleware import client_address
+from kb.records.models import ErrorRecord
 
 __all__ = [
     "VOTER_COOKIE",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.browser.conftest import assert_clean, screenshot
 from tests.curation_support import make_curator
 from tests.factories import import_lines, make_line
@@ -94,7 +94,7 @@ def test_upload_page_and_job_page_are_clean(
 
 
 def test_curator_settles_an_import_conflict(page: Any, live_server: Any, fast_hasher: None) -> None:
-    from kb.services import save_curated
+    from kb.records.services import save_curated
 
     make_curator(password=PASSWORD)
     line = make_line()

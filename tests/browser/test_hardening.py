@@ -154,7 +154,7 @@ def test_server_error_in_an_htmx_request_shows_a_generic_message(
     def explode(text: str, **kwargs: Any) -> Any:
         raise RuntimeError("SECRET_SETTING_VALUE leaked?")
 
-    monkeypatch.setattr("kb.views.paste.match_text", explode)
+    monkeypatch.setattr("kb.matching.views.match_text", explode)
     page.goto(app.url + "/")
     with page.expect_response(lambda r: r.url.endswith("/match/")) as info:
         page.locator("#paste-text").fill("Error: boom")

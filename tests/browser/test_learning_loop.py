@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from kb.loop.models import Gap, Proposal, Vote
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.browser.conftest import assert_clean, screenshot, watch
 from tests.curation_support import make_curator
 from tests.factories import SEED, import_lines, make_line
@@ -24,7 +24,7 @@ PASSWORD = "correct-horse-battery"
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 OTHER_KEY = "AKIAJ5Q7R2XLMNBVCDEF"
 DSN_PASSWORD = "s3cr3t-Pa55word"
-QUEUE = "/admin/kb/gap/queue/"
+QUEUE = "/admin/loop/gap/queue/"
 
 
 def unknown_error(order: int, email: str, password: str, key: str) -> str:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kb.matching import MatchResult, MatchView
-from kb.models import ErrorRecord
+from kb.matching.holder import MatchResult, MatchView
+from kb.records.models import ErrorRecord
 from tests.browser.conftest import assert_clean, csp_violations, screenshot, wait_until
 from tests.factories import SEED, import_lines
 
@@ -33,7 +33,7 @@ def seed(transactional_db: None) -> ErrorRecord:
 def stub_matcher(monkeypatch: pytest.MonkeyPatch, seed: ErrorRecord) -> list[str]:
     """The seed matches wherever "Backfill" appears; returns the texts it matched. Like the
     real matcher it refuses a text past ``max_bytes`` before doing any work."""
-    from kb.matcher import MatchReport, PasteTooLarge
+    from kb.engine import MatchReport, PasteTooLarge
 
     seen: list[str] = []
 
@@ -55,7 +55,7 @@ def stub_matcher(monkeypatch: pytest.MonkeyPatch, seed: ErrorRecord) -> list[str
         report = MatchReport([], [], [], normalised, 1.0)
         return MatchResult(matches, [], [], report, 1.0)
 
-    monkeypatch.setattr("kb.views.paste.match_text", fake)
+    monkeypatch.setattr("kb.matching.views.match_text", fake)
     return seen
 
 
@@ -181,7 +181,7 @@ def test_server_error_during_a_paste_shows_a_plain_message(
     def boom(text: str, *, max_bytes: int | None = None) -> None:
         raise RuntimeError("internal detail: SECRET_KEY=hunter2")
 
-    monkeypatch.setattr("kb.views.paste.match_text", boom)
+    monkeypatch.setattr("kb.matching.views.match_text", boom)
     page.goto(live_server.url + "/")
     page.locator("#paste-text").fill("anything")
     alert = page.locator("#results [role=alert]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.browser.conftest import assert_clean, csp_violations, screenshot
 from tests.factories import SEED, import_lines, make_line
 from tests.hostile import hostile_overrides

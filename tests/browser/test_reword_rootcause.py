@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.browser.conftest import assert_clean, screenshot
 from tests.factories import make_record
 

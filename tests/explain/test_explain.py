@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from kb.browse.highlight import language_for
 from kb.explain import MAX_SOURCE_CHARS, Condition, Explanation, explain
-from kb.highlight import language_for
 from tests.explain import records
 
 

@@ -7,8 +7,8 @@ import pytest
 from django.core.cache import caches
 from django.test import Client
 
-from kb import explaining
-from kb.models import ErrorRecord
+from kb.browse import explanations as explaining
+from kb.records.models import ErrorRecord
 from tests.factories import SEED, import_lines, make_record
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ import re._parser as sre_parse
 import pytest
 import re2
 
-from kb.learning.derive import merge_templates, pattern_from_template
-from kb.learning.gaps import GapIndex, template_of
-from kb.matcher import admit_pattern
+from kb.engine import admit_pattern
+from kb.loop.text.derive import merge_templates, pattern_from_template
+from kb.loop.text.gaps import GapIndex, template_of
 
 # Real-looking gaps: the redacted sample lines of reports that folded together.
 GAPS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.learning.error_lines import (
+from kb.loop.text.error_lines import (
     FALLBACK_LINES,
     MAX_LINE_CHARS,
     MAX_LINES,

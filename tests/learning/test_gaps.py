@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kb.learning import gaps
-from kb.learning.error_lines import ErrorLine, find_error_lines
-from kb.learning.gaps import MAX_SAMPLES, VAR, GapIndex, headline, key_of, template_of
-from kb.learning.redact import redact
+from kb.loop.text import gaps
+from kb.loop.text.error_lines import ErrorLine, find_error_lines
+from kb.loop.text.gaps import MAX_SAMPLES, VAR, GapIndex, headline, key_of, template_of
+from kb.loop.text.redact import redact
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gaps.json"
 

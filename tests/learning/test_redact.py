@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kb.learning.redact import GROWTH_FACTOR, PLACEHOLDERS, redact
+from kb.loop.text.redact import GROWTH_FACTOR, PLACEHOLDERS, redact
 from tests.learning.redaction_cases import SECRETS, UNTOUCHED
 
 

@@ -1,4 +1,4 @@
-"""The learning loop's JSON API (`kb.api.loop`): every shape of the contract, 403 while a
+"""The learning loop's JSON API (`kb.loop.api`): every shape of the contract, 403 while a
 part is turned off, the rate limit and size limit, 401/403 on the gaps, and nothing
 pending or unredacted leaking out."""
 
@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from kb.loop import services
 from kb.loop.models import Gap, Proposal, Vote
-from kb.models import ErrorRecord, Status
+from kb.records.models import ErrorRecord, Status
 from tests.curation_support import make_curator
 from tests.factories import make_record
 

@@ -10,9 +10,9 @@ from django.core.management import call_command
 
 from kb.loop import services
 from kb.loop.models import Gap
-from kb.matching import holder
-from kb.models import ErrorRecord, Status
-from kb.services import set_status
+from kb.matching.holder import holder
+from kb.records.models import ErrorRecord, Status
+from kb.records.services import set_status
 from tests.factories import encode, import_lines, make_line
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from kb.loop.models import Gap, Proposal, Vote
 from kb.loop.services import VOTER_COOKIE
-from kb.middleware import forget_refusals
-from kb.models import ErrorRecord
+from kb.ops.middleware import forget_refusals
+from kb.records.models import ErrorRecord
 from tests.factories import make_record
 from tests.hostile import PAYLOAD, assert_inert
 

@@ -16,12 +16,12 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.utils import timezone
 
-from kb.exporter import export_lines
-from kb.learning.gaps import template_of
 from kb.loop import services
 from kb.loop.models import Gap, GapWord, Proposal, UsageDay, Vote
-from kb.models import ErrorRecord, Status
-from kb.services import save_curator_edit, set_status
+from kb.loop.text.gaps import template_of
+from kb.records.exporter import export_lines
+from kb.records.models import ErrorRecord, Status
+from kb.records.services import save_curator_edit, set_status
 from tests.factories import import_lines, make_line, make_record
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_the_preview_shows_the_error_lines_redacted_and_says_what_was_replaced()
 def test_a_secret_across_the_line_cut_is_redacted_whole(offset: int) -> None:
     """Lines are cut to a bound after redaction: a token straddling the cut must not
     leave its first part behind."""
-    from kb.learning.error_lines import MAX_LINE_CHARS
+    from kb.loop.text.error_lines import MAX_LINE_CHARS
 
     token = "ghp_" + "A1b2" * 9
     head = "ValueError: upstream refused " + "x " * 400

@@ -21,7 +21,7 @@ from django.utils import timezone
 from kb.loop import selectors
 from kb.loop.models import Gap, Proposal, UsageDay
 from kb.loop.votes import cast_vote
-from kb.models import ErrorRecord
+from kb.records.models import ErrorRecord
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client, csrf_client
 from tests.factories import make_record
 from tests.hostile import PAYLOAD, assert_inert
@@ -210,7 +210,7 @@ def test_hostile_reports_and_proposals_are_inert_in_the_queue_and_lists(
         record=make_record(), field="solutions", text=PAYLOAD, author=PAYLOAD[:90]
     )
     assert_inert(admin_content(queue(curator_client)))
-    for name in ("admin:kb_gap_changelist", "admin:kb_proposal_changelist"):
+    for name in ("admin:loop_gap_changelist", "admin:loop_proposal_changelist"):
         response = curator_client.get(reverse(name))
         assert response.status_code == 200
         table = response.content.decode().partition('id="result_list"')[2]

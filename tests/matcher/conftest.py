@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.matcher import Matcher, PatternSpec
+from kb.engine import Matcher, PatternSpec
 from tests.datasets import ALL_RECORDS, EVAL_PUBLIC, dataset_path, requires_dataset
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from kb.matcher import Matcher, PatternSpec
+from kb.engine import Matcher, PatternSpec
 
 WIDTH = 100
 POD = "api-7d9f8b6c5-xk2lp"

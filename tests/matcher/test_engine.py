@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.matcher import Matcher, PasteTooLarge, PatternSpec, admit_pattern
+from kb.engine import Matcher, PasteTooLarge, PatternSpec, admit_pattern
 
 SPECS = [
     PatternSpec("k-vnode", r"Backfill progress for vnode (.+?) not found, backfill_state", "m1"),
@@ -200,7 +200,7 @@ def test_build_loads_the_whole_matcher_from_cache_when_specs_are_unchanged(
 def test_cache_cleanup_keeps_used_and_recent_files_only(tmp_path: Path) -> None:
     import os
 
-    from kb.matcher import cache
+    from kb.engine import cache
 
     now = 1_000_000_000.0
     day = cache.MAX_UNUSED_AGE_S
@@ -226,7 +226,7 @@ def test_cache_cleanup_keeps_used_and_recent_files_only(tmp_path: Path) -> None:
 def test_a_build_cleans_up_old_unused_cache_files(tmp_path: Path) -> None:
     import os
 
-    from kb.matcher import cache
+    from kb.engine import cache
 
     stale = [tmp_path / f"shard-stale{i}.bin" for i in range(cache.KEEP_UNUSED + 3)]
     for p in stale:
@@ -288,7 +288,7 @@ def test_a_line_shared_by_many_look_alike_records_costs_bounded_work(
 ) -> None:
     """Dozens of versions of one message (a large dataset) all share the line's first
     words; only the `MAX_HEADS_PER_LINE` largest are walked, and the longest still wins."""
-    from kb.matcher import candidates
+    from kb.engine import candidates
 
     head = "Compaction task for table catalog failed while uploading"
     specs = [
@@ -321,7 +321,7 @@ def test_an_opaque_confirm_that_runs_out_of_time_is_said_in_the_notes(
     assert [x.key for x in m.match(text).matches] == ["opaque"]
     assert not m.match(text).notes
 
-    monkeypatch.setattr("kb.matcher.candidates.CONFIRM_TIMEOUT_S", 0)
+    monkeypatch.setattr("kb.engine.candidates.CONFIRM_TIMEOUT_S", 0)
     report = m.match(text)
     assert report.matches == []
     assert any("timed out" in n for n in report.notes), report.notes

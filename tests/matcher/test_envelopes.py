@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher
-from kb.matcher.normalise import normalise, prefix_info
+from kb.engine import Matcher
+from kb.engine.normalise import normalise, prefix_info
 from tests.matcher.envelopes import HEAD, JOINED, PREFIXES, TAIL, build_matcher, two_lines, wrap
 
 
@@ -221,7 +221,7 @@ def test_an_applications_elapsed_timestamps_without_jenkins_stay() -> None:
 def test_envelope_detection_is_linear_in_the_paste() -> None:
     """Doubling an enveloped paste doubles the work: counted as regex matches tried, not
     time (the operation count of the pass is its number of envelope hits)."""
-    from kb.matcher.normalise import _envelopes
+    from kb.engine.normalise import _envelopes
 
     line = "[pod/api-0/api] 2024-01-10T12:00:00.123456789Z " + "x" * 200 + "\n"
     small = _envelopes._hits(line * 500)
@@ -254,7 +254,7 @@ def test_every_kept_character_maps_back_to_itself(name: str) -> None:
 
 
 def test_a_whole_log_in_an_envelope_is_stripped_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kb.matcher.normalise import _structure
+    from kb.engine.normalise import _structure
 
     monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
     filler = "".join(f"[pod/api-0/api] INFO tick {i} ok\n" for i in range(200))
@@ -269,7 +269,7 @@ def test_a_whole_log_in_an_envelope_is_stripped_too(monkeypatch: pytest.MonkeyPa
 def test_a_whole_log_without_envelopes_keeps_the_regional_fast_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kb.matcher.normalise import _structure
+    from kb.engine.normalise import _structure
 
     monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
     text = "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1\n" * 100

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher
+from kb.engine import Matcher
 from tests.matcher.envelopes import NAMES, wrap
 
 pytestmark = pytest.mark.slow

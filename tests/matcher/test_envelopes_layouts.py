@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher
-from kb.matcher.normalise import normalise
+from kb.engine import Matcher
+from kb.engine.normalise import normalise
 from tests.matcher.envelopes import HEAD, TAIL, build_matcher, two_lines
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher
+from kb.engine import Matcher
 
 pytestmark = pytest.mark.slow
 

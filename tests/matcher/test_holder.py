@@ -1,7 +1,7 @@
 """The per-process matcher follows the records: real SQLite, real matcher, real writes.
 
 A deletion leaves no changed row behind, so the holder must notice it by the keys it holds;
-these tests delete, retire, edit and publish through ``kb.services`` (the path the admin,
+these tests delete, retire, edit and publish through ``kb.records.services`` (the path the admin,
 the API and the importer take) and look at what the next refresh matches: in one holder,
 in two holders that share the database and the matcher cache, and in two real gunicorn
 workers (``tests/servers.py``) answering ``POST /api/match``.
@@ -17,9 +17,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from kb.matching import MatcherHolder, match_text
-from kb.models import ErrorRecord, Status
-from kb.services import delete_records, save_curated, set_status
+from kb.matching.holder import MatcherHolder, match_text
+from kb.records.models import ErrorRecord, Status
+from kb.records.services import delete_records, save_curated, set_status
 from tests.factories import make_record
 from tests.servers import Gunicorn, json_post
 

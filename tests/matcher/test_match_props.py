@@ -1,6 +1,6 @@
 """Property tests of `Matcher.match` over hostile text: it never raises (except
 `PasteTooLarge`, exactly past ``max_bytes``), and every report is consistent with the text
-it was made from and with what `kb/matcher/types.py` and `report.py` document.
+it was made from and with what `kb/engine/types.py` and `report.py` document.
 
 The matcher is the demo records' (``fixtures/demo-records.jsonl``) plus a few opaque and
 catastrophic hand-made patterns, built once per session and cached under
@@ -28,10 +28,10 @@ import regex
 from hypothesis import HealthCheck, example, given
 from hypothesis import strategies as st
 
-from kb.matcher import Match, Matcher, MatchReport, PasteTooLarge, PatternSpec
-from kb.matcher.patterns import GENERIC_LITERAL_CHARS
-from kb.matcher.rank import INFO_FACTOR, KIND_FACTOR, MIN_COVERAGE
-from kb.validation import SAMPLE_VALUES, render_message
+from kb.engine import Match, Matcher, MatchReport, PasteTooLarge, PatternSpec
+from kb.engine.patterns import GENERIC_LITERAL_CHARS
+from kb.engine.rank import INFO_FACTOR, KIND_FACTOR, MIN_COVERAGE
+from kb.records.validation import SAMPLE_VALUES, render_message
 from tests import fuzz_budget
 from tests.matcher.conftest import CACHE
 

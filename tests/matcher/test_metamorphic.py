@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kb.matcher import Matcher
+from kb.engine import Matcher
 
 pytestmark = pytest.mark.slow
 

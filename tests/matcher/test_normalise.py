@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kb.matcher.normalise import (
+from kb.engine.normalise import (
     CAUSED_BY,
     EXCEPTION,
     FRAME,
@@ -573,7 +573,7 @@ def test_wrapped_python_traceback_keeps_frames_as_frames():
 
 
 def test_whole_logs_skip_prose_joins_but_still_read_tracebacks(monkeypatch):
-    from kb.matcher.normalise import _structure
+    from kb.engine.normalise import _structure
 
     monkeypatch.setattr(_structure, "BIG_TEXT", 0)
     prose = "x" * 70 + " first half of a long line that a person wrapped by hand\nand its end"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from kb.matcher.normalise import normalise, prefix_info, strip_prefix
+from kb.engine.normalise import normalise, prefix_info, strip_prefix
 from tests import fuzz_budget
 
 _LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -231,7 +231,7 @@ def test_every_copied_character_maps_back_to_the_same_character(text):
 @given(ansi_texts, st.integers(1, 16))
 def test_chunked_deletion_maps_like_a_single_pass(text, chunk):
     """Deletion passes cut big texts into chunks; tiny chunks must give the same result."""
-    from kb.matcher.normalise import _mapping
+    from kb.engine.normalise import _mapping
 
     whole = normalise(text)
     saved = _mapping.CHUNK
@@ -269,7 +269,7 @@ _REGION_LINES = [
 def test_whole_log_regions_equal_normalising_everything(monkeypatch, seed: int) -> None:
     """A whole log is normalised only around triggers (_regions.py); the result must be
     the one normalising all of it gives: same text, same mapping, same line kinds."""
-    from kb.matcher.normalise import _normalise, _structure
+    from kb.engine.normalise import _normalise, _structure
 
     monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
     rng = random.Random(seed)
@@ -304,7 +304,7 @@ _PLAIN = "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1\n" * 40
 def test_whole_log_regions_never_miss_a_trigger(chunks):
     """Fragments of every pass, dropped between plain log lines: the regional whole-log
     normalisation gives exactly the text of normalising everything."""
-    from kb.matcher.normalise import _normalise, _structure
+    from kb.engine.normalise import _normalise, _structure
 
     text = _PLAIN + _PLAIN.join(chunks) + "\n" + _PLAIN
     old = _structure.BIG_TEXT

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kb.matcher.patterns import Piece, analyse, parse_template
+from kb.engine.patterns import Piece, analyse, parse_template
 from tests.matcher.conftest import needs_data
 
 _PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") in {"long", "fuzz"} else "default"

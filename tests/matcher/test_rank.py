@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher, PatternSpec
-from kb.matcher.rank import Candidate, confident, rank
+from kb.engine import Matcher, PatternSpec
+from kb.engine.rank import Candidate, confident, rank
 
 SPECS = [
     PatternSpec("wrap-item", r"Item not found: (.+?)", "Item not found: {0}"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.matcher import Matcher, PatternSpec
-from kb.matcher.rootcause import find_chains
+from kb.engine import Matcher, PatternSpec
+from kb.engine.rootcause import find_chains
 
 PSQL = (
     "Connection to {0} refused. Check that the hostname and port are correct and that the "
@@ -203,7 +203,7 @@ def test_chain_detection_is_bounded_and_ignores_mid_line_markers() -> None:
 def test_the_chain_search_runs_only_when_a_hit_line_is_by_a_trace(
     m: Matcher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kb.matcher import rootcause
+    from kb.engine import rootcause
 
     calls: list[int] = []
     real = rootcause.find_chains

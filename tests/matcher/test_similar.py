@@ -1,4 +1,4 @@
-"""Behaviour of kb.matcher.similar (near-miss suggestions)."""
+"""Behaviour of kb.engine.similar (near-miss suggestions)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.matcher.similar import (
+from kb.engine.similar import (
     DEFAULT_MIN_SCORE,
     SimilarityIndex,
     _clean_line,

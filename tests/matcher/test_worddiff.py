@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kb.matcher import Matcher, PatternSpec
-from kb.matcher.worddiff import MAX_WORDS, word_diff
+from kb.engine import Matcher, PatternSpec
+from kb.engine.worddiff import MAX_WORDS, word_diff
 
 SA_OLD = "Could not parse rfc1738 URL from string '%s'"
 SA_PASTE = (

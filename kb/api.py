@@ -1,0 +1,63 @@
+"""The JSON API (django-ninja): one ``NinjaAPI`` under ``/api/``, made of each app's router.
+
+- ``POST /api/match``: ``kb.matching.api``;
+- ``GET /api/records``, ``/api/records/{id}``, ``/api/tags``, ``/api/tags/{tag}``, the
+  JSON twins of the browse pages: ``kb.browse.api``;
+- ``/api/reports``, ``/api/feedback``, ``/api/proposals``, ``/api/gaps``: ``kb.loop.api``;
+- ``/api/openapi.json`` is the schema; ``/api/docs`` renders it as a plain HTML page (no
+  Swagger bundle from a CDN, no script: the site's CSP stays strict).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from ninja import NinjaAPI
+from ninja.openapi.docs import DocsBase
+
+from kb.browse.api import router as browse_router
+from kb.loop.api import router as loop_router
+from kb.matching.api import router as match_router
+
+
+class HtmlDocs(DocsBase):
+    """The OpenAPI schema as a server-rendered page: readable without JavaScript."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        schema = api.get_openapi_schema(path_params=kwargs)
+        operations = [
+            {
+                "method": method.upper(),
+                "path": path,
+                "summary": op.get("summary", ""),
+                "description": op.get("description", ""),
+                "parameters": op.get("parameters", []),
+                "body": list(op.get("requestBody", {}).get("content", {})),
+                "responses": sorted(op.get("responses", {})),
+            }
+            for path, item in schema["paths"].items()
+            for method, op in item.items()
+        ]
+        context = {
+            "api": api,
+            "operations": operations,
+            "schema_url": self.get_openapi_url(api, kwargs),
+        }
+        return render(request, "kb/browse/api_docs.html", context)
+
+
+api = NinjaAPI(
+    title="Error knowledge base API",
+    version="1",
+    description="Match pasted logs against known errors; browse records and tags as JSON.",
+    docs=HtmlDocs(),
+)
+
+# The routes of each app, in the order the schema lists them.
+api.add_router("", loop_router)  # /api/reports, /api/feedback, /api/proposals, /api/gaps
+api.add_router("", match_router)  # /api/match
+api.add_router("", browse_router)  # /api/records, /api/tags
+
+__all__ = ["api"]

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class BrowseConfig(AppConfig):
+    name = "kb.browse"
+    label = "browse"
+    verbose_name = "Browse and search"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class CurationConfig(AppConfig):
+    name = "kb.curation"
+    label = "curation"
+    verbose_name = "Curation"
+    default_auto_field = "django.db.models.BigAutoField"

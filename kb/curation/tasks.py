@@ -1,0 +1,145 @@
+"""Background tasks (Django's tasks framework): the admin's JSONL import and the matcher
+build after it.
+
+The default backend persists tasks in the database (django-tasks-db, ``settings.TASKS``)
+and ``manage.py db_worker`` runs them, so an upload of any size never runs inside a web
+request and a queued job survives a restart of every process. An admin upload stores the
+file and an ``ImportJob`` row, then enqueues ``run_import`` with the job's id only: the file
+lives in ``KB_IMPORT_DIR`` and progress and report live in the database, where the admin's
+job page reads them while the worker imports.
+
+A worker that dies mid-import leaves its job ``running`` with a stale heartbeat (the page
+shows it stalled); ``rerun_import`` hands it to a worker again. That is safe because the
+import is idempotent: the batches already committed come back as unchanged, and a job is
+claimed by one conditional update, so two deliveries of one task import it once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.tasks import task
+from django.utils import timezone
+
+from kb.records.importer import decompressed, import_jsonl, read_lines
+from kb.records.models import ImportJob
+
+logger = logging.getLogger(__name__)
+
+
+def _fail(job: ImportJob, exc: Exception, prefix: str = "") -> None:
+    """Mark the job failed with the exception's type and message (what its page shows)."""
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.FAILED,
+        error=f"{prefix}{type(exc).__name__}: {exc}"[:2000],
+        finished_at=timezone.now(),
+    )
+
+
+def execute_import(job: ImportJob) -> ImportJob:
+    """Run the importer over the job's file, recording progress and the report."""
+    now = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING, started_at=now, heartbeat_at=now
+    )
+    try:
+        with job.file.open("rb") as fh:
+            stream = decompressed(fh)
+
+            def progress(lines: int) -> None:  # after every batch: progress and heartbeat
+                ImportJob.objects.filter(pk=job.pk).update(
+                    lines_done=lines, bytes_done=fh.tell(), heartbeat_at=timezone.now()
+                )
+
+            report = import_jsonl(
+                read_lines(stream),
+                dry_run=job.dry_run,
+                atomic=job.atomic,
+                source=job.source,
+                progress=progress,
+            )
+    except Exception as exc:  # the job page must say what happened, whatever it was
+        logger.exception("import job %s failed", job.pk)
+        _fail(job, exc)
+    else:
+        ImportJob.objects.filter(pk=job.pk).update(
+            state=ImportJob.State.DONE,
+            report=report.as_json(),
+            lines_done=report.lines,
+            bytes_done=job.size,
+            finished_at=timezone.now(),
+        )
+    job.refresh_from_db()
+    if job.file:
+        job.file.delete(save=True)  # the report stays; the upload is not kept
+    return job
+
+
+@task
+def run_import(job_id: int) -> dict[str, Any]:
+    """Task entry point: import the file of ``ImportJob`` ``job_id``, if it is still queued
+    (claimed in one statement: a second delivery of the task finds it taken), then have
+    the worker build the matcher for the records it changed."""
+    now = timezone.now()
+    claimed = ImportJob.objects.filter(pk=job_id, state=ImportJob.State.QUEUED).update(
+        state=ImportJob.State.RUNNING, started_at=now, heartbeat_at=now
+    )
+    job = ImportJob.objects.get(pk=job_id)
+    if not claimed:
+        return {"state": job.state}
+    job = execute_import(job)
+    if job.state == ImportJob.State.DONE and _changed_records(job.report):
+        enqueue_warm_matcher()
+    return {"state": job.state, "report": job.report}
+
+
+def _changed_records(report: dict[str, Any]) -> bool:
+    if report.get("dry_run") or report.get("rolled_back"):
+        return False
+    return any(report.get(k) for k in ("created", "updated", "disabled", "stale"))
+
+
+@task
+def warm_matcher() -> int:
+    """Build (or load) the matcher for the current records in the worker, so the first
+    paste after an import is not the request that compiles it; returns its pattern count."""
+    from kb.matching.holder import get_matcher
+
+    return len(get_matcher())
+
+
+def enqueue_warm_matcher() -> None:
+    """Queue a matcher build; a backend that cannot take it leaves the build to the first
+    request, as before, and says so in the log."""
+    try:
+        warm_matcher.enqueue()
+    except Exception:  # the import is done either way; only the warm-up is lost
+        logger.exception("could not enqueue the matcher build")
+
+
+def rerun_import(job: ImportJob) -> ImportJob:
+    """Queue a stalled job again (its worker died): back to ``queued`` only if it is still
+    stalled, so a job whose worker is alive after all, or one already re-run, is left."""
+    if not job.stalled or not job.file:
+        return job
+    requeued = ImportJob.objects.filter(
+        pk=job.pk, state=ImportJob.State.RUNNING, heartbeat_at=job.heartbeat_at
+    ).update(state=ImportJob.State.QUEUED, error="")
+    if not requeued:
+        job.refresh_from_db()
+        return job
+    return enqueue_import(job)
+
+
+def enqueue_import(job: ImportJob) -> ImportJob:
+    """Hand the job to the configured task backend; the id is kept for the job page."""
+    try:
+        result = run_import.enqueue(job.pk)
+    except Exception as exc:  # a misconfigured backend: say so on the job page
+        logger.exception("could not enqueue import job %s", job.pk)
+        _fail(job, exc, "Could not start the import task: ")
+    else:
+        ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
+    job.refresh_from_db()
+    return job

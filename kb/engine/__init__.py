@@ -1,0 +1,71 @@
+"""Matcher core: which known error record does a pasted log contain?
+
+Pure Python (no Django). See docs/matcher-interface.md for the contract; the pieces are
+`patterns` (admission, specificity, scan forms), `shards` (Hyperscan databases, cached by
+content hash), `cache` (the whole built matcher cached under the hash of its specs, and
+bounded clean-up of the cache directory), `engine` (scan, confirm, orchestration),
+`confirm` (regex-free confirms of template patterns), `rank` (confidence and order),
+`report`, `suggest`, `lineclass`, `worddiff`, `rootcause`.
+
+Extensions to the documented interface:
+
+* `Matcher.build(specs, *, cache_dir=None, shard_size=SHARD_SIZE, with_similarity=True,
+  workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes. With a
+  `cache_dir`, an unchanged set of specs (same order) loads the whole built matcher from
+  one file (`stats["matcher_from_cache"]`), and old unused cache files are cleaned up.
+* `Matcher.admission(key) -> Admission` and `Matcher.refused() -> {key: reason}`: refused
+  patterns are reported, never silently dropped.
+* `len(matcher)`, `key in matcher`, `Matcher.keys()`: the record keys it holds, so its
+  owner can tell by key which records it still matches (``kb.matching.holder`` finds deleted
+  records that way).
+* `Matcher.dumps() / Matcher.loads(bytes)` (and plain pickle): databases are serialised
+  bytes, Hyperscan scratch is re-created per thread after loading.
+* `Match.kind`: "exact" | "relaxed" (case/whitespace) | "truncated" (paste stops inside
+  the message) | "diverged" (text departs after a long prefix) | "fuzzy" (small edits).
+* `Suggestion.line`, `Group.confident`, `MatchReport.notes`, `Matcher.stats`.
+* `Suggestion.diff` (`worddiff`: the words reworded between the record's message and the
+  pasted line) and `Group.order` / `reason` / `cause` (`rootcause`: a whole log's groups
+  root cause first, each saying why it is where it is).
+
+Thread safety: one Matcher may be shared by threads; each thread gets its own Hyperscan
+scratch per shard (threading.local). `with_changes` returns a new Matcher and never
+mutates the old one, so swapping the reference is the only synchronisation needed.
+"""
+
+from __future__ import annotations
+
+from .matcher import Matcher
+from .patterns import analyse
+from .shards import HS_FLAGS_OPAQUE, HS_FLAGS_TEMPLATE, _hs_accepts, _re2_accepts
+from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
+
+__all__ = [
+    "Admission",
+    "Group",
+    "Match",
+    "MatchReport",
+    "Matcher",
+    "PasteTooLarge",
+    "PatternSpec",
+    "Suggestion",
+    "admit_pattern",
+]
+
+
+def admit_pattern(pattern: str) -> Admission:
+    """Can this pattern be matched, by which engine, and how specific is it?"""
+    a = analyse(pattern)
+    if not a.ok:
+        return Admission(False, None, a.reason, a.generic, float(a.literal_chars))
+    if a.template:
+        err = _hs_accepts(a.scan_form(), HS_FLAGS_TEMPLATE)
+    else:
+        err = _hs_accepts(pattern, HS_FLAGS_OPAQUE)
+    if err is None:
+        return Admission(True, "hyperscan", None, a.generic, float(a.literal_chars))
+    err2 = _re2_accepts(pattern)
+    if err2 is None:
+        return Admission(True, "re2", None, a.generic, float(a.literal_chars))
+    return Admission(
+        False, None, f"Hyperscan: {err}; RE2: {err2}", a.generic, float(a.literal_chars)
+    )

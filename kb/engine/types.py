@@ -1,0 +1,102 @@
+"""Plain data types shared by the matcher core, the normaliser and the Django side.
+
+They live in their own module so that callers (views, management commands, tests) can
+import them without pulling in Hyperscan, and so that every result the matcher hands out
+is an immutable, picklable value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .worddiff import WordDiff
+
+Engine = Literal["hyperscan", "re2"]
+
+
+@dataclass(frozen=True, slots=True)
+class PatternSpec:
+    """One record as the matcher sees it."""
+
+    key: str  # the record id
+    pattern: str  # the record's messagePattern (Python-`re` style; placeholders are (.+?))
+    message: str = ""  # the record's errorMessage template
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Whether a pattern can be matched, by which engine, and how specific it is."""
+
+    ok: bool
+    engine: Engine | None
+    reason: str | None
+    generic: bool
+    specificity: float  # literal characters every match must contain
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A confident match of one record's pattern in the pasted text."""
+
+    key: str
+    line: int  # 1-based line in the original text
+    span: tuple[int, int]  # offsets in the original text
+    text: str  # the matched text (from the original)
+    captures: list[str]
+    score: float
+    literal_chars: int  # literal characters of the pattern matched exactly
+    coverage: float  # literal_chars / literal characters of the whole pattern
+    reason: str
+    same_message: list[str] = field(default_factory=list)  # other keys with the same pattern
+    kind: str = "exact"  # "exact" | "relaxed" (case/whitespace) | "truncated"
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A record that is plausibly meant but not matched confidently."""
+
+    key: str
+    similarity: float  # 0..1
+    reason: str
+    line: int | None = None
+    diff: WordDiff | None = None  # the words reworded between the record and the paste
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Occurrences of one record's pattern over a whole log (lines where the scan hit)."""
+
+    key: str
+    count: int
+    first_line: int
+    last_line: int
+    confident: bool
+    order: int = 0  # 1-based place in the order of what to read first (`rootcause`)
+    reason: str = ""  # why it is there: "root cause: innermost Caused by", ...
+    cause: str | None = None  # key of the group this one is a consequence of
+
+
+@dataclass(slots=True)
+class MatchReport:
+    """Everything `Matcher.match` found, best first."""
+
+    matches: list[Match]
+    suggestions: list[Suggestion]
+    groups: list[Group]
+    normalised: Any  # kb.engine.normalise.Normalised (or the identity fallback)
+    elapsed_ms: float
+    notes: list[str] = field(default_factory=list)  # e.g. "confirm budget exhausted"
+
+
+class PasteTooLarge(ValueError):
+    """The pasted text is larger than the configured limit."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"The paste is {size:,} bytes; the limit is {limit:,} bytes. "
+            "Paste the part around the error, or split the log."
+        )
+        self.size = size
+        self.limit = limit

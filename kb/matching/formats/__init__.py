@@ -1,0 +1,69 @@
+"""One match result, four ways to print it: for a person, a program, a CI log, a ticket.
+
+``manage.py match --format``, ``POST /api/match?format=`` and the paste page's "Copy as
+Markdown" all print a result through ``render``, so a CI job calling a shared server with
+``contrib/kb_match.py`` reads exactly what the command prints locally, and the client needs no
+renderer of its own.
+
+The renderers read the contract's JSON shape (``MatchResult.as_json()``), extended by
+``kb.matching.formats.data.report_data`` with what a reader needs beyond it (each record's
+title, link and first remediation step; the pasted line of each match). They are pure
+functions of that dictionary: fields added to the shape later (a group's ``reason``) show
+up when present and are skipped when absent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kb.matching.formats.github import render_github
+from kb.matching.formats.markdown import render_markdown
+from kb.matching.formats.summary import known_errors
+
+FORMATS = ("text", "json", "github", "markdown")
+
+
+def render_text(data: dict[str, Any], **_options: Any) -> str:
+    """The command's default, for a person at a terminal."""
+    lines: list[str] = []
+    if not data["matches"]:
+        lines.append("No known error found.")
+    for m in data["matches"]:
+        lines.append(f"line {m['line']}: {m['slug']} ({m['record_id']}, {m['repo']})")
+        lines.append(f"  {m['text']}")
+        lines.append(f"  {m.get('reason', '')}")
+    for s in data["suggestions"]:
+        lines.append(f"maybe {s['record_id']} ({s['similarity']:.2f}): {s['reason']}")
+    lines.append(f"{data.get('elapsed_ms', 0):.1f} ms")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(data: dict[str, Any], **_options: Any) -> str:
+    """The contract's object, without the display extras ``report_data`` added."""
+    shape = {k: v for k, v in data.items() if k != "records"}
+    return json.dumps(shape, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[..., str]] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "markdown": render_markdown,
+}
+
+
+def render(fmt: str, data: dict[str, Any], *, file: str | None = None) -> str:
+    """``data`` printed as ``fmt`` (one of ``FORMATS``); ``file`` names the log for the
+    annotations of the ``github`` format."""
+    return RENDERERS[fmt](data, file=file)
+
+
+def known_count(data: dict[str, Any]) -> int:
+    """Distinct known errors in a result: what the exit codes and the API's
+    ``KB-Known-Errors`` header branch on (0: nothing known)."""
+    return len(known_errors(data))
+
+
+__all__ = ["FORMATS", "known_count", "render"]

@@ -1,0 +1,90 @@
+"""GitHub Actions workflow commands: one ``::error`` annotation per known error in the log.
+
+The runner reads every stdout line that starts with ``::`` as a command, so every piece of
+record text and pasted text goes through ``escape_data`` (the message) or
+``escape_property`` (``file=``, ``title=``): an escaped newline cannot start a second
+command, and an escaped ``,`` or ``:`` cannot end a property or the property list early.
+These are the escapes of GitHub's own toolkit (``@actions/core``'s ``command.ts``). Every
+line printed is a command, the closing summary a ``::notice``, so nothing pasted ever
+reaches the log unescaped.
+
+Each known error is annotated once, at its first line, with its count and last line in
+the message: a log repeating one error a thousand times gets one annotation, not a
+thousand (GitHub shows only the first few of each kind per step anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kb.matching.formats.summary import KnownError, headline, known_errors, occurrences
+
+TITLE_CHARS = 120  # GitHub cuts long annotation titles; keep the start readable
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str | int | None) -> str:
+    """``::name key=value,...::message``, every part escaped; ``None`` properties left out."""
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None and value != ""
+    )
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def render_github(data: dict[str, Any], *, file: str | None = None, **_options: Any) -> str:
+    records = data.get("records", {})
+    lines: list[str] = []
+    found = known_errors(data)
+    for k in found:
+        info = records.get(k.record_id, {})
+        m = k.match
+        where = occurrences(k.count, k.first_line, k.last_line)
+        body = [m["text"], f"Known error {m['slug']} ({m['repo']}), {where}."]
+        if k.reason:
+            body.append(f"Why here: {k.reason}")
+        if info.get("first_step"):
+            body.append(f"First thing to try: {info['first_step']}")
+        if info.get("url"):
+            body.append(f"Record: {info['url']}")
+        lines.append(
+            command(
+                "error",
+                "\n".join(body),
+                file=file,
+                line=k.first_line if file else None,
+                title=_title(info.get("title") or m["slug"]),
+            )
+        )
+    for s in data.get("suggestions", []):
+        info = records.get(s["record_id"], {})
+        body = [
+            f"{info.get('title') or s.get('slug') or s['record_id']}",
+            f"{round(s['similarity'] * 100)}% similar: {s['reason']}",
+        ]
+        if info.get("url"):
+            body.append(f"Record: {info['url']}")
+        lines.append(command("warning", "\n".join(body), file=file, title="Possibly a known error"))
+    lines.append(command("notice", _summary(found, data), title="Known errors"))
+    return "\n".join(lines) + "\n"
+
+
+def _summary(found: list[KnownError], data: dict[str, Any]) -> str:
+    suggested = len(data.get("suggestions", []))
+    maybe = f"; {suggested} possible (warnings)" if suggested else ""
+    if not found:
+        return f"No known error found{maybe}."
+    return f"{headline(found, 'found')}{maybe}."

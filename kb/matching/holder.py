@@ -1,0 +1,368 @@
+"""Django's side of matching: keep a compiled matcher per process, in step with the records.
+
+The matcher (``kb.engine``) is pure Python and knows nothing of the database. This module
+builds it from the active records, shares compiled databases between processes through
+the on-disk cache (``KB_MATCHER_CACHE_DIR``) and between hosts through the store in front
+of it (``KB_MATCHER_STORE``, ``kb.matching.store``: a host whose cache lacks the matcher
+fetches it instead of compiling, and one that compiled publishes it), and notices changes
+cheaply: at most every ``KB_MATCHER_REFRESH_SECONDS`` it reads the revision counter; when
+records changed it folds just those into the running matcher (``with_changes``) instead of
+recompiling everything.
+Views, the API and the ``match`` command all call ``match_text``.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+
+from kb.engine import Matcher, MatchReport, PatternSpec, cache
+from kb.engine.matcher import SHARD_SIZE
+from kb.engine.worddiff import WordDiff
+from kb.matching.store import matcher_store
+from kb.ops.metrics import timed_build, timed_match
+from kb.records.models import ErrorRecord, current_revision
+
+log = logging.getLogger(__name__)
+
+# Past this many records changed since the last full build, rebuild (from the cache).
+DELTA_LIMIT = 5000
+# Records kept loaded for showing results (per process); past it, start afresh.
+SHOWN_LIMIT = 4096
+
+
+@dataclass(slots=True)
+class MatchView:
+    """A match with its record loaded, ready for templates and JSON."""
+
+    record: ErrorRecord
+    line: int
+    span: tuple[int, int]
+    text: str
+    captures: list[str]
+    score: float
+    reason: str
+    literal_chars: int = 0
+    coverage: float = 0.0
+    same_message: list[ErrorRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SuggestionView:
+    record: ErrorRecord
+    similarity: float
+    reason: str
+    diff: WordDiff | None = None  # the words reworded between the record and the paste
+
+
+@dataclass(slots=True)
+class GroupView:
+    record: ErrorRecord
+    count: int
+    first_line: int
+    last_line: int
+    order: int = 0  # place in the order of what to read first
+    reason: str = ""  # why it is there ("root cause: innermost Caused by", ...)
+    cause: ErrorRecord | None = None  # the error this one is a consequence of
+
+
+@dataclass(slots=True)
+class MatchResult:
+    matches: list[MatchView]
+    suggestions: list[SuggestionView]
+    groups: list[GroupView]
+    report: MatchReport
+    elapsed_ms: float
+
+    @property
+    def normalised_text(self) -> str:
+        return self.report.normalised.text
+
+    @property
+    def steps(self) -> list[str]:
+        return list(self.report.normalised.steps)
+
+    def as_json(self) -> dict[str, Any]:
+        """The one JSON shape of a result, for ``manage.py match --json`` and the API."""
+        return {
+            "matches": [
+                {
+                    "record_id": m.record.id,
+                    "slug": m.record.slug,
+                    "repo": m.record.repo,
+                    "line": m.line,
+                    "span": list(m.span),
+                    "text": m.text,
+                    "captures": m.captures,
+                    "score": round(m.score, 4),
+                    "reason": m.reason,
+                    "same_message": [r.id for r in m.same_message],
+                }
+                for m in self.matches
+            ],
+            "suggestions": [
+                {
+                    "record_id": s.record.id,
+                    "slug": s.record.slug,
+                    "similarity": round(s.similarity, 4),
+                    "reason": s.reason,
+                    "reworded": s.diff.as_json() if s.diff is not None else None,
+                }
+                for s in self.suggestions
+            ],
+            "groups": [
+                {
+                    "record_id": g.record.id,
+                    "count": g.count,
+                    "first_line": g.first_line,
+                    "last_line": g.last_line,
+                    "order": g.order,
+                    "reason": g.reason,
+                    "cause": g.cause.id if g.cause is not None else None,
+                }
+                for g in self.groups
+            ],
+            "normalisation": self.steps,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
+
+
+def _specs(queryset: Any) -> list[PatternSpec]:
+    rows = queryset.values_list("id", "message_pattern", "error_message")
+    return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
+
+
+class MatcherHolder:
+    """One per process: the current matcher and the revision it reflects."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._matcher: Matcher | None = None
+        self._revision = -1
+        self._checked_at = 0.0
+        self._delta_size = 0
+        # Matched records as results show them, for the revision the matcher reflects.
+        self._shown: dict[str, ErrorRecord] = {}
+        self._shown_revision = -1
+
+    def reset(self) -> None:
+        with self._lock:
+            self._matcher = None
+            self._revision = -1
+            self._checked_at = 0.0
+            self._shown = {}
+
+    def expire(self) -> None:
+        """Read the revision on the next ``get``: for a writer that must match its own
+        write at once (a publish closing the gaps it answers)."""
+        self._checked_at = 0.0
+
+    def records(self, keys: list[str]) -> dict[str, ErrorRecord]:
+        """The records ``keys`` name, loaded once per revision of the matcher.
+
+        Results then show records as of the revision that matched them (what a record
+        looks like catches up with its pattern, within ``KB_MATCHER_REFRESH_SECONDS``);
+        a paste naming records already shown costs no query.
+        """
+        shown, revision = self._shown, self._revision
+        if revision != self._shown_revision:
+            shown = self._shown = {}
+            self._shown_revision = revision
+        missing = [k for k in keys if k not in shown]
+        if missing:
+            if len(shown) + len(missing) > SHOWN_LIMIT:
+                shown = self._shown = {}
+            shown.update(ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(missing))
+        return {k: shown[k] for k in keys if k in shown}
+
+    def get(self) -> Matcher:
+        now = time.monotonic()
+        if (
+            self._matcher is not None
+            and now - self._checked_at < settings.KB_MATCHER_REFRESH_SECONDS
+        ):
+            return self._matcher
+        with self._lock:
+            self._checked_at = time.monotonic()
+            revision = current_revision()
+            if self._matcher is None:
+                self._full_build(revision)
+            elif revision != self._revision:
+                self._apply_changes(revision)
+            assert self._matcher is not None
+            return self._matcher
+
+    @timed_build
+    def _full_build(self, revision: int) -> None:
+        specs = _specs(ErrorRecord.objects.active())
+        cache_dir = settings.KB_MATCHER_CACHE_DIR
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self._matcher = None  # the old one can go before the new one is loaded
+        path = cache.matcher_path(
+            cache_dir, cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
+        )
+        store = matcher_store()
+        started = time.perf_counter()
+        fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
+        self._matcher = Matcher.build(specs, cache_dir=cache_dir)
+        self._matcher.stats["matcher_from_store"] = bool(fetched)
+        if fetched:
+            took = time.perf_counter() - started
+            n = len(self._matcher)
+            log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
+        elif store is not None and _store_call(cache.publish, store, path):
+            log.info("matcher published to store: %s", path.name)
+        self._revision = revision
+        self._delta_size = 0
+        # The matcher lives as long as the process: keep the garbage collector from walking
+        # its millions of objects on every full collection, which would land in the middle
+        # of somebody's paste. Refcounting still frees what is dropped. Frozen objects also
+        # stay in the pages a preloading gunicorn arbiter shares with its workers.
+        gc.collect()
+        gc.freeze()
+
+    def _apply_changes(self, revision: int) -> None:
+        changed = ErrorRecord.objects.filter(revision__gt=self._revision)
+        rows = list(
+            changed.values_list(
+                "id", "message_pattern", "error_message", "status", "disabled_reason"
+            )
+        )
+        self._delta_size += len(rows)
+        if self._delta_size > DELTA_LIMIT:
+            self._full_build(revision)
+            return
+        live = [
+            PatternSpec(key=k, pattern=p, message=m)
+            for k, p, m, status, disabled in rows
+            if status == "published" and not disabled
+        ]
+        gone = {k for k, _p, _m, status, disabled in rows if status != "published" or disabled}
+        assert self._matcher is not None
+        vanished, missing = _reconcile(self._matcher, gone, {s.key for s in live})
+        live += missing
+        self._matcher = self._matcher.with_changes(live, gone | vanished)
+        self._revision = revision
+
+
+def _store_call(op: Any, store: cache.BlobStore, path: Path) -> bool:
+    """``op(store, path)``, or False with a log line when the store fails: the store saves
+    compiling, it is never needed to serve (docs/deployment.md, "Compiled matcher store").
+    In a savepoint, so a failing store query cannot abort a caller's transaction."""
+    try:
+        with transaction.atomic():
+            return bool(op(store, path))
+    except (DatabaseError, OSError) as exc:
+        log.warning("matcher store unavailable (%s): %s", path.name, exc)
+        return False
+
+
+def _reconcile(
+    matcher: Matcher, gone: set[str], live: set[str]
+) -> tuple[set[str], list[PatternSpec]]:
+    """What the changed rows cannot tell: keys ``matcher`` holds whose record was deleted
+    (a deletion leaves no row behind), and active records it lacks (none, unless a write
+    skipped the revision).
+
+    Every write that makes a record active stamps it with a new revision, so once the
+    changed rows are folded in, the matcher holds every active record, plus any deleted
+    ones: equal sizes mean equal sets, and cost one count. Otherwise the active keys are
+    read and compared key by key, and the difference is folded in like any other change;
+    a full build could not know more, and would recompile every shard a deletion touches.
+    """
+    held = len(matcher) - sum(k in matcher for k in gone | live) + len(live)
+    active = ErrorRecord.objects.active()
+    if held == active.count():
+        return set(), []
+    keys = set(active.values_list("id", flat=True))
+    vanished = set(matcher.keys() - gone - live - keys)
+    missing = keys - live - matcher.keys()
+    return vanished, _specs(active.filter(pk__in=missing)) if missing else []
+
+
+holder = MatcherHolder()
+
+
+def get_matcher() -> Matcher:
+    return holder.get()
+
+
+# Columns no match result shows (the record page loads them): left out of the query each
+# paste makes, which would otherwise carry every matched record's source snippet and
+# analysis text from the database for nothing.
+NOT_SHOWN = (
+    "source_code",
+    "documentation",
+    "trigger_scenarios",
+    "common_situations",
+    "example_fix",
+    "validation_code",
+    "type_guard",
+    "try_catch_pattern",
+    "prevention_tips",
+    "extra",
+    "curated_fields",
+    "conflicts",
+)
+
+
+@timed_match
+def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
+    """Match ``text`` against every active record; records loaded for display.
+
+    Raises ``kb.engine.PasteTooLarge`` past ``max_bytes`` (default ``KB_MAX_PASTE_BYTES``).
+    """
+    started = time.perf_counter()
+    limit = settings.KB_MAX_PASTE_BYTES if max_bytes is None else max_bytes
+    report = get_matcher().match(text, max_bytes=limit)
+    keys: set[str] = set()
+    for m in report.matches:
+        keys.add(m.key)
+        keys.update(m.same_message)
+    keys.update(s.key for s in report.suggestions)
+    keys.update(g.key for g in report.groups)
+    records = holder.records(list(keys))
+    matches = [
+        MatchView(
+            record=records[m.key],
+            line=m.line,
+            span=tuple(m.span),
+            text=m.text,
+            captures=list(m.captures),
+            score=m.score,
+            reason=m.reason,
+            literal_chars=m.literal_chars,
+            coverage=m.coverage,
+            same_message=[records[k] for k in m.same_message if k in records],
+        )
+        for m in report.matches
+        if m.key in records
+    ]
+    suggestions = [
+        SuggestionView(records[s.key], s.similarity, s.reason, s.diff)
+        for s in report.suggestions
+        if s.key in records
+    ]
+    groups = [
+        GroupView(
+            records[g.key],
+            g.count,
+            g.first_line,
+            g.last_line,
+            g.order,
+            g.reason,
+            records.get(g.cause) if g.cause else None,
+        )
+        for g in report.groups
+        if g.key in records
+    ]
+    elapsed = (time.perf_counter() - started) * 1000
+    return MatchResult(matches, suggestions, groups, report, elapsed)

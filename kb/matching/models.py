@@ -1,0 +1,51 @@
+"""Compiled matchers stored in the database, for every host to load instead of compiling.
+
+Why the database: it is the one store every host of a deployment already shares, so a new
+host needs no further set-up to serve without compiling (``kb.matching.store`` says how
+it is read and written; a Django storage can be chosen instead). An object is written once
+under its name (the content hash of what it was built from) and split into parts, so
+neither side ever holds one huge value in a single query or row.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class MatcherBlob(models.Model):
+    """One stored object: its name, size and checksum; the bytes are in its parts. The
+    row and all its parts are written in one transaction, so a reader that finds the
+    row finds every part."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    size = models.BigIntegerField()
+    parts = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Refreshed when a host fetches it: clean-up keeps what hosts still load.
+    used_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "kb_matcherblob"
+        verbose_name = "stored matcher"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MatcherBlobPart(models.Model):
+    """A consecutive slice of a stored object's bytes (``index`` from zero)."""
+
+    blob = models.ForeignKey(MatcherBlob, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        db_table = "kb_matcherblobpart"
+        constraints = [
+            models.UniqueConstraint(fields=["blob", "index"], name="kb_matcherblobpart_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.blob_id} part {self.index}"

@@ -1,0 +1,287 @@
+"""``/`` and ``/match/``: paste what you see, learn which known error it is.
+
+One URL answers both the plain form post (a whole page, so the page works without
+JavaScript) and htmx's debounced post (just the results, the ``results`` partial of
+``kb/paste.html``); ``Vary: HX-Request`` keeps caches from mixing them up.
+
+Pastes may hold secrets (tokens, passwords in connection strings), so they travel only in
+POST bodies, are matched in memory, never stored or logged, and every response that could
+echo them is ``Cache-Control: no-store``. An uploaded log file is read into memory by a
+bounded upload handler instead of Django's temporary file on disk. What is too large is
+``kb.http``' decision (the body in the middleware, the file here, the text in the
+matcher); the refusal shows in the results area like any other answer.
+
+Highlighting the matched span builds plain strings (before / match / after) that the
+template escapes piece by piece: pasted text is never marked safe.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.core.files.uploadedfile import InMemoryUploadedFile
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from kb.browse.explanations import explanation_for
+from kb.engine import PasteTooLarge
+from kb.explain import Explanation
+from kb.http import HtmxHttpRequest, TooLarge, check, from_matcher
+from kb.matching.holder import GroupView, MatchResult, MatchView, match_text
+from kb.matching.signals import matched
+from kb.matching.values import FilledMessage, fill_message
+from kb.records.models import ErrorRecord
+
+# Context shown around the matched span on its line, in characters each side.
+LINE_CONTEXT = 160
+# The normalised text shown in the "no known error" state is cut here.
+NORMALISED_PREVIEW = 4000
+# Cards rendered in full, best first. A whole log can hold dozens of distinct known
+# errors; past this many, the summary table (every one of them, counted and linked) is
+# the answer, rather than a page of cards each with its snippet and explanation.
+MAX_CARDS = 10
+# Beside confident matches, the closest other possibilities listed (all are counted); with
+# no confident match, every suggestion is listed: then they are the answer.
+SUGGESTIONS_BESIDE_CARDS = 5
+
+
+class BoundedMemoryUploadHandler(FileUploadHandler):
+    """Keep an uploaded log in memory up to ``limit`` bytes; past it, note and discard."""
+
+    def __init__(self, request: HttpRequest, limit: int) -> None:
+        super().__init__(request)
+        self.limit = limit
+        self.refused: TooLarge | None = None
+        self.size = 0
+        self._chunks: list[bytes] = []
+
+    def new_file(self, *args: Any, **kwargs: Any) -> None:
+        super().new_file(*args, **kwargs)
+        self._chunks = []
+        self.size = 0
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
+        self.size += len(raw_data)
+        try:
+            check("file", self.size, self.limit)
+        except TooLarge as exc:
+            self.refused = exc
+            self._chunks = []
+            raise StopUpload(connection_reset=False) from None
+        self._chunks.append(raw_data)
+        return None
+
+    def file_complete(self, file_size: int) -> InMemoryUploadedFile:
+        data = io.BytesIO(b"".join(self._chunks))
+        self._chunks = []
+        return InMemoryUploadedFile(
+            file=data,
+            field_name=self.field_name,
+            name=self.file_name,
+            content_type=self.content_type,
+            size=file_size,
+            charset=self.charset,
+            content_type_extra=self.content_type_extra,
+        )
+
+
+@dataclass(slots=True)
+class Card:
+    """One matched error as the results partial shows it."""
+
+    match: MatchView
+    before: str  # text on the matched line before the span (plain, escaped by the template)
+    hit: str
+    after: str
+    cut_before: bool
+    cut_after: bool
+    first_solution: str
+    others: list[ErrorRecord] = field(default_factory=list)
+    # The title: the record's message with this paste's values in it (kb.matching.values).
+    filled: FilledMessage | None = None
+
+    @property
+    def record(self) -> ErrorRecord:
+        return self.match.record
+
+    @property
+    def explanation(self) -> Explanation | None:
+        return explanation_for(self.match.record)
+
+
+def line_pieces(
+    text: str, span: tuple[int, int], fallback: str
+) -> tuple[str, str, str, bool, bool]:
+    """Split the matched line into (before, hit, after), each a plain string."""
+    start, end = span if span else (-1, -1)
+    if not (0 <= start <= end <= len(text)):
+        return "", fallback, "", False, False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end == -1:
+        line_end = len(text)
+    before = text[line_start:start]
+    after = text[end:line_end].rstrip("\r")
+    cut_before = len(before) > LINE_CONTEXT
+    cut_after = len(after) > LINE_CONTEXT
+    if cut_before:
+        before = before[-LINE_CONTEXT:]
+    if cut_after:
+        after = after[:LINE_CONTEXT]
+    return before, text[start:end], after, cut_before, cut_after
+
+
+def build_cards(text: str, result: MatchResult) -> list[Card]:
+    """One card per matched record, best first; only the first ``MAX_CARDS`` get their
+    title filled with the paste's values (the cards past it are counted, not rendered)."""
+    cards: list[Card] = []
+    seen: set[str] = set()
+    for m in result.matches:
+        if m.record.pk in seen:
+            continue
+        seen.add(m.record.pk)
+        before, hit, after, cut_before, cut_after = line_pieces(text, m.span, m.text)
+        solutions = m.record.solutions or []
+        cards.append(
+            Card(
+                match=m,
+                before=before,
+                hit=hit,
+                after=after,
+                cut_before=cut_before,
+                cut_after=cut_after,
+                first_solution=str(solutions[0]) if solutions else "",
+                others=[r for r in m.same_message if r.pk != m.record.pk],
+                filled=filled_title(m) if len(cards) < MAX_CARDS else None,
+            )
+        )
+    return cards
+
+
+def filled_title(m: MatchView) -> FilledMessage:
+    explanation = explanation_for(m.record)
+    code_values = explanation.values if explanation is not None else ()
+    return fill_message(m.record.error_message, m.captures, code_values)
+
+
+def summary_rows(cards: list[Card], result: MatchResult) -> list[GroupView]:
+    """The summary table: one row per card, so the count above it and the cards below it
+    agree. The matcher's groups also hold records whose pattern only hit unconfirmed
+    (a generic word, a suggestion): those are counted and shown with the suggestions.
+    A card without a group of its own (a match the whole-log scan did not count) gets a
+    row from its matches."""
+    grouped = {g.record.pk for g in result.groups}
+    carded = {c.record.pk for c in cards}
+    rows = [g for g in result.groups if g.record.pk in carded]
+    lines_of: dict[str, list[int]] = {}
+    for m in result.matches:
+        lines_of.setdefault(m.record.pk, []).append(m.line)
+    for card in cards:
+        if card.record.pk in grouped:
+            continue
+        lines = lines_of[card.record.pk]
+        rows.append(GroupView(card.record, len(lines), min(lines), max(lines)))
+    return rows
+
+
+def limit_context() -> dict[str, int]:
+    """The limits the form states and app.js enforces before sending."""
+    return {"max_paste": settings.KB_MAX_PASTE_BYTES, "max_log": settings.KB_MAX_LOG_BYTES}
+
+
+def _respond(request: HtmxHttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    context = {**limit_context(), **context}
+    template = "kb/paste.html#results" if request.htmx else "kb/paste.html"
+    return render(request, template, context, status=status)
+
+
+def _too_large(request: HtmxHttpRequest, exc: TooLarge) -> HttpResponse:
+    """The refusal in the paste page's own results area (the form stays, without htmx too)."""
+    return _respond(request, {"refusal": exc.refusal}, status=413)
+
+
+@require_safe
+def paste_page(request: HtmxHttpRequest) -> HttpResponse:
+    return render(request, "kb/paste.html", {**limit_context(), "autofocus": True})
+
+
+@never_cache
+@vary_on_headers("HX-Request")
+@csrf_exempt  # the CSRF check runs in _match, after the upload handler is in place
+@require_http_methods(["GET", "HEAD", "POST"])
+def match_view(request: HtmxHttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        # Pastes belong in POST bodies, never in URLs: a GET just goes back to the form.
+        return redirect("paste")
+    # kb.ops.middleware has refused a body too large to read; the handler bounds the log file.
+    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
+    request.upload_handlers = [handler]
+    try:
+        request.POST  # noqa: B018 - parse now, so an oversized text field is a friendly 413
+    except RequestDataTooBig:
+        return _too_large(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES))
+    if handler.refused is not None:
+        return _too_large(request, handler.refused)
+    return _match(request)
+
+
+@csrf_protect
+def _match(request: HtmxHttpRequest) -> HttpResponse:
+    upload = request.FILES.get("log")
+    if upload is not None and upload.size:
+        text = upload.read().decode("utf-8", errors="replace")
+        what, limit = "file", settings.KB_MAX_LOG_BYTES
+        echo = ""  # a whole log is not echoed back into the textarea
+        source = {"name": upload.name, "size": upload.size}
+    else:
+        text = request.POST.get("text", "")
+        what, limit = "paste", settings.KB_MAX_PASTE_BYTES
+        echo = text
+        source = None
+    if not text.strip():
+        return _respond(request, {"text": echo, "empty": True, "source": source})
+    try:
+        result = match_text(text, max_bytes=limit)  # the matcher measures the text
+    except PasteTooLarge as exc:
+        return _too_large(request, from_matcher(exc, what))
+    matched(result)  # usage signals: counted in memory, never fails the paste
+    cards = build_cards(text, result)
+    groups = summary_rows(cards, result)
+    show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
+    normalised = result.normalised_text
+    context = {
+        "text": echo,
+        "source": source,
+        "result": result,
+        "cards": cards,  # every known error: the count, and the summary's rows
+        "shown_cards": cards[:MAX_CARDS],
+        "unshown_cards": max(0, len(cards) - MAX_CARDS),
+        "groups": groups if show_summary else [],
+        "suggestions": result.suggestions,  # counted whole
+        "shown_suggestions": (
+            result.suggestions[:SUGGESTIONS_BESIDE_CARDS] if cards else result.suggestions
+        ),
+        "normalised": normalised[:NORMALISED_PREVIEW],
+        "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
+        "steps": result.steps,
+        "elapsed_ms": result.elapsed_ms,
+        "markdown": summary_markdown(request, text, result) if cards else "",
+    }
+    return _respond(request, context)
+
+
+def summary_markdown(request: HttpRequest, text: str, result: MatchResult) -> str:
+    """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
+    from kb.matching.formats import render  # kb.matching.formats.data reads line_pieces from here
+    from kb.matching.formats.data import report_data
+
+    return render("markdown", report_data(result, text, absolute=request.build_absolute_uri))

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class RecordsConfig(AppConfig):
+    name = "kb.records"
+    label = "kb"
+    verbose_name = "Error records"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,67 @@
+"""Links to records and tags: the one place that turns an id or a tag name into a URL.
+
+A record id or a tag name is data, and some cannot be carried by a URL (a tag with a
+``/``): those get ``""``, and the templates render plain text instead of a link, rather
+than a page failing on ``NoReverseMatch``.
+
+Plain ``reverse()`` per link: a cache of reversed patterns saved too little of any page's
+time to be worth its code (``benchmarks/bench_pages.py --layers``).
+
+The one rule for which URLs from record data may become links.
+
+Record fields are untrusted (imported from the dataset, edited by curators), so a URL in
+them is rendered as a link only when it is an absolute ``http``/``https`` URL with a host
+and nothing a browser would reinterpret: no ``javascript:``/``data:`` schemes, no
+scheme-relative ``//host`` forms, no whitespace or control characters (browsers strip
+those, which turns ``java\\tscript:`` back into a script URL). Anything else is shown as
+plain text. The record page and the admin both ask this function, so a URL is a link in
+both places or in neither.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.urls import NoReverseMatch, reverse
+
+
+def _link(name: str, arg: str) -> str:
+    """``reverse(name, args=[arg])``, or ``""`` if no URL can carry ``arg``."""
+    try:
+        return reverse(name, args=[arg])
+    except NoReverseMatch:
+        return ""
+
+
+def record_url(record_id: str) -> str:
+    """The record's page (``/records/<id>/``)."""
+    return _link("record_detail", str(record_id))
+
+
+def tag_url(name: str) -> str:
+    """The tag's page (``/tags/<name>/``)."""
+    return _link("tag_detail", str(name))
+
+
+def tag_links(tags: list[str] | None) -> list[tuple[str, str]]:
+    """``(name, url)`` for each tag of a record's list, in its order."""
+    return [(str(tag), tag_url(str(tag))) for tag in (tags or [])]
+
+
+LINK_SCHEMES = frozenset({"http", "https"})
+
+
+def safe_external_url(url: str | None) -> str:
+    """``url`` (stripped) if it may be rendered as a link, else ``""``."""
+    if not url:
+        return ""
+    url = url.strip()
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in LINK_SCHEMES or not parts.hostname:
+        return ""
+    return url
