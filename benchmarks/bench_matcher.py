@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from kb.engine import Matcher, PatternSpec, cache  # noqa: E402
 from kb.engine.matcher import SHARD_SIZE  # noqa: E402
-from tests.matcher.test_redos import EVIL_INPUTS, SIZE, paste_256k  # noqa: E402
+from tests.engine.test_redos import EVIL_INPUTS, SIZE, paste_256k  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from matcher_data import load_specs, make_lines, make_log, synthesise  # noqa: E402
@@ -236,7 +236,7 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace) -
     res["scaling"] = scaling(msim, log)
     res["scaling_max_ratio"] = max(res["scaling"]["ratios"])
     res["paste_256k_cpu_ms"] = round(cpu_ms(msim, paste_256k()), 1)
-    # the ReDoS bait of tests/matcher/test_redos.py, at the size its ratios start from
+    # the ReDoS bait of tests/engine/test_redos.py, at the size its ratios start from
     res["hostile_cpu_ms"] = {
         k: round(cpu_ms(msim, make(SIZE)), 1) for k, make in EVIL_INPUTS.items()
     }

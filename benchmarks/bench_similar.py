@@ -221,7 +221,7 @@ def compare_methods(
 def long_token_query_ms(idx: SimilarityIndex) -> dict[str, float]:
     """CPU milliseconds of a query on an unbroken 5,000-character token (best of 5): the
     query cap and the linear line cleaner keep it near an ordinary line's cost
-    (``tests/matcher/test_similar.py`` checks the same as ratios between sizes)."""
+    (``tests/engine/test_similar.py`` checks the same as ratios between sizes)."""
     out = {}
     for token in ("x=", "a/", "/=", "ab"):
         best = float("inf")

@@ -8,13 +8,13 @@ between the three areas below, and each area's share evenly between its properti
 area        share  properties  examples / property  tests
 ==========  =====  ==========  ===================  ======================================
 importer    30 %   2           15,000               tests/test_importer_props.py
-matcher     30 %   4           7,500                tests/matcher/test_match_props.py
-normaliser  40 %   11          3,636 or 3,637       tests/matcher/test_normalise_props.py
+matcher     30 %   4           7,500                tests/engine/test_match_props.py
+normaliser  40 %   11          3,636 or 3,637       tests/engine/test_normalise_props.py
 ==========  =====  ==========  ===================  ======================================
 
 The importer's properties get the most examples each: the import path takes untrusted
 files and writes the database. ``test_prop_fuzz_budget_adds_up`` (in
-``tests/matcher/test_match_props.py``) checks that every property is registered here and
+``tests/engine/test_match_props.py``) checks that every property is registered here and
 that the shares add up to the total. Schemathesis (``tests/test_api_schemathesis.py``)
 has its own count, on top of this budget.
 """

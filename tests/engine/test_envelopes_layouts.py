@@ -9,7 +9,7 @@ import pytest
 
 from kb.engine import Matcher
 from kb.engine.normalise import normalise
-from tests.matcher.envelopes import HEAD, TAIL, build_matcher, two_lines
+from tests.engine.envelopes import HEAD, TAIL, build_matcher, two_lines
 
 
 @pytest.fixture(scope="module")

@@ -33,13 +33,13 @@ from kb.engine.patterns import GENERIC_LITERAL_CHARS
 from kb.engine.rank import INFO_FACTOR, KIND_FACTOR, MIN_COVERAGE
 from kb.records.validation import SAMPLE_VALUES, render_message
 from tests import fuzz_budget
-from tests.matcher.conftest import CACHE
+from tests.engine.conftest import CACHE
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo-records.jsonl"
 
 # Opaque (non-template) and catastrophic patterns beside the demo's templates: the bait
-# below is aimed at them (the ReDoS rows of tests/matcher/test_redos.py).
+# below is aimed at them (the ReDoS rows of tests/engine/test_redos.py).
 EXTRA_SPECS = [
     PatternSpec("opaque-digits", r"\d+ errors? in [a-z_]+ module loading", ""),
     PatternSpec("opaque-class", r"segment [0-9a-f]{8} is (?:corrupt|missing) on disk", ""),
@@ -510,7 +510,7 @@ def test_group_lines_are_the_first_and_last_original_lines_of_the_hits() -> None
 def test_prop_fuzz_budget_adds_up() -> None:
     """Every property is registered in tests/fuzz_budget.py, and the fuzz run's examples
     add up to FUZZ_EXAMPLES (10^5 by default) across importer, matcher and normaliser."""
-    import tests.matcher.test_normalise_props
+    import tests.engine.test_normalise_props
     import tests.test_importer_props  # noqa: F401
 
     split = fuzz_budget.SPLIT

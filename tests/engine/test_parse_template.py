@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kb.engine.patterns import Piece, analyse, parse_template
-from tests.matcher.conftest import needs_data
+from tests.engine.conftest import needs_data
 
 _PROFILE = "long" if os.environ.get("HYPOTHESIS_PROFILE") in {"long", "fuzz"} else "default"
 PROPS = settings(

@@ -9,7 +9,7 @@ import pytest
 
 from kb.engine import Matcher
 from kb.engine.normalise import normalise, prefix_info
-from tests.matcher.envelopes import HEAD, JOINED, PREFIXES, TAIL, build_matcher, two_lines, wrap
+from tests.engine.envelopes import HEAD, JOINED, PREFIXES, TAIL, build_matcher, two_lines, wrap
 
 
 @pytest.fixture(scope="module")

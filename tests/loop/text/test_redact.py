@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kb.loop.text.redact import GROWTH_FACTOR, PLACEHOLDERS, redact
-from tests.learning.redaction_cases import SECRETS, UNTOUCHED
+from tests.loop.text.redaction_cases import SECRETS, UNTOUCHED
 
 
 @pytest.mark.parametrize(

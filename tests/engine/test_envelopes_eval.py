@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kb.engine import Matcher
-from tests.matcher.envelopes import NAMES, wrap
+from tests.engine.envelopes import NAMES, wrap
 
 pytestmark = pytest.mark.slow
 
