@@ -1,10 +1,13 @@
-"""The read side of browsing: what the browse pages, their JSON twins and the admin list.
+"""Browse and search: the read side of the records, as pages and as JSON.
 
-- ``kb.browse.selectors``: tags, a tag's records, the filtered and searched record list,
-  paginated the same way for a page and its JSON twin;
-- ``kb.browse.filters``: the record list's GET parameters (django-filter) and facet counts;
-- ``kb.records.links``: the one place that turns a record id or a tag name into its URL.
+Owns the list, tag and record pages (``views``: ``/records/``, ``/tags/``,
+``/tags/<tag>/``; ``record``: ``/records/<id>/``), their JSON twins (``api``, with its
+``schemas``), the reads behind both (``selectors``: tags, a tag's records, the filtered
+and searched record list, paginated the same way for a page and its twin; ``filters``:
+the list's GET parameters and facet counts), the query side of full-text search
+(``search``; the index itself is kept in step by ``kb.records.search_index``), and how a
+record's source is shown wherever it appears (``highlight``: the snippet coloured with
+its real line numbers; ``explanations``: what the code says, from ``kb.explain``, cached).
 
-Callers import the module they need; this package re-exports nothing, so ``kb.records.models`` can
-use ``links`` without importing the selectors (which import the models).
+Callers import the module they need; this package re-exports nothing.
 """
