@@ -6,10 +6,10 @@ gap) live in `kb.loop.text`, without Django; this package stores their results a
 them. One room per concern: `models` (the tables), `services` (every write, keyword-only),
 `votes` (who the same voter is, casting a vote, the record tallies), `closing` (gaps close
 when a record that answers them is published: connected to
-``kb.records.signals.published`` in ``LoopConfig.ready``), `usage` (the per-worker hit/miss buffer, fed by
-``kb.matching.signals.text_matched``),
-`selectors` (the work queue's reads), `views` and `admin` (pages), `kb.loop.api` (the
-JSON twins). See docs/learning-loop.md.
+``kb.records.signals.published`` in ``LoopConfig.ready``), `usage` (the per-worker
+hit/miss buffer, fed by ``kb.matching.signals.text_matched``), `selectors` (the work
+queue's reads), `views` and `admin` (pages), `api` (the JSON twins). See
+docs/learning-loop.md.
 """
 
 from __future__ import annotations
