@@ -51,12 +51,14 @@ setup: $(STAMP)
 
 setup-dev: $(DEVSTAMP)
 
-# Web server and task worker together (kb/ops/management/commands/run_with_worker.py): one
-# Ctrl-C stops both.
+# Web server and task worker together, as the Procfile names them, under honcho: one
+# Ctrl-C stops both. The venv's bin comes first on PATH so the Procfile's `python` is the
+# venv's; honcho hands PORT to the first process (web), HOST passes through.
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
-	$(PY) manage.py run_with_worker --worker-arg=--reload -- $(PY) manage.py runserver $(HOST):$(PORT)
+	HOST=$(HOST) PYTHONUNBUFFERED=1 PATH="$(abspath $(VENV))/bin:$$PATH" \
+	  $(VENV)/bin/honcho start -f Procfile -p $(PORT)
 
 # Production-style server: gunicorn (kb/gunicorn_conf.py), DEBUG off (set SECRET_KEY and
 # ALLOWED_HOSTS; WEB_CONCURRENCY workers). See docs/deployment.md.

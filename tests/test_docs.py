@@ -223,3 +223,71 @@ def test_a_part_that_changed_shape_loses_its_figures_not_the_section(tmp_path: P
     )
     assert "could not render" not in page
     assert "| forked parser | 1 |" in page
+
+
+# --- Links, and the configuration table ------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+PAGES = (REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md")))
+# How the code reads the environment: kb.settings' helpers, os.environ and os.getenv.
+ENV_READ = re.compile(
+    r"""(?:\benv_(?:str|bool|int|list)|os\.environ\.(?:get|setdefault)|os\.getenv)"""
+    r"""\(\s*["']([A-Z][A-Z0-9_]*)["']|os\.environ\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\]"""
+)
+# A make variable a caller may set from the environment: `NAME ?= default`.
+MAKE_VARIABLE = re.compile(r"^([A-Z][A-Z0-9_]*)\s*\?=", flags=re.MULTILINE)
+
+
+def _heading_anchors(page: Path) -> set[str]:
+    text = page.read_text()
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    titles = re.findall(r"^#{1,6} (.+)$", prose, flags=re.MULTILINE)
+    found = {re.sub(r"[^\w\- ]", "", t.strip().lower()).replace(" ", "-") for t in titles}
+    return found | set(re.findall(r'<a id="([^"]+)"', text))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_relative_link_reaches_a_file_and_its_section(page: Path) -> None:
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path, _, section = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        missing = not dest.exists()
+        if missing or (section and dest.suffix == ".md" and section not in _heading_anchors(dest)):
+            broken.append(target)
+    assert broken == []
+
+
+def test_the_readme_links_every_doc() -> None:
+    readme = (REPO / "README.md").read_text()
+    for doc in [*sorted((REPO / "docs").glob("*.md")), REPO / "CONTRIBUTING.md"]:
+        assert f"]({doc.relative_to(REPO).as_posix()})" in readme
+
+
+def _configuration_table() -> set[str]:
+    """The variables named in the first cell of docs/configuration.md's table rows."""
+    rows = re.findall(r"^\| (`[^|]+`) \|", (REPO / "docs" / "configuration.md").read_text(), re.M)
+    return {name for cell in rows for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", cell)}
+
+
+def _variables_read() -> dict[str, str]:
+    """Every environment variable the code under kb/ and the Makefile read, with where."""
+    found: dict[str, str] = {}
+    for path in sorted((REPO / "kb").rglob("*.py")):
+        for match in ENV_READ.finditer(path.read_text()):
+            found.setdefault(match[1] or match[2], path.relative_to(REPO).as_posix())
+    for name in MAKE_VARIABLE.findall((REPO / "Makefile").read_text()):
+        found.setdefault(name, "Makefile")
+    return found
+
+
+def test_every_environment_variable_the_code_reads_is_in_the_configuration_table() -> None:
+    read = _variables_read()
+    # the scan still sees each way of reading one (a helper renamed must not pass vacuously)
+    assert {"DATABASE_URL", "KB_MAX_PASTE_BYTES", "GUNICORN_LOG_LEVEL", "HOST"} <= set(read)
+    assert "PROMETHEUS_MULTIPROC_DIR" in read  # os.environ[...] and setdefault
+    assert "PYTEST_ARGS" in read  # the Makefile's ?= variables
+    table = _configuration_table()
+    assert {name: where for name, where in read.items() if name not in table} == {}

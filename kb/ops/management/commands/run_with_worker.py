@@ -1,5 +1,5 @@
 """``manage.py run_with_worker -- WEB COMMAND…``: the web server and the task worker as one
-command (``make run``, ``make serve``).
+command (``make serve``; ``make run`` starts the ``Procfile`` under honcho instead).
 
 Imports and matcher builds run in ``manage.py db_worker`` (``settings.TASKS``), so a web
 server alone would leave uploads queued for ever. This starts both as child processes,
