@@ -1,16 +1,19 @@
 """Search index upkeep: create, drop, check and repair what ``kb.browse.search`` reads.
 
-Split from the query side so that stays small: the migrations, the importer's set-based
-batch indexing (``search_index_deferred``) and repairs call these; see ``kb.browse.search``
-for how the SQLite triggers and the PostgreSQL trigram index work.
+Split from the query side so that stays small: the importer's set-based batch indexing
+(``search_index_deferred``) and repairs call these, and the migrations hold copies of its
+SQL; see ``kb.browse.search`` for how the SQLite triggers and the PostgreSQL trigram index
+work.
 
 The migrations create everything (``0002`` and ``0007``; ``0013`` repairs a database whose
 triggers were lost), so ``manage.py migrate`` alone gives a working search. Django's SQLite
 schema editor rebuilds ``kb_errorrecord`` for some ``AlterField``s (copy, drop, rename): the
 model's indexes come back with it, its triggers do not. A migration that rebuilds the table
-must therefore end with a ``RunPython`` calling ``install_search_triggers(schema_editor)``
-(as ``0013`` does); ``tests/test_search.py`` checks that the structures are whole after all
-migrations, and after migrating back and forth.
+must therefore end with a ``RunPython`` that recreates the triggers from SQL copied into it
+(as ``0007`` holds its own): migrations never import this module, so a change here does not
+change what an old migration does. ``tests/test_search.py`` checks that the structures are
+whole after all migrations, and after migrating back and forth, and that no migration
+imports this module.
 """
 
 from __future__ import annotations
@@ -195,7 +198,7 @@ def _postgres_create_sql() -> list[str]:
 
 
 def create_search_index(schema_editor: Any) -> None:
-    """Create the search structures for the current backend and fill them (migration)."""
+    """Create the search structures for the current backend and fill them (as ``0002`` does)."""
     vendor = schema_editor.connection.vendor
     if vendor == "sqlite":
         for sql in _sqlite_create_sql() + _sqlite_rebuild_sql():
@@ -238,7 +241,7 @@ def search_index_missing(connection: Any = None) -> list[str]:
 
 
 def install_search_triggers(schema_editor: Any) -> None:
-    """(Re)create the SQLite triggers and their switch table, without refilling (migration)."""
+    """(Re)create the SQLite triggers and their switch table, without refilling (as ``0007``)."""
     if schema_editor.connection.vendor == "sqlite":
         for sql in _sqlite_create_sql():
             schema_editor.execute(sql, params=None)
