@@ -7,9 +7,11 @@ the per-record time (p50/p99) of one explanation. Misses are what to improve nex
 ``--misses rust:function`` prints a sample of the records where the function was not
 found (kinds: as in the table).
 
-Run: ``.venv/bin/python benchmarks/bench_explain.py``. Writes
-``benchmarks/results/explain.json``. Dataset directory: env ``KB_DATASET_DIR`` (default:
-``shared/data`` beside the repo), file ``records-all.jsonl``.
+Run: ``.venv/bin/python benchmarks/bench_explain.py [--quick] [--results=DIR]``
+(``--quick``: one record in ten). Writes ``benchmarks/results/explain.json`` (or into
+DIR), with the per-record times' raw values beside it (``explain.pyperf.json``; one value
+per record, timed by ``benchmarks/timing.py``). Dataset directory: env ``KB_DATASET_DIR``
+(default: ``shared/data`` beside the repo), file ``records-all.jsonl``.
 """
 
 from __future__ import annotations
@@ -18,22 +20,23 @@ import argparse
 import json
 import os
 import random
-import statistics
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (str(REPO), str(HERE)):  # kb, and timing beside this file
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import timing  # noqa: E402
 
 from kb.browse.highlight import language_for  # noqa: E402
 from kb.explain import explain  # noqa: E402
 
 DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
-OUT = HERE / "results" / "explain.json"
+RESULTS = HERE / "results"
 LANGUAGES = {".rs": "rust", ".java": "java", ".go": "go", ".py": "python", ".scala": "scala"}
 KINDS = ("function", "condition", "both", "values", "declared", "sentence")
 
@@ -43,19 +46,20 @@ def load(path: Path) -> list[dict]:
         return [json.loads(line)["record"] for line in handle if line.strip()]
 
 
-def run_one(record: dict) -> tuple[dict[str, bool], float, object]:
-    started = time.perf_counter()
-    found = explain(
+def explain_record(record: dict) -> object:
+    return explain(
         record["sourceCode"],
         language=language_for(record["filePath"]),
         first_line=record["sourceCodeStart"],
         site_line=record["lineNumber"],
         message=record["errorMessage"],
     )
-    elapsed = time.perf_counter() - started
+
+
+def flags_of(found: object) -> dict[str, bool]:
     function = bool(found and found.function)
     condition = bool(found and found.condition)
-    flags = {
+    return {
         "function": function,
         "condition": condition,
         "both": function and condition,
@@ -65,7 +69,6 @@ def run_one(record: dict) -> tuple[dict[str, bool], float, object]:
         # anything at all to show: the page renders this sentence
         "sentence": bool(found and found.sentence()),
     }
-    return flags, elapsed, found
 
 
 def share(rows: list[dict[str, bool]]) -> dict[str, float | int]:
@@ -75,28 +78,28 @@ def share(rows: list[dict[str, bool]]) -> dict[str, float | int]:
     return out
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", help="language:kind, e.g. rust:condition")
     parser.add_argument("--sample", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="one record in ten")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
     args = parser.parse_args()
     source = DATASET_DIR / "records-all.jsonl"
     if not source.exists():
         print(f"bench_explain: no {source} (set KB_DATASET_DIR); nothing measured")
         return 0
     records = [r for r in load(source) if r.get("sourceCode")]
+    if args.quick:
+        records = records[::10]
     by_language: dict[str, list[dict[str, bool]]] = defaultdict(list)
     by_repo: dict[str, list[dict[str, bool]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
     misses: list[tuple[dict, object]] = []
-    for record in records:
+    each = timing.time_each("explain, one record", explain_record, records)
+    for record, found, elapsed in zip(records, each.result, each.wall.get_values(), strict=True):
         language = LANGUAGES.get(language_for(record["filePath"]), "other")
-        flags, elapsed, found = run_one(record)
+        flags = flags_of(found)
         by_language[language].append(flags)
         by_repo[f"{record['repo']} ({language})"].append(flags)
         times[language].append(elapsed)
@@ -105,6 +108,10 @@ def main() -> int:
             want_language, kind = args.misses.split(":")
             if language == want_language and not flags[kind]:
                 misses.append((record, found))
+    per_language = {
+        k: timing.from_values(f"explain, one {k} record", v, "time.perf_counter()")
+        for k, v in sorted(times.items())
+    }
     result = {
         "dataset": source.name,
         "records_with_snippet": len(records),
@@ -112,13 +119,12 @@ def main() -> int:
         "repos": {k: share(v) for k, v in sorted(by_repo.items())},
         "all": share([f for rows in by_language.values() for f in rows]),
         "time_per_record_ms": {
-            k: {
-                "p50": round(statistics.median(v) * 1e3, 3),
-                "p99": round(percentile(v, 0.99) * 1e3, 3),
-            }
-            for k, v in sorted(times.items())
+            k: {"p50": round(b.median() * 1e3, 3), "p99": round(b.percentile(99) * 1e3, 3)}
+            for k, b in per_language.items()
         },
     }
+    if args.quick:
+        result["quick"] = "one record in ten"
     if args.misses:
         for record, found in random.Random(1).sample(misses, min(args.sample, len(misses))):
             row = record["lineNumber"] - record["sourceCodeStart"]
@@ -130,7 +136,10 @@ def main() -> int:
                 print(f"{'>>' if i == row else '  '} {record['sourceCodeStart'] + i:5} {lines[i]}")
         print(f"{len(misses)} misses")
         return 0
-    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out = args.results / "explain.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    raw = timing.dump("explain", [*each.benchmarks, *per_language.values()], args.results)
     print(f"{'group':48} {'records':>8} " + " ".join(f"{k:>9}" for k in KINDS))
     for name, row in [*result["languages"].items(), ("", None), *result["repos"].items()]:
         if row is None:
@@ -139,6 +148,7 @@ def main() -> int:
         print(f"{name:48} {row['records']:>8} " + " ".join(f"{row[k]:>9.1%}" for k in KINDS))
     for name, t in result["time_per_record_ms"].items():
         print(f"time {name:8} p50 {t['p50']:.3f} ms  p99 {t['p99']:.3f} ms")
+    print(f"wrote {out} and {raw.name}")
     return 0
 
 

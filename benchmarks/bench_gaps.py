@@ -13,24 +13,34 @@ Also: for each multi-report gap of the winner, whether the draft pattern derived
 template (`kb.loop.text.derive`) matches every sample; and the folding work per report
 (gaps compared) as the number of gaps grows.
 
-Run: ``.venv/bin/python benchmarks/bench_gaps.py``; writes ``benchmarks/results/gaps.json``.
-Dataset directory: env ``KB_DATASET_DIR`` (default: ``shared/data`` beside the repo).
+Times (the admission of each draft, the folding of each report) are one value per item,
+taken by ``benchmarks/timing.py``.
+
+Run: ``.venv/bin/python benchmarks/bench_gaps.py [--quick] [--results=DIR]`` (``--quick``:
+the work per report at 1k and 10k gaps, not 100k); writes ``benchmarks/results/gaps.json``
+(or into DIR), with the timings' raw values beside it (``gaps.pyperf.json``). Dataset
+directory: env ``KB_DATASET_DIR`` (default: ``shared/data`` beside the repo).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
 import sys
-import time
 from itertools import combinations
 from pathlib import Path
 
+import pyperf
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (str(REPO), str(HERE)):  # kb, and timing beside this file
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import timing  # noqa: E402
 
 from kb.engine import admit_pattern  # noqa: E402
 from kb.loop.text import gaps as gaps_mod  # noqa: E402
@@ -103,36 +113,40 @@ def evaluate(items: list[tuple[str, str, str]], method: tuple[str, str], thresho
 
 
 def derive_check(
-    items: list[tuple[str, str, str]], method: tuple[str, str], threshold: float
+    items: list[tuple[str, str, str]],
+    method: tuple[str, str],
+    threshold: float,
+    kept: list[pyperf.Benchmark],
 ) -> dict:
     index = GapIndex(method[0], threshold, method[1])
     for _, template, sample in items:
         index.add(template, sample)
     multi = [g for g in index.gaps if len(g.samples) >= 2]
-    ok = admitted = 0
-    compile_s: list[float] = []
+    patterns = []
     for gap in multi:
         try:
-            pattern = pattern_from_template(gap.template, gap.samples)
+            patterns.append(pattern_from_template(gap.template, gap.samples))
         except ValueError:
             continue
-        ok += 1
-        t0 = time.perf_counter()
-        admitted += admit_pattern(pattern).ok
-        compile_s.append(time.perf_counter() - t0)
-    compile_s.sort()
-    return {
+    out = {
         "gaps_with_2_or_more_samples": len(multi),
-        "draft_pattern_matches_all": ok,
-        "draft_admitted_by_matcher": admitted,
-        "admission_compile_s_median": round(compile_s[len(compile_s) // 2], 3)
-        if compile_s
-        else None,
-        "admission_compile_s_max": round(compile_s[-1], 3) if compile_s else None,
+        "draft_pattern_matches_all": len(patterns),
+        "draft_admitted_by_matcher": 0,
+        "admission_compile_s_median": None,
+        "admission_compile_s_max": None,
     }
+    if patterns:
+        admission = timing.time_each("admission of a draft", admit_pattern, patterns)
+        kept += admission.benchmarks
+        out["draft_admitted_by_matcher"] = sum(a.ok for a in admission.result)
+        out["admission_compile_s_median"] = round(admission.wall.median(), 3)
+        out["admission_compile_s_max"] = round(admission.wall.percentile(100), 3)
+    return out
 
 
-def work_per_report(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> dict:
+def work_per_report(
+    kept: list[pyperf.Benchmark], sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
+) -> dict:
     """Gaps compared per report (fuzzy) as the index grows: blocking keeps it flat."""
     rng = random.Random(3)
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -143,17 +157,20 @@ def work_per_report(sizes: tuple[int, ...] = (1_000, 10_000, 100_000)) -> dict:
         for _ in range(size):
             gap = gaps_mod.Gap(0, " ".join(rng.choice(vocab) for _ in range(8)))
             index.load([gap])
-        compared = []
-        t0 = time.perf_counter()
-        for _ in range(200):
-            probe = " ".join(rng.choice(vocab) for _ in range(8))
-            compared.append(index.candidates(probe))
+        probes = [" ".join(rng.choice(vocab) for _ in range(8)) for _ in range(200)]
+
+        def report(probe: str, index: GapIndex = index) -> int:
+            compared = index.candidates(probe)
             index.find(probe)
-        elapsed = time.perf_counter() - t0
+            return compared
+
+        folding = timing.time_each(f"a report against {size} gaps", report, probes)
+        kept += folding.benchmarks
+        compared = folding.result
         out[str(size)] = {
             "max_gaps_compared": max(compared),
             "mean_gaps_compared": round(sum(compared) / len(compared), 1),
-            "ms_per_report": round(elapsed / 200 * 1000, 3),
+            "ms_per_report": round(folding.wall.mean() * 1000, 3),
         }
     return out
 
@@ -175,7 +192,12 @@ def _choose(sweep: dict[str, dict]) -> str:
     return max(safe, key=lambda t: (sweep[t]["f1"], sweep[t]["precision"]))
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="no 100k-gap index")
+    parser.add_argument("--results", type=Path, default=OUT.parent, help="where to write")
+    args = parser.parse_args(argv)
+    kept: list[pyperf.Benchmark] = []
     if not EVAL.is_file():
         print(f"bench_gaps: no labelled set at {EVAL} (set KB_DATASET_DIR); nothing measured")
         return 0
@@ -212,20 +234,24 @@ def main() -> int:
                 "threshold": gaps_mod.DEFAULT_THRESHOLD,
             },
         },
-        "derive": derive_check(items, winner_method, methods[winner]["best_threshold"]),
-        "fuzzy_work_per_report": work_per_report(),
+        "derive": derive_check(items, winner_method, methods[winner]["best_threshold"], kept),
+        "fuzzy_work_per_report": work_per_report(
+            kept, (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
+        ),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out = args.results / OUT.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    raw = timing.dump("gaps", kept, args.results)
     for method, m in methods.items():
         b = m["best"]
         print(
             f"{method:24} t={m['best_threshold']:<5} P={b['precision']:.3f} R={b['recall']:.3f} "
             f"F1={b['f1']:.3f} gaps={b['gaps']}"
         )
-    print(f"chosen: {winner}; derive: {result['derive']}; written {OUT}")
+    print(f"chosen: {winner}; derive: {result['derive']}; written {out} and {raw.name}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -9,43 +9,52 @@ each ~398k lines with 1% error lines, deterministic (seeded):
 * ``ansi``   -- plain with ANSI colour codes around timestamp, level and module (4/line);
 * ``json``   -- zap-style JSON lines with escaped quotes in ``msg``/``error``.
 
-For each: median wall and CPU (`process_time`) time of 3 `normalise` calls, MB/s (UTF-8
-bytes of the input; on a shared, loaded machine the CPU figure is the meaningful one),
-output/input size ratio, number of mapping segments, peak traced memory of one call, and
-the cost of 1,000 `to_original` + `line_info` look-ups afterwards (after the original's line
-index, built on the first `line_of` call, which is timed separately).
+For each: median wall and CPU (`process_time`) time of `normalise` (``VALUES`` values after
+a warm-up, timed by ``benchmarks/timing.py``), MB/s (UTF-8 bytes of the input; on a shared,
+loaded machine the CPU figure is the meaningful one), output/input size ratio, number of
+mapping segments, peak traced memory of one call, and the cost of 1,000 `to_original` +
+`line_info` look-ups afterwards (after the original's line index, built on the first
+`line_of` call, which is timed separately).
 
 Envelopes (``--envelopes`` runs only these): a paste-sized log (`PASTE`) of the same
 tracing-style lines, clean and wrapped in collector envelopes (``kubectl logs --prefix
 --timestamps``, ``journalctl``, ``docker compose logs``, a CloudWatch export), each the same
-size as the clean one: median CPU time of `normalise`, the enveloped/clean ratio in the same
-run, and the enveloped paste at twice the size (time(2N)/time(N): the pass must stay linear).
+size as the clean one: median CPU time of `normalise`, the enveloped/clean ratio (the
+clean paste, the enveloped one and the enveloped one at twice the size timed in turn, value
+by value, and whether the difference is significant as ``pyperf compare_to`` judges it),
+and time(2N)/time(N) (the pass must stay linear).
 
-Run: ``.venv/bin/python benchmarks/bench_normalise.py [--quick] [--envelopes]``
-(``--quick`` uses 5 MB logs). Writes ``benchmarks/results/normalise.json`` and
-``benchmarks/results/normalise_envelopes.json``.
+Run: ``.venv/bin/python benchmarks/bench_normalise.py [--quick] [--envelopes]
+[--results=DIR]`` (``--quick`` uses 5 MB logs). Writes ``normalise.json`` and
+``normalise_envelopes.json`` into ``benchmarks/results/`` (or ``DIR``), each with its
+timings' raw values beside it (``<name>.pyperf.json``).
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
 import random
-import statistics
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
+import pyperf
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import timing  # noqa: E402 - beside this file, found through the line above
 
 from kb.engine.normalise import normalise  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "results" / "normalise.json"
-ENVELOPE_RESULTS = REPO / "benchmarks" / "results" / "normalise_envelopes.json"
+RESULTS = REPO / "benchmarks" / "results"
 PASTE = 256 * 1024
+VALUES = 5  # values of a whole log (each one call of up to a few seconds)
+ENVELOPE_VALUES = 7  # values of a paste (each the mean of calibrated loops)
 
 MODULES = [
     "risingwave_rpc_client::meta_client",
@@ -134,56 +143,48 @@ def make_json(target: int, rng: random.Random) -> str:
     return "\n".join(out) + "\n"
 
 
-def measure(name: str, text: str, runs: int = 3) -> dict:
+def measure(name: str, text: str, timings: list[pyperf.Benchmark]) -> dict:
     mb = len(text.encode("utf-8")) / 1e6
-    times = []
-    cpu = []
-    n = None
-    for _ in range(runs):
-        n = None
-        gc.collect()
-        c0 = time.process_time()
-        t0 = time.perf_counter()
-        n = normalise(text)
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    assert n is not None
-    med = statistics.median(times)
-    cpu_med = statistics.median(cpu)
+    whole = timing.time_call(f"normalise {name}", lambda: normalise(text), values=VALUES)
+    n = whole.result
     segments = sum(len(layer) for layer in n._layers)
     rng = random.Random(7)
     size = len(n.text)
     offs = [rng.randrange(max(size, 1)) for _ in range(1000)]
-    c0 = time.process_time()
-    n.line_of(0)  # builds the original's line index once
-    index_s = time.process_time() - c0
-    t0 = time.perf_counter()
-    for o in offs:
-        n.to_original(o, min(o + 20, size))
-        n.line_info(o)
-    lookup_us = (time.perf_counter() - t0) / len(offs) * 1e6
-    del n
+    index = timing.time_once(f"line index {name}", lambda: n.line_of(0))  # built once
+
+    def lookups() -> None:
+        for o in offs:
+            n.to_original(o, min(o + 20, size))
+            n.line_info(o)
+
+    lookup = timing.time_call(f"1000 look-ups {name}", lookups)
+    timings += [*whole.benchmarks, index.cpu, *lookup.benchmarks]
+    wall, cpu, steps = whole.wall, whole.cpu, n.steps
+    del n, whole  # the last call's result: a 50 MB log's worth of memory
     gc.collect()
     tracemalloc.start()
     n = normalise(text)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     out_ratio = len(n.text) / max(len(text), 1)
+    med, cpu_med = wall.median(), cpu.median()
     row = {
         "log": name,
         "mb": round(mb, 1),
         "lines": text.count("\n"),
         "seconds_median": round(med, 3),
-        "seconds_all": [round(t, 3) for t in times],
+        "seconds_all": [round(t, 3) for t in wall.get_values()],
         "mb_per_s": round(mb / med, 1),
         "cpu_seconds_median": round(cpu_med, 3),
         "mb_per_cpu_s": round(mb / cpu_med, 1),
+        "cpu_seconds": timing.summary(cpu),
         "output_ratio": round(out_ratio, 3),
         "segments": segments,
         "peak_traced_mb": round(peak / 1e6, 1),
-        "line_index_build_cpu_s": round(index_s, 3),
-        "lookup_us": round(lookup_us, 1),
-        "steps": n.steps,
+        "line_index_build_cpu_s": round(index.cpu.median(), 3),
+        "lookup_us": round(lookup.wall.median() / len(offs) * 1e6, 1),
+        "steps": steps,
     }
     print(
         f"| {name} | {row['mb']} | {row['seconds_median']:.3f} | {row['mb_per_s']} | "
@@ -237,22 +238,11 @@ def _cloudwatch(text: str, target: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cpu(text: str, runs: int = 7) -> float:
-    cpu = []
-    for _ in range(runs):
-        gc.collect()
-        c0 = time.process_time()
-        normalise(text)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(cpu)
-
-
-def measure_envelopes() -> dict:
-    """Enveloped pastes against a clean paste of the same size, in the same run."""
-    rng = random.Random(11)
-    clean = _paste_lines(PASTE, None, rng)
-    base = _cpu(clean)
+def measure_envelopes(results: Path) -> dict:
+    """Enveloped pastes against a clean paste of the same size, timed in turn."""
+    clean = _paste_lines(PASTE, None, random.Random(11))
     rows = []
+    timings: list[pyperf.Benchmark] = []
     print("| envelope | KiB | CPU ms clean | CPU ms enveloped | ratio | 2N/N | steps |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     texts = {
@@ -263,22 +253,32 @@ def measure_envelopes() -> dict:
     for name, make in texts.items():
         text = make(PASTE)
         double = make(2 * PASTE)
-        t = _cpu(text)
-        t2 = _cpu(double)
-        steps = normalise(text).steps
+        sides = timing.time_alternating(
+            {
+                f"clean beside {name}": lambda: normalise(clean),
+                name: lambda text=text: normalise(text),
+                f"{name} at 2N": lambda double=double: normalise(double),
+            },
+            values=ENVELOPE_VALUES,
+        )
+        base, one, two = (side.cpu for side in sides.values())
+        timings += [b for side in sides.values() for b in side.benchmarks]
+        t, t2, b = one.median(), two.median(), base.median()
         row = {
             "envelope": name,
             "kib": round(len(text) / 1024, 1),
-            "clean_cpu_ms": round(base * 1e3, 2),
+            "clean_cpu_ms": round(b * 1e3, 2),
             "enveloped_cpu_ms": round(t * 1e3, 2),
-            "ratio_enveloped_to_clean": round(t / base, 2) if base else None,
-            "ratio_2n_to_n": round(t2 / t, 2) if t else None,
-            "steps": steps,
+            "ratio_enveloped_to_clean": round(t / b, 2),
+            "enveloped_vs_clean": timing.compare(base, one),
+            "ratio_2n_to_n": round(t2 / t, 2),
+            "steps": sides[name].result.steps,
         }
         rows.append(row)
         print(
             f"| {name} | {row['kib']} | {row['clean_cpu_ms']} | {row['enveloped_cpu_ms']} | "
-            f"{row['ratio_enveloped_to_clean']} | {row['ratio_2n_to_n']} | {'; '.join(steps)} |",
+            f"{row['ratio_enveloped_to_clean']} | {row['ratio_2n_to_n']} | "
+            f"{'; '.join(row['steps'])} |",
             flush=True,
         )
     result = {
@@ -287,20 +287,31 @@ def measure_envelopes() -> dict:
         "load_average_at_end": list(os.getloadavg()),
         "cpu_count": os.cpu_count(),
         "paste_bytes": PASTE,
+        "method": f"median CPU time of {ENVELOPE_VALUES} values each (benchmarks/timing.py)",
         "rows": rows,
     }
-    ENVELOPE_RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    ENVELOPE_RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {ENVELOPE_RESULTS.relative_to(REPO)}")
+    _write(results, "normalise_envelopes", result, timings)
     return result
 
 
+def _write(results: Path, name: str, result: dict, timings: list[pyperf.Benchmark]) -> None:
+    out = results / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    raw = timing.dump(name, timings, results)
+    print(f"wrote {out} and {raw.name}")
+
+
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    measure_envelopes()
-    if "--envelopes" in argv:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="5 MB logs instead of 50 MB")
+    parser.add_argument("--envelopes", action="store_true", help="the envelopes only")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
+    args = parser.parse_args(argv)
+    measure_envelopes(args.results)
+    if args.envelopes:
         return 0
-    target = 5_000_000 if quick else 50_000_000
+    target = 5_000_000 if args.quick else 50_000_000
     rng = random.Random(42)
     logs = {
         "plain": make_plain(target, rng),
@@ -309,29 +320,24 @@ def main(argv: list[str]) -> int:
         "json": make_json(target, rng),
     }
     print(
-        "| log | MB | wall s (median of 3) | MB/s | CPU s | MB/CPU-s | out/in | segments "
+        f"| log | MB | wall s (median of {VALUES}) | MB/s | CPU s | MB/CPU-s | out/in | segments "
         "| peak MB | lookup µs |\n"
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
-    rows = [measure(name, text) for name, text in logs.items()]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "normalise",
-                "quick": quick,
-                "python": sys.version.split()[0],
-                "load_average_at_end": list(os.getloadavg()),
-                "cpu_count": os.cpu_count(),
-                "note": "wall time is inflated when the machine is shared; CPU time "
-                "(process_time) is the better figure under load",
-                "rows": rows,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    print(f"wrote {RESULTS.relative_to(REPO)}")
+    timings: list[pyperf.Benchmark] = []
+    rows = [measure(name, text, timings) for name, text in logs.items()]
+    result = {
+        "benchmark": "normalise",
+        "quick": args.quick,
+        "python": sys.version.split()[0],
+        "load_average_at_end": list(os.getloadavg()),
+        "cpu_count": os.cpu_count(),
+        "note": "wall time is inflated when the machine is shared; CPU time "
+        "(process_time) is the better figure under load",
+        "method": f"median of {VALUES} values after a warm-up (benchmarks/timing.py)",
+        "rows": rows,
+    }
+    _write(args.results, "normalise", result, timings)
     return 0
 
 

@@ -4,15 +4,18 @@ Ordering a whole log's groups (`kb.engine.rootcause`: chained exceptions found f
 markers, then the groups placed root cause first) must not cost the whole-log path more
 than a tenth of its throughput. Both sides are the same matcher (the real records, with
 similarity) on the same logs in the same process; only `Matcher.root_cause_order` differs,
-and the runs alternate so a neighbour's burst on this shared machine hits both sides.
+and the two sides are timed value by value in turn (``benchmarks/timing.py``), so a
+neighbour's burst on this shared machine hits both sides; the ratio is of their median CPU
+times, with whether the difference is significant as ``pyperf compare_to`` judges it.
 
 Two logs: the matcher benchmark's whole log (INFO chatter with 1% error lines, no chained
 exceptions: the ordering costs three marker searches) and the same log with a chained
 Java exception (three `Caused by:` links of real messages) and a chained Python traceback
 every 200 lines (the ordering walks every line of them).
 
-Run: `.venv/bin/python benchmarks/bench_order.py [--quick]`
-Writes benchmarks/results/order.json.
+Run: `.venv/bin/python benchmarks/bench_order.py [--quick] [--results=DIR]`
+Writes benchmarks/results/order.json (or into DIR), with the timings' raw values beside it
+(order.pyperf.json).
 """
 
 from __future__ import annotations
@@ -24,19 +27,21 @@ import platform
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
+
+import pyperf
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+import timing  # noqa: E402 - beside this file, found through the line above
 from matcher_data import load_specs, make_log, render  # noqa: E402
 
 from kb.engine import Matcher, PatternSpec, report  # noqa: E402 - the module, patched to time its step
 
 CACHE = REPO / ".cache" / "matcher-bench"
-OUT = REPO / "benchmarks" / "results" / "order.json"
+RESULTS = REPO / "benchmarks" / "results"
 BAR = 0.9  # throughput with ordering / without, at least
 REASON_KINDS = [  # reason text -> short column name in the results
     ("root cause", "root cause"),
@@ -87,48 +92,61 @@ def chained_log(specs: list[PatternSpec], base: str, every: int = 200, seed: int
     return "\n".join(out)
 
 
-def measure(m: Matcher, log: str, runs: int) -> dict[str, object]:
-    """Best CPU time of ``runs`` alternating runs on each side, and the ratio."""
-    cpu: dict[bool, list[float]] = {True: [], False: []}
-    groups: dict[bool, int] = {}
-    for _ in range(runs):
-        for on in (False, True):
+def measure(
+    name: str, m: Matcher, log: str, runs: int, kept: list[pyperf.Benchmark]
+) -> dict[str, object]:
+    """Median CPU time of ``runs`` values on each side, timed in turn, and the ratio."""
+
+    def side(on: bool):
+        def run():
             m.root_cause_order = on
-            c0 = time.process_time()
-            rep = m.match(log)
-            cpu[on].append(time.process_time() - c0)
-            groups[on] = len(rep.groups)
+            return m.match(log)
+
+        return run
+
+    sides = timing.time_alternating(
+        {f"{name}: without order": side(False), f"{name}: with order": side(True)}, values=runs
+    )
     m.root_cause_order = True
+    without, with_ = sides.values()
+    kept += [*without.benchmarks, *with_.benchmarks]
+    rep = with_.result
     mb = len(log.encode()) / 2**20
-    with_s, without_s = min(cpu[True]), min(cpu[False])
+    with_s, without_s = with_.cpu.median(), without.cpu.median()
     reasons: dict[str, int] = {}
     for g in rep.groups:
         kind = next((k for p, k in REASON_KINDS if g.reason.startswith(p)), "other")
         reasons[kind] = reasons.get(kind, 0) + 1
-    step = order_step_seconds(log, m)
+    step = order_step(name, log, m)
+    kept.append(step)
     return {
-        "order_step_cpu_ms": round(step * 1000, 2),
+        "order_step_cpu_ms": round(step.median() * 1000, 2),
         # the ordering step alone against the whole match: steadier than the ratio of two
         # whole runs on a shared machine, and the same question
-        "order_step_share_of_match": round(step / with_s, 3),
+        "order_step_share_of_match": round(step.median() / with_s, 3),
         "log_mb": round(mb, 2),
         "lines": log.count("\n") + 1,
-        "groups": groups[True],
+        "groups": len(rep.groups),
         "log_mb_s_cpu_with_order": round(mb / with_s, 2),
         "log_mb_s_cpu_without_order": round(mb / without_s, 2),
         "throughput_ratio": round(without_s / with_s, 3),
-        # each run against the one beside it in time, then the median: a neighbour's burst
-        # lands on one pair, not on a side
+        # each value against the one beside it in time, then the median: a neighbour's
+        # burst lands on one pair, not on a side
         "throughput_ratio_paired_median": round(
-            statistics.median(b / a for a, b in zip(cpu[True], cpu[False], strict=True)), 3
+            statistics.median(
+                b / a for a, b in zip(with_.cpu.get_values(), without.cpu.get_values(), strict=True)
+            ),
+            3,
         ),
+        # with against without, as pyperf compare_to reports it (ratio above 1: slower)
+        "with_vs_without": timing.compare(without.cpu, with_.cpu),
         "meets_bar": without_s / with_s >= BAR,
         "group_reasons": reasons,
     }
 
 
-def order_step_seconds(log: str, m: Matcher, runs: int = 20) -> float:
-    """Best CPU time of the ordering step alone (`order_groups` on the groups' inputs that
+def order_step(name: str, log: str, m: Matcher) -> pyperf.Benchmark:
+    """CPU time of the ordering step alone (`order_groups` on the groups' inputs that
     matching ``log`` hands it)."""
     seen: list[tuple[str, list]] = []
     real = report.order_groups
@@ -143,17 +161,13 @@ def order_step_seconds(log: str, m: Matcher, runs: int = 20) -> float:
     finally:
         report.order_groups = real
     text, items = seen[-1]
-    best = float("inf")
-    for _ in range(runs):
-        c0 = time.process_time()
-        real(text, items)
-        best = min(best, time.process_time() - c0)
-    return best
+    return timing.time_call(f"{name}: ordering step", lambda: real(text, items)).cpu
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="smaller logs, fewer runs")
+    ap.add_argument("--quick", action="store_true", help="smaller logs, fewer values")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where to write")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     specs = load_specs()
@@ -162,19 +176,25 @@ def main() -> None:
     logs = {"plain whole log": base, "with chained exceptions": chained_log(specs, base)}
     runs = 3 if args.quick else 15
     load0 = os.getloadavg()
-    results = {name: measure(m, log, runs) for name, log in logs.items()}
+    kept: list[pyperf.Benchmark] = []
+    results = {name: measure(name, m, log, runs, kept) for name, log in logs.items()}
     out = {
         "what": "whole-log matching, root-cause ordering on vs off, same matcher, same run; "
-        f"best CPU time of {runs} alternating runs each",
+        f"median CPU time of {runs} values each, the sides timed in turn "
+        "(benchmarks/timing.py)",
         "bar": f"throughput_ratio >= {BAR}",
         "records": len(specs),
         "results": [{"log": k, **v} for k, v in results.items()],
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu",
         "load_average_before_after": [list(load0), list(os.getloadavg())],
     }
-    OUT.write_text(json.dumps(out, indent=2) + "\n")
+    path = args.results / "order.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    raw = timing.dump("order", kept, args.results)
     for name, r in results.items():
         print(f"{name:28s} ratio {r['throughput_ratio']}  ({r['groups']} groups)")
+    print(f"wrote {path} and {raw.name}")
 
 
 if __name__ == "__main__":

@@ -7,90 +7,53 @@ with values, then reworded / truncated / re-cased / given log prefixes) and the
 false-suggestion rate on non-error lines (INFO chatter from the eval
 ``negative`` texts plus synthetic INFO lines). Also compares scoring methods.
 
-Run: ``.venv/bin/python benchmarks/bench_similar.py``
-Writes ``benchmarks/results/similar.json``. Data dir: env ``KB_SHARED_DATA`` (the full
-dataset's directory). The data and the drift / negative sets come
-from ``benchmarks/similar_cases.py``; this file measures and reports.
+Run: ``.venv/bin/python benchmarks/bench_similar.py [--quick] [--1m] [--results=DIR]``
+(``--quick``: the 16.7k records only, fewer drifted cases). Writes
+``benchmarks/results/similar.json`` (or into DIR), with the timings' raw values beside it
+(``similar.pyperf.json``). Data dir: env ``KB_DATASET_DIR`` (the full dataset's
+directory). The data, the drift / negative sets and the quality measures come from
+``tests/engine/similar_cases.py``, which the tests hold bars on; this file times the index
+(``benchmarks/timing.py``) and reports.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
 import pickle
 import sys
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyperf
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for _path in (str(REPO), str(HERE)):  # kb, and similar_cases beside this file
+for _path in (str(REPO), str(HERE)):  # kb and tests, and timing beside this file
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from similar_cases import (  # noqa: E402, F401 - load_records etc. are used from here by tests
-    DATA,
-    drift,
-    drift_cases,
-    load_eval,
-    load_records,
-    negative_lines,
-    render,
-    synth_corpus,
-    synthetic_info,
-)
+import timing  # noqa: E402
 
 from kb.engine import similar  # noqa: E402
 from kb.engine.similar import SimilarityIndex  # noqa: E402
+from tests.engine.similar_cases import (  # noqa: E402
+    drift_cases,
+    eval_drifted,
+    false_rate,
+    family_recall_at,
+    load_records,
+    negative_lines,
+    recall_at,
+    synth_corpus,
+)
+
+RESULTS = HERE / "results"
 
 # --------------------------------------------------------- measurement
-
-
-def recall_at(idx: SimilarityIndex, cases: list[tuple[str, set[str]]], k: int = 3, **kw) -> float:
-    hits = 0
-    for line, keys in cases:
-        res = idx.query(line, limit=k, **kw)
-        if any(key in keys for key, _ in res):
-            hits += 1
-    return hits / len(cases)
-
-
-def family_recall_at(idx: SimilarityIndex, cases: list[tuple[str, set[str]]], k: int = 3) -> float:
-    """Like recall_at, but a synthetic mutant of the expected template also counts."""
-    hits = 0
-    for line, keys in cases:
-        if any(key.rsplit(":", 1)[-1] in keys for key, _ in idx.query(line, limit=k)):
-            hits += 1
-    return hits / len(cases)
-
-
-def false_rate(idx: SimilarityIndex, lines: list[str], **kw) -> float:
-    return sum(1 for ln in lines if idx.query(ln, limit=1, **kw)) / len(lines)
-
-
-def eval_drifted(idx: SimilarityIndex, records: list[tuple[str, str]]) -> list[dict]:
-    """The published ``drifted`` cases: rank of the expected record among suggestions."""
-    by_key = dict(records)
-    groups: dict[str, set[str]] = {}
-    for k, t in records:
-        groups.setdefault(t, set()).add(k)
-    out = []
-    for case in load_eval():
-        if case["stratum"] != "drifted":
-            continue
-        ok = set()
-        for k in case["expected"]:
-            ok |= groups.get(by_key.get(k, ""), {k})
-        best = None
-        for ln in case["text"].splitlines():
-            for rank, (key, _s) in enumerate(idx.query(ln, limit=3)):
-                if key in ok and (best is None or rank < best):
-                    best = rank
-        out.append({"id": case["id"], "rank": best})
-    return out
 
 
 def _rss_mb() -> float:
@@ -99,7 +62,7 @@ def _rss_mb() -> float:
 
 
 def timed_build(
-    items: list[tuple[str, str]], *, trace: bool = True
+    items: list[tuple[str, str]], kept: list[pyperf.Benchmark], name: str, *, trace: bool = True
 ) -> tuple[SimilarityIndex, float, float, float]:
     """(index, build seconds, peak MB allocated during build, MB the index retains).
 
@@ -115,58 +78,56 @@ def timed_build(
         del idx
         gc.collect()
     rss0 = _rss_mb()
-    t0 = time.perf_counter()
-    idx = SimilarityIndex.build(items)
-    dt = time.perf_counter() - t0
+    build = timing.time_once(f"{name}: build", lambda: SimilarityIndex.build(items))
+    kept += build.benchmarks
     if not trace:
         retained = peak = (_rss_mb() - rss0) * 1e6
-    return idx, dt, peak / 1e6, retained / 1e6
+    return build.result, build.wall.median(), peak / 1e6, retained / 1e6
 
 
-def latency(idx: SimilarityIndex, lines: list[str], repeat: int = 3) -> dict[str, float]:
-    """Per-line time of ``query``: wall p50/p99 of a single pass, of the best of
-    ``repeat`` passes, and CPU time (process_time) best of ``repeat``: the last two
-    are less sensitive to other processes on a shared machine."""
-    runs, cpu_runs = [], []
-    for _ in range(repeat):
-        ts, cs = [], []
-        for ln in lines:
-            t0, c0 = time.perf_counter(), time.process_time()
-            idx.query(ln)
-            cs.append((time.process_time() - c0) * 1e3)
-            ts.append((time.perf_counter() - t0) * 1e3)
-        runs.append(ts)
-        cpu_runs.append(cs)
-    single = sorted(runs[0])
-    best = sorted(min(col) for col in zip(*runs, strict=True))
-    cpu = sorted(min(col) for col in zip(*cpu_runs, strict=True))
+def latency(
+    idx: SimilarityIndex, lines: list[str], kept: list[pyperf.Benchmark], name: str, repeat: int = 3
+) -> dict[str, float]:
+    """Per-line time of ``query`` (one value per line and pass): wall p50/p99 of the first
+    pass, of each line's fastest of ``repeat`` passes, and the same in CPU time: the last
+    two are less sensitive to other processes on a shared machine."""
+    passes = [
+        timing.time_each(f"{name}: query, pass {n + 1}", idx.query, lines) for n in range(repeat)
+    ]
+    kept += [b for one in passes for b in one.benchmarks]
 
-    def pct(v: list[float], q: float) -> float:
-        return round(v[min(len(v) - 1, int(len(v) * q))], 3)
+    def fastest(clock: str) -> pyperf.Benchmark:
+        per_line = zip(*(getattr(one, clock).get_values() for one in passes), strict=True)
+        return timing.from_values(
+            f"{name}: query, fastest of {repeat} ({clock})", [min(v) for v in per_line]
+        )
+
+    single, best, cpu = passes[0].wall, fastest("wall"), fastest("cpu")
+
+    def pct(bench: pyperf.Benchmark, q: float) -> float:
+        return round(bench.percentile(q) * 1e3, 3)
 
     return {
-        "p50_ms": pct(single, 0.5),
-        "p99_ms": pct(single, 0.99),
-        "max_ms": round(single[-1], 3),
-        "best_of_3_p50_ms": pct(best, 0.5),
-        "best_of_3_p99_ms": pct(best, 0.99),
-        "cpu_best_of_3_p50_ms": pct(cpu, 0.5),
-        "cpu_best_of_3_p99_ms": pct(cpu, 0.99),
-        "n": len(single),
+        "p50_ms": pct(single, 50),
+        "p99_ms": pct(single, 99),
+        "max_ms": pct(single, 100),
+        "best_of_3_p50_ms": pct(best, 50),
+        "best_of_3_p99_ms": pct(best, 99),
+        "cpu_best_of_3_p50_ms": pct(cpu, 50),
+        "cpu_best_of_3_p99_ms": pct(cpu, 99),
+        "n": single.get_nvalue(),
     }
 
 
-def sizes(idx: SimilarityIndex) -> dict[str, float]:
-    t0 = time.perf_counter()
-    blob = pickle.dumps(idx, protocol=5)
-    dump = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    pickle.loads(blob)
-    load = time.perf_counter() - t0
+def sizes(idx: SimilarityIndex, kept: list[pyperf.Benchmark], name: str) -> dict[str, float]:
+    dump = timing.time_once(f"{name}: pickle", lambda: pickle.dumps(idx, protocol=5))
+    blob = dump.result
+    load = timing.time_once(f"{name}: unpickle", lambda: pickle.loads(blob))
+    kept += [*dump.benchmarks, *load.benchmarks]
     return {
         "pickle_mb": round(len(blob) / 1e6, 2),
-        "dump_s": round(dump, 3),
-        "load_s": round(load, 3),
+        "dump_s": round(dump.wall.median(), 3),
+        "load_s": round(load.wall.median(), 3),
     }
 
 
@@ -218,68 +179,79 @@ def compare_methods(
     return out
 
 
-def long_token_query_ms(idx: SimilarityIndex) -> dict[str, float]:
-    """CPU milliseconds of a query on an unbroken 5,000-character token (best of 5): the
-    query cap and the linear line cleaner keep it near an ordinary line's cost
+def long_token_query_ms(idx: SimilarityIndex, kept: list[pyperf.Benchmark]) -> dict[str, float]:
+    """Median CPU milliseconds of a query on an unbroken 5,000-character token: the query
+    cap and the linear line cleaner keep it near an ordinary line's cost
     (``tests/engine/test_similar.py`` checks the same as ratios between sizes)."""
     out = {}
     for token in ("x=", "a/", "/=", "ab"):
-        best = float("inf")
-        for _ in range(5):
-            c0 = time.process_time()
-            idx.query_explained(token * 2500)
-            best = min(best, time.process_time() - c0)
-        out[token] = round(best * 1e3, 3)
+        text = token * 2500
+        one = timing.time_call(
+            f"query, long token {token}", lambda text=text: idx.query_explained(text)
+        )
+        kept += one.benchmarks
+        out[token] = round(one.cpu.median() * 1e3, 3)
     return out
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="16.7k only, fewer drifted cases")
+    ap.add_argument("--1m", dest="one_m", action="store_true", help="also 1M templates")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where to write")
+    args = ap.parse_args()
     records = load_records()
     results: dict[str, object] = {
         "default_min_score": similar.DEFAULT_MIN_SCORE,
         "score_scale": "0..1",
         "machine_load_avg_at_start": os.getloadavg(),
     }
-    cases = drift_cases(records, 600)
+    if args.quick:
+        results["quick"] = True
+    kept: list[pyperf.Benchmark] = []
+    cases = drift_cases(records, 200 if args.quick else 600)
     neg = negative_lines()
-    idx, bt, mem, _ret = timed_build(records)
+    idx, bt, mem, _ret = timed_build(records, kept, "16.7k, first")
     print(f"16.7k build {bt:.2f}s peak {mem:.1f}MB entries {len(idx)}", flush=True)
     results["methods"] = compare_methods(idx, cases, neg)
     q_lines = [c[0] for c in cases]
-    sizes_wanted = [("16.7k", 0), ("100k", 100_000)]
-    if "--1m" in sys.argv:
+    sizes_wanted = [("16.7k", 0)] if args.quick else [("16.7k", 0), ("100k", 100_000)]
+    if args.one_m:
         sizes_wanted.append(("1M", 1_000_000))
     for label, n in sizes_wanted:
         items = synth_corpus(records, n) if n else records
-        idx, bt, mem, ret = timed_build(items, trace=n <= 100_000)
+        idx, bt, mem, ret = timed_build(items, kept, label, trace=n <= 100_000)
         row: dict[str, object] = {
             "index_retained_mb": round(ret, 1),
             "templates": len(items),
             "entries": len(idx),
             "build_s": round(bt, 2),
             "build_peak_mb": round(mem, 1),
-            **sizes(idx),
-            "query": latency(idx, q_lines + neg),
+            **sizes(idx, kept, label),
+            "query": latency(idx, q_lines + neg, kept, label),
             "recall@3": round(recall_at(idx, cases), 4),
             "recall@3_original_or_its_mutant": round(family_recall_at(idx, cases), 4),
             "false_suggestion_rate": round(false_rate(idx, neg), 4),
         }
-        t0 = time.perf_counter()
-        idx.query_many(q_lines)
-        row["query_many_ms_per_line"] = round((time.perf_counter() - t0) * 1e3 / len(q_lines), 3)
+        many = timing.time_call(
+            f"{label}: query_many", lambda idx=idx: idx.query_many(q_lines), values=3
+        )
+        kept += many.benchmarks
+        row["query_many_ms_per_line"] = round(many.wall.median() * 1e3 / len(q_lines), 3)
         if label == "16.7k":
             row["eval_drifted"] = eval_drifted(idx, records)
-            row["long_token_query_ms"] = long_token_query_ms(idx)
+            row["long_token_query_ms"] = long_token_query_ms(idx, kept)
         results[label] = row
         print(label, row, flush=True)
-        del idx, items
+        del idx, items, many
         gc.collect()
     results["n_drift_cases"] = len(cases)
     results["n_negative_lines"] = len(neg)
-    out = REPO / "benchmarks" / "results" / "similar.json"
+    out = args.results / "similar.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print("wrote", out)
+    raw = timing.dump("similar", kept, args.results)
+    print("wrote", out, "and", raw.name)
 
 
 if __name__ == "__main__":

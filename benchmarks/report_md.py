@@ -6,7 +6,14 @@ bench`` calls it after the benchmarks (``benchmarks/run_all.py``); run it alone 
 re-render from the JSON already there::
 
     .venv/bin/python benchmarks/report_md.py            # writes docs/performance.md
-    .venv/bin/python benchmarks/report_md.py --check    # exit 1 if the page is stale
+    .venv/bin/python benchmarks/report_md.py --check    # exit 1 and a diff if it is stale
+    .venv/bin/python benchmarks/report_md.py --stdout --results=DIR  # DIR's page, printed
+
+The tests run it that way, as a program (``tests/test_docs.py``): no test imports a
+benchmark module (``tests/test_house_rules.py``).
+
+The raw values of a timing (``benchmarks/timing.py``) sit beside its result file as
+``<name>.pyperf.json``, for ``python -m pyperf``; they are not result files of their own.
 
 Each benchmark owns its JSON's shape and may change it, so every lookup here tolerates a
 missing file or key: a section renders what is present, and a result file this module does
@@ -15,6 +22,8 @@ not know still gets a section listing its top-level figures.
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import re
 import sys
@@ -27,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 OUTPUT = HERE.parent / "docs" / "performance.md"
 BARS_PAGE = HERE.parent / "docs" / "reliability.md"
+PYPERF_SUFFIX = ".pyperf.json"  # a timing's raw values, written by benchmarks/timing.py
 
 # The renderers live beside this file (run as a script or imported by run_all.py).
 sys.path.insert(0, str(HERE))
@@ -306,7 +316,11 @@ def render(results: Path = RESULTS) -> str:
         if data is not None:
             sections.append((title, _section(title, filename, what, script, renderer, data)))
     for path in sorted(results.glob("*.json")):
-        if path.name in known or (data := _load(results, path.name)) is None:
+        if (
+            path.name.endswith(PYPERF_SUFFIX)
+            or path.name in known
+            or (data := _load(results, path.name)) is None
+        ):
             continue
         title, what = path.stem, "Not described yet."
         if isinstance(data, dict):
@@ -361,15 +375,32 @@ def _section(
 
 
 def main(argv: list[str]) -> int:
-    page = render()
-    if "--check" in argv:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 and a diff when stale")
+    parser.add_argument("--stdout", action="store_true", help="print the page, write nothing")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the result files")
+    args = parser.parse_args(argv)
+    page = render(args.results)
+    if args.stdout:
+        sys.stdout.write(page)
+        return 0
+    shown = OUTPUT.relative_to(HERE.parent).as_posix()
+    if args.check:
         current = OUTPUT.read_text() if OUTPUT.exists() else ""
         if current != page:
-            print(f"{OUTPUT.relative_to(HERE.parent)} is stale: run benchmarks/report_md.py")
+            print(f"{shown} is stale: run .venv/bin/python benchmarks/report_md.py")
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    page.splitlines(keepends=True),
+                    f"{shown} (committed)",
+                    f"{shown} (rendered)",
+                )
+            )
             return 1
         return 0
     OUTPUT.write_text(page)
-    print(f"wrote {OUTPUT.relative_to(HERE.parent)}")
+    print(f"wrote {shown}")
     return 0
 
 

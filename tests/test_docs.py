@@ -1,21 +1,49 @@
 """The documentation the code leans on stays true: every bar cited in the repository has
 its section in docs/reliability.md, and docs/performance.md is what its renderer makes of
-the committed benchmark results (so no figure on it lacks a result file behind it)."""
+the committed benchmark results (so no figure on it lacks a result file behind it).
+
+The renderer is run as the program it is (``benchmarks/report_md.py``), never imported: tests
+do not import benchmark modules (``tests/test_house_rules.py``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from benchmarks import report_md
-
 REPO = Path(__file__).resolve().parents[1]
+REPORT = REPO / "benchmarks" / "report_md.py"
 ANCHOR = re.compile(r'<a id="(r(\d+)-[a-z0-9-]+)"></a>')
 CITATION = re.compile(r"reliability\.md#(r\d+-[a-z0-9-]+)")
 SOURCES = ("kb", "tests", "benchmarks", "docs", "README.md", "CONTRIBUTING.md", "Makefile")
+
+
+def _report(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(REPORT), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+
+def _render(results: Path | None = None) -> str:
+    """The page the renderer makes of ``results`` (the committed result files by default)."""
+    done = _report("--stdout", *([f"--results={results}"] if results else []))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@functools.cache
+def _committed_page() -> str:
+    return _render()
 
 
 def _anchors() -> list[str]:
@@ -54,26 +82,33 @@ def test_every_cited_bar_exists() -> None:
 
 
 def test_the_performance_page_is_rendered_from_the_committed_results() -> None:
-    committed = (REPO / "docs" / "performance.md").read_text()
-    assert committed == report_md.render(), (
-        "docs/performance.md is stale: run .venv/bin/python benchmarks/report_md.py"
-    )
+    done = _report("--check")
+    assert done.returncode == 0, done.stdout + done.stderr  # the stale lines, as a diff
 
 
 def test_every_result_file_has_a_section() -> None:
-    page = report_md.render()
+    page = _committed_page()
     for path in (REPO / "benchmarks" / "results").glob("*.json"):
-        assert f"`benchmarks/results/{path.name}`" in page
+        if not path.name.endswith(".pyperf.json"):  # a timing's raw values, not a result
+            assert f"`benchmarks/results/{path.name}`" in page
+
+
+def test_a_timings_raw_values_are_not_a_result_file(tmp_path: Path) -> None:
+    (tmp_path / "normalise.json").write_text(json.dumps({"rows": []}))
+    (tmp_path / "normalise.pyperf.json").write_text(json.dumps({"benchmarks": []}))
+    page = _render(tmp_path)
+    assert "`benchmarks/results/normalise.json`" in page
+    assert "## normalise.pyperf" not in page
 
 
 def test_the_page_renders_what_is_there_and_says_what_is_unreadable(tmp_path: Path) -> None:
-    assert "## " not in report_md.render(tmp_path)  # no result files: the header alone
+    assert "## " not in _render(tmp_path)  # no result files: the header alone
 
     (tmp_path / "matcher.json").write_text(json.dumps({"results": [{"label": "tiny"}]}))
     (tmp_path / "import.json").write_text("{not json")
     (tmp_path / "pages.json").write_text(json.dumps({"cases": "not a list"}))
     (tmp_path / "someday.json").write_text(json.dumps({"answer": 42}))
-    page = report_md.render(tmp_path)
+    page = _render(tmp_path)
 
     assert "| tiny | — |" in page  # present key shown, missing ones a dash
     assert "could not read `import.json`" in page
@@ -82,18 +117,21 @@ def test_the_page_renders_what_is_there_and_says_what_is_unreadable(tmp_path: Pa
     assert "| `answer` | 42 |" in page
 
 
-@pytest.mark.parametrize(
-    ("value", "cell"),
-    [(None, "—"), (True, "yes"), (16720, "16,720"), (0.96331, "0.963"), (2442695.0, "2,442,695")],
-)
-def test_cells_are_rounded_and_missing_values_are_a_dash(value: object, cell: str) -> None:
-    from report_format import fmt
-
-    assert fmt(value) == cell
+def test_cells_are_rounded_and_missing_values_are_a_dash(tmp_path: Path) -> None:
+    values = {"none": None, "flag": True, "count": 16720, "share": 0.96331, "big": 2442695.0}
+    page = _render_one(tmp_path, "cells.json", values)
+    for name, cell in [
+        ("none", "—"),
+        ("flag", "yes"),
+        ("count", "16,720"),
+        ("share", "0.963"),
+        ("big", "2,442,695"),
+    ]:
+        assert f"| `{name}` | {cell} |" in page
 
 
 def test_the_page_opens_with_an_index_linking_every_section() -> None:
-    page = report_md.render()
+    page = _committed_page()
     titles = re.findall(r"^## (.+)$", page, flags=re.MULTILINE)
     index = page[: page.index("\n## ")]
     assert titles
@@ -103,12 +141,12 @@ def test_the_page_opens_with_an_index_linking_every_section() -> None:
 
 
 def test_no_committed_result_file_falls_to_the_generic_renderer() -> None:
-    assert "from a benchmark not described here" not in report_md.render()
+    assert "from a benchmark not described here" not in _committed_page()
 
 
 def _render_one(tmp_path: Path, name: str, data: object) -> str:
     (tmp_path / name).write_text(json.dumps(data))
-    return report_md.render(tmp_path)
+    return _render(tmp_path)
 
 
 def test_import_layers_show_each_share_the_rule_and_the_decision(tmp_path: Path) -> None:
@@ -206,12 +244,11 @@ def test_an_unknown_nested_file_reads_as_tables_and_says_what_it_measures(
     assert "| 1000 | 1.25 | 4 |" in page
 
 
-def test_a_column_no_row_fills_is_left_out_only_when_asked() -> None:
-    from report_format import columns_table
-
-    columns = [("kept", "a"), ("gone", "b")]
-    assert columns_table(columns, [{"a": 1}], drop_empty=True) == "| kept |\n| --- |\n| 1 |"
-    assert "| gone |" in columns_table(columns, [{"a": 1}])
+def test_a_column_no_row_fills_is_left_out_only_where_asked(tmp_path: Path) -> None:
+    page = _render_one(tmp_path, "matcher.json", {"results": [{"label": "tiny", "load_s": 0.5}]})
+    assert "| tiny | — |" in page  # the main table keeps every column
+    assert "| pattern set | load s |\n" in page  # the build table drops the empty ones
+    assert "peak RSS MB" not in page
 
 
 def test_a_part_that_changed_shape_loses_its_figures_not_the_section(tmp_path: Path) -> None:

@@ -83,3 +83,111 @@ def test_the_rules_catch_what_they_are_for() -> None:
     assert DATE.search("the committed run (11:41)")
     assert OUTSIDE.search("see RELIABILITY #11")
     assert not TIMING.search("a 256 KiB paste, 30 records, 2 workers")
+
+
+# Tests and benchmarks one way: the benchmarks may use the project and the tests' helpers
+# (factories, shared cases such as ``tests/engine/similar_cases.py``), never a test module,
+# whose collection-time side effects and fixtures are the suite's; and no test imports a
+# benchmark, so a benchmark's data or timing code can change without touching the suite
+# (``tests/test_docs.py`` runs ``benchmarks/report_md.py`` as a program instead).
+TESTS = REPO / "tests"
+BENCHMARKS = REPO / "benchmarks"
+_PATH_LOADERS = {"spec_from_file_location", "run_path", "SourceFileLoader", "load_source"}
+_NAME_LOADERS = {"import_module", "__import__"}
+
+
+def _imports(source: str, package: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of every import in ``source``: a module, a name taken from one
+    (``from a import b`` gives ``a`` and ``a.b``), a relative import resolved from
+    ``package``, a constant handed to ``import_module``, and ``<path loader>`` for a module
+    loaded from a file path, which no rule on names can see through."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".") if package else []
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}".lstrip(".")) for alias in node.names]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if called in _PATH_LOADERS:
+                found.append((node.lineno, "<path loader>"))
+            elif called in _NAME_LOADERS and node.args and isinstance(node.args[0], ast.Constant):
+                found.append((node.lineno, str(node.args[0].value)))
+    return found
+
+
+def _package(path: Path) -> str:
+    return ".".join(path.relative_to(REPO).parent.parts)
+
+
+def _benchmark_modules() -> set[str]:
+    """Names a benchmark module is imported by: ``benchmarks`` and, because the scripts put
+    their own folder on ``sys.path``, the bare name of each file in it."""
+    return {"benchmarks", *(p.stem for p in BENCHMARKS.rglob("*.py"))}
+
+
+def _a_test_module(name: str) -> bool:
+    return any(part.startswith("test_") or part == "conftest" for part in name.split("."))
+
+
+def _test_side_offences(source: str, package: str, benchmark_modules: set[str]) -> list[str]:
+    return [
+        f"{line}: {name}"
+        for line, name in _imports(source, package)
+        if name == "<path loader>" or name.split(".")[0] in benchmark_modules
+    ]
+
+
+def _benchmark_side_offences(source: str, package: str) -> list[str]:
+    return [
+        f"{line}: {name}"
+        for line, name in _imports(source, package)
+        if _a_test_module(name) or name == "<path loader>"
+    ]
+
+
+def test_no_test_imports_a_benchmark_and_no_benchmark_a_test_module() -> None:
+    benchmark_modules = _benchmark_modules()
+    offences = []
+    for path in sorted(TESTS.rglob("*.py")):
+        offences += [
+            f"{path.relative_to(REPO)}:{offence}"
+            for offence in _test_side_offences(
+                path.read_text(encoding="utf-8"), _package(path), benchmark_modules
+            )
+        ]
+    helpers = [p for p in TESTS.rglob("*.py") if not _a_test_module(p.stem)]
+    for path in sorted([*BENCHMARKS.rglob("*.py"), *helpers]):
+        # the helpers too: a benchmark that imports one would import its test modules
+        offences += [
+            f"{path.relative_to(REPO)}:{offence}"
+            for offence in _benchmark_side_offences(
+                path.read_text(encoding="utf-8"), _package(path)
+            )
+        ]
+    assert len(benchmark_modules) > 10  # the scan found the benchmarks
+    assert offences == []
+
+
+def test_the_import_rule_catches_what_it_is_for() -> None:
+    names = {"benchmarks", "report_md", "bench_similar"}
+    assert _test_side_offences("from benchmarks import report_md", "tests", names)
+    assert _test_side_offences("from report_format import fmt", "tests", names | {"report_format"})
+    assert _test_side_offences("import benchmarks.bench_similar", "tests.engine", names)
+    assert _test_side_offences(
+        "import importlib.util\nimportlib.util.spec_from_file_location('b', 'x.py')", "tests", names
+    )
+    assert not _test_side_offences("from tests.engine import similar_cases", "tests", names)
+    assert _benchmark_side_offences("from tests.engine.test_redos import SIZE", "benchmarks")
+    assert _benchmark_side_offences("from tests.engine import test_redos", "benchmarks")
+    assert _benchmark_side_offences("from .test_redos import SIZE", "tests.engine")
+    assert _benchmark_side_offences(
+        "import importlib\nimportlib.import_module('tests.conftest')", ""
+    )
+    assert not _benchmark_side_offences("from tests.engine.redos_inputs import SIZE", "benchmarks")
+    assert not _benchmark_side_offences("from tests.servers import Gunicorn", "benchmarks")

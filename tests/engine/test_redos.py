@@ -6,7 +6,8 @@ No absolute time is asserted (a shared machine makes one call's time mean little
 hostile input is matched at two sizes in the same run, and twice the input may cost at
 most ``RATIO`` times the work (docs/reliability.md#r12-linear-scaling). A backtracking
 blow-up is polynomial or exponential in the input and fails that by orders of magnitude.
-``benchmarks/bench_matcher.py`` measures the absolute times of the same inputs.
+``benchmarks/bench_matcher.py`` measures the absolute times of the same inputs
+(``tests/engine/redos_inputs.py``).
 """
 
 from __future__ import annotations
@@ -20,31 +21,9 @@ from pathlib import Path
 import pytest
 
 from kb.engine import Matcher, PatternSpec
+from tests.engine.redos_inputs import EVIL_INPUTS, EVIL_PATTERNS, SIZE, paste
 
 RATIO = 2.5  # time(2N) / time(N): linear work with room for constant costs and noise
-EVIL_PATTERNS = [
-    r"(a+)+b",
-    r"^(\w+\s?)*$",
-    r"(.*a){25}",
-    r".*(?:.*=.*)",  # CF-2019
-    r"(a+)+$",
-    r"^[\s\u200c]+|[\s\u200c]+$",  # SO-2016
-]
-# Hostile input families, each as a function of its size in characters: the bar's inputs
-# (``a``*30 + ``!``, 20k spaces, ``x=``*2500, ...) are members at one size each.
-EVIL_INPUTS: dict[str, Callable[[int], str]] = {
-    "a!": lambda n: "a" * n + "!",
-    "a": lambda n: "a" * n,
-    "spaces": lambda n: " " * n,
-    "spaces-x": lambda n: " " * n + "x",  # SO-2016: spaces then a non-space
-    "x=": lambda n: "x=" * (n // 2),
-    "words": lambda n: "word " * (n // 5) + "!",
-    "nested": lambda n: "(a+)+b " * (n // 7),
-    "=a": lambda n: "=" * n + "a",
-    "lines": lambda n: ("a" * 300 + "b\n") * (n // 302),
-    "zwnj": lambda n: "\u200c" * n + "x",
-}
-SIZE = 20_000  # the smaller of the two sizes (the bar's 20k spaces)
 
 
 def _work(match: Callable[[str], object], text: str, tries: int = 5) -> float:
@@ -113,26 +92,6 @@ def test_catastrophic_patterns_as_pasted_text_against_full_dataset(
     assert (
         growth(full_matcher.match, lambda n: (pattern + "\n") * (n // (len(pattern) + 1))) <= RATIO
     )
-
-
-def paste(size: int) -> str:
-    """A realistic paste of ``size`` characters (the bar's is 256 KiB): log lines, a few
-    real errors, long lines, unicode. ``benchmarks/bench_matcher.py`` times the same text."""
-    block = (
-        "2024-01-26T05:40:23.291957186Z  INFO risingwave_ctl::common: using meta addr 1:5690\n"
-        "2024-01-26T05:40:23.292539856Z  WARN risingwave_rpc_client::meta_client: Failed to "
-        "connect to meta server 127.0.0.1:5690, trying again error=transport error\n"
-        "django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but "
-        "settings are not configured. You must either define the environment variable "
-        "DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.\n"
-        + "connection refused by peer - données ünïcode " * 20
-        + "\n"
-    )
-    return (block * (size // len(block) + 1))[:size]
-
-
-def paste_256k() -> str:
-    return paste(256 * 1024)
 
 
 @pytest.mark.slow

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import random
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,8 +20,8 @@ from kb.engine.similar import (
     tokens,
 )
 from tests.datasets import ALL_RECORDS, EVAL_PUBLIC, dataset_path, requires_dataset
+from tests.engine import similar_cases as cases
 
-HERE = Path(__file__).resolve().parent
 needs_data = requires_dataset(ALL_RECORDS)
 
 SMALL = [
@@ -36,16 +34,6 @@ SMALL = [
     ("k7", "Column '%s.%s' is marked as a member of the primary key for table '%s'"),
     ("k8", "database"),
 ]
-
-
-def _bench():
-    path = HERE.parent.parent / "benchmarks" / "bench_similar.py"
-    spec = importlib.util.spec_from_file_location("bench_similar", path)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +88,8 @@ def test_reason_mentions_rare_words(small: SimilarityIndex) -> None:
 
 @pytest.fixture(scope="module")
 def full():
-    bench = _bench()
-    records = bench.load_records(dataset_path(ALL_RECORDS))
-    return bench, records, SimilarityIndex.build(records)
+    records = cases.load_records(dataset_path(ALL_RECORDS))
+    return records, SimilarityIndex.build(records)
 
 
 @needs_data
@@ -115,19 +102,18 @@ def test_synthetic_drift_recall_and_false_rate(full) -> None:
     fail long before the bar for real drifted cases is at risk; the synthetic
     rewordings are easier than real drift, so the margin above it is deliberate.
     """
-    bench, records, idx = full
-    cases = bench.drift_cases(records, 400, seed=123)
-    assert bench.recall_at(idx, cases) >= 0.85
-    neg = bench.negative_lines()
-    assert bench.false_rate(idx, neg) <= 0.10
+    records, idx = full
+    drifted = cases.drift_cases(records, 400, seed=123)
+    assert cases.recall_at(idx, drifted) >= 0.85
+    assert cases.false_rate(idx, cases.negative_lines()) <= 0.10
 
 
 @needs_data
 @requires_dataset(EVAL_PUBLIC)
 @pytest.mark.slow
 def test_published_drifted_cases(full) -> None:
-    bench, records, idx = full
-    ranks = bench.eval_drifted(idx, records)
+    records, idx = full
+    ranks = cases.eval_drifted(idx, records)
     assert ranks
     assert all(r["rank"] is not None for r in ranks), ranks
 

@@ -1,4 +1,5 @@
-"""Data for ``bench_similar.py``: the records, the synthetic drift set and the non-error lines.
+"""The suggestion index's cases and quality measures, shared by ``test_similar.py`` and
+``benchmarks/bench_similar.py`` (which times the index on them and reports the figures).
 
 * :func:`load_records` / :func:`load_eval`: the full dataset (env ``KB_DATASET_DIR``, by
   default the full dataset directory beside the clone);
@@ -6,26 +7,24 @@
   truncated, re-cased, wrapped or given log prefixes, each with the keys that count as a hit;
 * :func:`negative_lines`: INFO chatter (hand-written, from a small grammar, and the INFO-ish
   lines of the eval ``negative`` texts) that should get no suggestion;
-* :func:`synth_corpus`: the records plus mutants, for the 100k / 1M index sizes.
+* :func:`synth_corpus`: the records plus mutants, for the 100k / 1M index sizes;
+* :func:`recall_at`, :func:`family_recall_at`, :func:`false_rate`, :func:`eval_drifted`: how
+  well an index does on those cases (the tests hold bars on them, the benchmark reports them).
+
+A plain module, not a test module: the benchmark imports it, and no benchmark imports a
+test module (``tests/test_house_rules.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import string
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from kb.engine.similar import literal_text, tokens  # noqa: E402
-
-DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
+from kb.engine.similar import SimilarityIndex, literal_text, tokens
+from tests.datasets import DATASET_DIR as DATA
 
 # ---------------------------------------------------------------- data
 
@@ -361,4 +360,51 @@ def synth_corpus(records: list[tuple[str, str]], n: int, seed: int = 11) -> list
                 words.insert(rng.randrange(len(words) + 1), rng.choice(vocab))
         out.append((f"syn{i:07d}:{_k}", " ".join(words)))  # the key names its parent
         i += 1
+    return out
+
+
+# ------------------------------------------------------------ quality
+
+
+def recall_at(idx: SimilarityIndex, cases: list[tuple[str, set[str]]], k: int = 3, **kw) -> float:
+    hits = 0
+    for line, keys in cases:
+        res = idx.query(line, limit=k, **kw)
+        if any(key in keys for key, _ in res):
+            hits += 1
+    return hits / len(cases)
+
+
+def family_recall_at(idx: SimilarityIndex, cases: list[tuple[str, set[str]]], k: int = 3) -> float:
+    """Like recall_at, but a synthetic mutant of the expected template also counts."""
+    hits = 0
+    for line, keys in cases:
+        if any(key.rsplit(":", 1)[-1] in keys for key, _ in idx.query(line, limit=k)):
+            hits += 1
+    return hits / len(cases)
+
+
+def false_rate(idx: SimilarityIndex, lines: list[str], **kw) -> float:
+    return sum(1 for ln in lines if idx.query(ln, limit=1, **kw)) / len(lines)
+
+
+def eval_drifted(idx: SimilarityIndex, records: list[tuple[str, str]]) -> list[dict]:
+    """The published ``drifted`` cases: rank of the expected record among suggestions."""
+    by_key = dict(records)
+    groups: dict[str, set[str]] = {}
+    for k, t in records:
+        groups.setdefault(t, set()).add(k)
+    out = []
+    for case in load_eval():
+        if case["stratum"] != "drifted":
+            continue
+        ok = set()
+        for k in case["expected"]:
+            ok |= groups.get(by_key.get(k, ""), {k})
+        best = None
+        for ln in case["text"].splitlines():
+            for rank, (key, _s) in enumerate(idx.query(ln, limit=3)):
+                if key in ok and (best is None or rank < best):
+                    best = rank
+        out.append({"id": case["id"], "rank": best})
     return out
