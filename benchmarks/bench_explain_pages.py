@@ -14,8 +14,12 @@ nothing), alternating rounds so a busy machine slows both alike:
 The database is a scratch one: ``DATABASE_URL`` (default
 ``sqlite:////tmp/bench-explain-pages.sqlite3``), holding the first ``--records`` lines of
 ``records-all.jsonl`` from ``KB_DATASET_DIR`` (default ``shared/data`` beside the repo).
-Run: ``.venv/bin/python benchmarks/bench_explain_pages.py``; writes
-``benchmarks/results/explain-pages.json``.
+Each request is one value on ``benchmarks/timing.py``'s clocks; a side's values of every
+round make one timing, and the two sides are compared as ``pyperf compare_to`` does.
+
+Run: ``.venv/bin/python benchmarks/bench_explain_pages.py [--records N] [--rounds N]
+[--results=DIR]``; writes ``benchmarks/results/explain-pages.json`` (or into DIR), with the
+requests' raw values beside it (``explain-pages.pyperf.json``).
 """
 
 from __future__ import annotations
@@ -23,18 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pyperf
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 DATASET_DIR = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
-OUT = REPO / "benchmarks" / "results" / "explain-pages.json"
+RESULTS = REPO / "benchmarks" / "results"
 GOAL_RATIO = 1.2
 
 os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/bench-explain-pages.sqlite3")
@@ -42,6 +47,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 os.environ.setdefault("KB_MATCHER_CACHE_DIR", str(REPO / ".cache" / "matcher-bench-explain"))
 
 import django  # noqa: E402
+import timing  # noqa: E402 - beside this file, found through the line above
 
 django.setup()
 
@@ -83,36 +89,53 @@ def explanations(on: bool) -> Iterator[None]:
         records.explanation_for, paste.explanation_for = real_records, real_paste
 
 
-def timed(client: Client, method: str, url: str, data: dict | None, refresh: bool) -> float:
-    if refresh:
-        caches["fragments"].clear()
-    # CPU time of this process (Python and in-process SQLite): what the request costs,
-    # without the wait for a core on a busy machine, which would swamp a 1.2 ratio.
-    started = time.process_time()
+def _request(client: Client, request: tuple) -> int:
+    method, url, data = request
     response = getattr(client, method)(url, data) if data else getattr(client, method)(url)
-    elapsed = (time.process_time() - started) * 1000
     if response.status_code != 200:
         raise SystemExit(f"{method.upper()} {url} -> {response.status_code}")
-    return elapsed
+    return response.status_code
 
 
-def measure(client: Client, requests: list[tuple], refresh: bool, rounds: int) -> dict[str, Any]:
-    times: dict[bool, list[float]] = {True: [], False: []}
+def measure(
+    name: str,
+    client: Client,
+    requests: list[tuple],
+    refresh: bool,
+    rounds: int,
+    kept: list[pyperf.Benchmark],
+) -> dict[str, Any]:
+    # CPU time of this process (Python and in-process SQLite): what the request costs,
+    # without the wait for a core on a busy machine, which would swamp a 1.2 ratio.
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    before = caches["fragments"].clear if refresh else None
     for round_index in range(rounds):
         for on in (True, False) if round_index % 2 == 0 else (False, True):
             with explanations(on):
                 caches["fragments"].clear()
-                for method, url, data in requests:  # warm this variant first
-                    timed(client, method, url, data, refresh)
-                times[on].extend(timed(client, m, u, d, refresh) for m, u, d in requests)
-    with_mean = statistics.fmean(times[True])
-    without_mean = statistics.fmean(times[False])
-    ratio = with_mean / without_mean
+                for request in requests:  # warm this variant first
+                    if before is not None:
+                        before()
+                    _request(client, request)
+                side = "with" if on else "without"
+                one = timing.time_each(
+                    f"{name}, {side}, round {round_index + 1}",
+                    lambda request: _request(client, request),
+                    requests,
+                    before=before,
+                )
+                kept += one.benchmarks
+                cpu[on] += one.cpu.get_values()
+    with_ = timing.from_values(f"{name}, with", cpu[True], "time.process_time()")
+    without = timing.from_values(f"{name}, without", cpu[False], "time.process_time()")
+    kept += [with_, without]
+    ratio = with_.mean() / without.mean()
     return {
-        "with_cpu_mean_ms": round(with_mean, 3),
-        "without_cpu_mean_ms": round(without_mean, 3),
+        "with_cpu_mean_ms": round(with_.mean() * 1000, 3),
+        "without_cpu_mean_ms": round(without.mean() * 1000, 3),
         "ratio": round(ratio, 3),
-        "requests": len(times[True]),
+        "with_vs_without": timing.compare(without, with_),
+        "requests": with_.get_nvalue(),
         "meets_goal": ratio <= GOAL_RATIO,
     }
 
@@ -121,6 +144,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
     args = parser.parse_args()
     if not (DATASET_DIR / "records-all.jsonl").exists():
         print(f"bench_explain_pages: no dataset in {DATASET_DIR}; nothing measured")
@@ -139,15 +163,23 @@ def main() -> int:
     pages = [("get", f"/records/{r.pk}/", None) for r in explained]
     log = "\n".join(f"ERROR {r.error_message}" for r in explained[:6])
     cards = [("post", "/match/", {"text": log})]
-    result = {
+    kept: list[pyperf.Benchmark] = []
+    cases = {
+        "record_page_warm": (pages, False),
+        "record_page_rerendered": (pages, True),
+        "result_cards": (cards * 10, False),
+    }
+    result: dict[str, Any] = {
         "records_in_db": count,
         "explained_records_used": len(explained),
         "goal_ratio": GOAL_RATIO,
-        "record_page_warm": measure(client, pages, refresh=False, rounds=args.rounds),
-        "record_page_rerendered": measure(client, pages, refresh=True, rounds=args.rounds),
-        "result_cards": measure(client, cards * 10, refresh=False, rounds=args.rounds),
     }
-    OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    for name, (requests, refresh) in cases.items():
+        result[name] = measure(name, client, requests, refresh, args.rounds, kept)
+    out = args.results / "explain-pages.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    raw = timing.dump("explain-pages", kept, args.results)
     for name in ("record_page_warm", "record_page_rerendered", "result_cards"):
         row = result[name]
         print(
@@ -155,6 +187,7 @@ def main() -> int:
             f"  without {row['without_cpu_mean_ms']:8.3f} ms"
             f"  ratio {row['ratio']:.3f}  {'ok' if row['meets_goal'] else 'OVER'}"
         )
+    print(f"wrote {out} and {raw.name}")
     return 0
 
 

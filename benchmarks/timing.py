@@ -33,15 +33,15 @@ Four shapes, one module:
 * :func:`time_once`: a call whose first run is the figure (a build, a cold start).
 
 On it: ``bench_normalise.py``, ``bench_matcher.py``, ``bench_order.py``,
-``bench_similar.py``, ``bench_explain.py``, ``bench_gaps.py`` and ``highlight_costs.py``,
-with no timing loop of their own. Not for the benchmarks that time servers in other
-processes (``benchmarks/load/``: ``wrk`` against gunicorn; ``bench_store.py``,
-``bench_scale.py``, ``bench_import.py``, ``bench_copy.py``: child processes and the
-server's own CPU counters): they keep their own runners, because what they time is not a
-Python callable in this process. The page benchmarks that drive Django's test client in
-this process (``bench_pages.py``, ``page_layers.py``, ``bench_loop.py``,
-``bench_explain_pages.py``) still take their own per-request times; their requests are
-callables, and :func:`time_each` / :func:`time_alternating` are where they belong next.
+``bench_similar.py``, ``bench_explain.py``, ``bench_gaps.py``, ``highlight_costs.py`` and
+``bench_explain_pages.py``, with no timing loop of their own. Not for the benchmarks that
+time servers in other processes (``benchmarks/load/``: ``wrk`` against gunicorn;
+``bench_store.py``, ``bench_scale.py``, ``bench_import.py``, ``bench_copy.py``: child
+processes and the server's own CPU counters): they keep their own runners, because what
+they time is not a Python callable in this process. The page benchmarks that drive
+Django's test client in this process (``bench_pages.py``, ``page_layers.py``,
+``bench_loop.py``) still take their own per-request times; their requests are callables,
+and :func:`time_each` / :func:`time_alternating` are where they belong next.
 """
 
 from __future__ import annotations
@@ -192,11 +192,19 @@ def time_alternating(
     }
 
 
-def time_each(name: str, func: Callable[[Any], Any], inputs: Iterable[Any]) -> Timing:
-    """One call of ``func(item)`` per input, one value each, in input order; ``result`` is
-    the list of what the calls returned."""
+def time_each(
+    name: str,
+    func: Callable[[Any], Any],
+    inputs: Iterable[Any],
+    before: Callable[[], Any] | None = None,
+) -> Timing:
+    """One call of ``func(item)`` per input, one value each, in input order, ``before()``
+    run untimed ahead of each (a cache emptied, say); ``result`` is the list of what the
+    calls returned."""
     wall_values, cpu_values, results = [], [], []
     for item in inputs:
+        if before is not None:
+            before()
         c0, t0 = time.process_time(), time.perf_counter()
         results.append(func(item))
         wall_values.append(time.perf_counter() - t0)
