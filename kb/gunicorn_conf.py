@@ -25,6 +25,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+# gunicorn reads this file before Django is set up (without the preload, the arbiter never
+# sets it up at all), so the hooks import Django and the app when they run, not up here.
+
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # Two per core is a good start for a CPU-bound app with short requests.
 workers = int(os.environ.get("WEB_CONCURRENCY", os.environ.get("WORKERS", "2")))

@@ -22,6 +22,7 @@ from typing import Any
 from django.tasks import task
 from django.utils import timezone
 
+from kb.matching.holder import get_matcher
 from kb.records.importer import decompressed, import_jsonl, read_lines
 from kb.records.models import ImportJob
 
@@ -104,8 +105,6 @@ def _changed_records(report: dict[str, Any]) -> bool:
 def warm_matcher() -> int:
     """Build (or load) the matcher for the current records in the worker, so the first
     paste after an import is not the request that compiles it; returns its pattern count."""
-    from kb.matching.holder import get_matcher
-
     return len(get_matcher())
 
 

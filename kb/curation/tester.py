@@ -17,7 +17,10 @@ from typing import Any
 
 from django.conf import settings
 
+from kb.engine import PatternSpec
 from kb.http import TooLarge, check, text_bytes
+from kb.matching.holder import get_matcher, match_text
+from kb.records.models import ErrorRecord
 from kb.records.validation import PatternVerdict, admit_pattern, compile_pattern, message_is_matched
 
 LINE_TIMEOUT_S = 0.02
@@ -128,8 +131,6 @@ def run_bench(*, pattern: str, message: str, text: str, record_id: str | None) -
 
 def _live_matches(result: BenchResult, text: str, record_id: str | None) -> None:
     try:
-        from kb.matching.holder import match_text
-
         live = match_text(text)  # run_bench has checked the sample's size
     except Exception as exc:  # the bench must answer even if the live matcher cannot
         result.notes.append(f"The live matcher is unavailable: {type(exc).__name__}: {exc}")
@@ -146,10 +147,6 @@ def _with_edit(
     """Fold the edited pattern into the live matcher (``Matcher.with_changes``: only the
     edit is compiled, the running matcher is untouched) and see where it ranks."""
     try:
-        from kb.engine import PatternSpec
-        from kb.matching.holder import get_matcher
-        from kb.records.models import ErrorRecord
-
         key = record_id or NEW_KEY
         matcher = get_matcher().with_changes([PatternSpec(key, pattern, message)], [])
         report = matcher.match(text, max_bytes=settings.KB_MAX_PASTE_BYTES)

@@ -1,8 +1,9 @@
 """Ranking: which confirmed hit is *the* error of the paste, and why.
 
 Confirmed hits arrive as `Candidate`s. This module decides which are confident matches
-and which are only suggestions, orders them, and writes the human explanation. The rules
-are measured properties of the pattern and of the match, never words or record ids:
+and which are only suggestions and orders them (the line of reason each match shows is
+written by `report`, from the flags set here). The rules are measured properties of the
+pattern and of the match, never words or record ids:
 
 * the score is the number of the pattern's literal characters actually matched (exactly:
   case and whitespace differences and truncation cost characters), so the most specific
@@ -189,25 +190,3 @@ def order_key(c: Candidate) -> tuple[bool, bool, float, int, int]:
         -signal,
         -c.line,
     )
-
-
-def explain(c: Candidate, rank: int, n: int, orig_line: int) -> str:
-    how = {
-        "exact": "",
-        "relaxed": " (ignoring case/whitespace differences)",
-        "truncated": " (the paste stops before the end of the message)",
-        "diverged": " (the text departs from the message after that)",
-        "fuzzy": " (allowing small differences in wording)",
-    }[c.kind]
-    text = (
-        f"matched {c.literal_exact} literal characters of {c.literal_total} "
-        f"({c.coverage:.0%}) on line {orig_line}{how}"
-    )
-    if n > 1:
-        text += "; most specific of" if rank == 0 else f"; ranked {rank + 1} of"
-        text += f" {n} confident candidates"
-    if c.wrapper:
-        text += "; it wraps another matched message"
-    if c.overread:
-        text += "; another match reads more of this line"
-    return text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .rank import Candidate, explain
+from .rank import Candidate
 from .rootcause import Occurrences, order_groups
 from .textmap import HitLine
 from .types import Group, Match, MatchReport, Suggestion
@@ -45,7 +45,7 @@ def build_report(
                 score=c.score,
                 literal_chars=c.literal_exact,
                 coverage=round(c.coverage, 4),
-                reason=explain(c, pos, len(sure), oline),
+                reason=_reason(c, pos, len(sure), oline),
                 same_message=ks[1:],
                 kind=c.kind,
             )
@@ -70,6 +70,29 @@ def build_report(
     suggestions.sort(key=lambda s: -s.similarity)
     groups = _groups(keys, norm, full, {c.pid for c in sure}, order)
     return MatchReport(matches, suggestions, groups, norm, elapsed_ms, notes)
+
+
+def _reason(c: Candidate, rank: int, n: int, orig_line: int) -> str:
+    """The one line of reason a match reports: how it matched, and where it ranked."""
+    how = {
+        "exact": "",
+        "relaxed": " (ignoring case/whitespace differences)",
+        "truncated": " (the paste stops before the end of the message)",
+        "diverged": " (the text departs from the message after that)",
+        "fuzzy": " (allowing small differences in wording)",
+    }[c.kind]
+    text = (
+        f"matched {c.literal_exact} literal characters of {c.literal_total} "
+        f"({c.coverage:.0%}) on line {orig_line}{how}"
+    )
+    if n > 1:
+        text += "; most specific of" if rank == 0 else f"; ranked {rank + 1} of"
+        text += f" {n} confident candidates"
+    if c.wrapper:
+        text += "; it wraps another matched message"
+    if c.overread:
+        text += "; another match reads more of this line"
+    return text
 
 
 def _diff(

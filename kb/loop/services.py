@@ -40,6 +40,7 @@ from kb.loop.text.derive import pattern_from_template
 from kb.loop.text.error_lines import clip_line, find_error_lines
 from kb.loop.text.redact import Redacted, redact
 from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
+from kb.matching.holder import match_text
 from kb.records.models import ErrorRecord, Status
 from kb.records.schema import BY_KEY
 from kb.records.services import save_curator_edit
@@ -196,8 +197,6 @@ def _similar_gap(template: str) -> Gap | None:
 
 def _nearest(line: str) -> list[dict[str, Any]]:
     """The records the matcher suggests for a reported line, best first."""
-    from kb.matching.holder import match_text
-
     result = match_text(line)
     seen: dict[str, float] = {}
     for m in result.matches:

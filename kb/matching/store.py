@@ -5,7 +5,7 @@ deployment compiles the same thing from the same records. ``kb.engine.cache`` ke
 compiled matchers in a local directory under a content hash; this module gives it a
 store every host can read (the ``BlobStore`` protocol), chosen by ``KB_MATCHER_STORE``:
 
-- ``database`` (the default): rows of ``kb.records.models.MatcherBlob``, the bytes split into
+- ``database`` (the default): rows of ``kb.matching.models.MatcherBlob``, the bytes split into
   ``PART_BYTES`` parts (a PostgreSQL bytea, an SQLite blob). Nothing more to set up.
 - ``storage:<alias>``: any entry of ``STORAGES`` (django-storages' S3 backend, say), so an
   object store works without code changes.
@@ -35,6 +35,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from kb.engine import cache
+from kb.matching.models import MatcherBlob, MatcherBlobPart
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,6 @@ class DatabaseStore:
     """Stored matchers as rows of the default database (see the module docstring)."""
 
     def get(self, name: str, into: BinaryIO) -> bool:
-        from kb.matching.models import MatcherBlob, MatcherBlobPart
-
         blob = MatcherBlob.objects.filter(name=name).first()
         if blob is None:
             return False
@@ -81,8 +80,6 @@ class DatabaseStore:
         return True
 
     def put(self, name: str, source: Path) -> bool:
-        from kb.matching.models import MatcherBlob, MatcherBlobPart
-
         if MatcherBlob.objects.filter(name=name).exists():
             return False
         size, digest = source.stat().st_size, _sha256(source)
@@ -100,8 +97,6 @@ class DatabaseStore:
         return True
 
     def cleanup(self, in_use: set[str]) -> list[str]:
-        from kb.matching.models import MatcherBlob
-
         rows = MatcherBlob.objects.values_list("used_at", "name")
         gone = cache.expired([(u.timestamp(), n) for u, n in rows], in_use, time.time())
         if gone:

@@ -36,13 +36,13 @@ from kb.browse.explanations import explanation_for
 from kb.engine import PasteTooLarge
 from kb.explain import Explanation
 from kb.http import HtmxHttpRequest, TooLarge, check, from_matcher
+from kb.matching import formats
+from kb.matching.formats.data import line_pieces, report_data
 from kb.matching.holder import GroupView, MatchResult, MatchView, match_text
 from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
 from kb.records.models import ErrorRecord
 
-# Context shown around the matched span on its line, in characters each side.
-LINE_CONTEXT = 160
 # The normalised text shown in the "no known error" state is cut here.
 NORMALISED_PREVIEW = 4000
 # Cards rendered in full, best first. A whole log can hold dozens of distinct known
@@ -116,28 +116,6 @@ class Card:
     @property
     def explanation(self) -> Explanation | None:
         return explanation_for(self.match.record)
-
-
-def line_pieces(
-    text: str, span: tuple[int, int], fallback: str
-) -> tuple[str, str, str, bool, bool]:
-    """Split the matched line into (before, hit, after), each a plain string."""
-    start, end = span if span else (-1, -1)
-    if not (0 <= start <= end <= len(text)):
-        return "", fallback, "", False, False
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    if line_end == -1:
-        line_end = len(text)
-    before = text[line_start:start]
-    after = text[end:line_end].rstrip("\r")
-    cut_before = len(before) > LINE_CONTEXT
-    cut_after = len(after) > LINE_CONTEXT
-    if cut_before:
-        before = before[-LINE_CONTEXT:]
-    if cut_after:
-        after = after[:LINE_CONTEXT]
-    return before, text[start:end], after, cut_before, cut_after
 
 
 def build_cards(text: str, result: MatchResult) -> list[Card]:
@@ -281,7 +259,6 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
 
 def summary_markdown(request: HttpRequest, text: str, result: MatchResult) -> str:
     """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
-    from kb.matching.formats import render  # kb.matching.formats.data reads line_pieces from here
-    from kb.matching.formats.data import report_data
-
-    return render("markdown", report_data(result, text, absolute=request.build_absolute_uri))
+    return formats.render(
+        "markdown", report_data(result, text, absolute=request.build_absolute_uri)
+    )

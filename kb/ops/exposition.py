@@ -14,9 +14,12 @@ import os
 from collections.abc import Iterator
 
 from django.apps import apps
+from django.db.models import Count
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import REGISTRY, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
+
+from kb.records.models import ImportJob
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +51,6 @@ class DatabaseCollector:
 
     @staticmethod
     def _import_jobs() -> GaugeMetricFamily:
-        from django.db.models import Count
-
-        from kb.records.models import ImportJob
-
         family = GaugeMetricFamily(
             "kb_import_jobs", "Admin import jobs, by state.", labels=["state"]
         )
@@ -68,8 +67,7 @@ class DatabaseCollector:
         those a worker runs now. Nothing when that backend is not installed."""
         if not apps.is_installed(TASKS_APP):
             return []
-        from django.db.models import Count
-        from django_tasks_db.models import DBTaskResult
+        from django_tasks_db.models import DBTaskResult  # installed only with that backend
 
         depth = GaugeMetricFamily(
             "kb_task_queue_depth",

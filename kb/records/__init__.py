@@ -6,7 +6,7 @@ what makes a record admissible (``validation``: its pattern compiled by the engi
 fields checked), the JSONL importer and exporter, the search index kept in step with the
 records table (``search_index``), and the writes curators and publishers make
 (``services``). Importing and publishing announce themselves through
-``events.records_published``, which the apps above connect to.
+``signals.records_published``, which the apps above connect to.
 
 The app's label stays ``kb``, the label the records were first stored under, so the
 tables, the migration history and every permission (``kb.change_errorrecord``) keep their

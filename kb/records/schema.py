@@ -208,6 +208,13 @@ def clean_value(field: Field, value: Any) -> Any:
     return CHECKERS[field.key](value)
 
 
+def incoming_value(record: Any, key: str) -> Any:
+    """The value the newest import brought for the conflicted field ``key`` of ``record``
+    (its ``conflicts`` hold dataset values), in model form. Raises ``KeyError`` without
+    such a conflict, ``FieldError`` when the value does not pass the field's check."""
+    return clean_value(BY_KEY[key], record.conflicts[key].get("incoming"))
+
+
 def parse_record(obj: Any) -> tuple[dict[str, Any], str]:
     """Validate one decoded JSONL line; return (model attrs incl. ``extra``, datasetVersion).
 

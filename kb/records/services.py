@@ -29,7 +29,7 @@ from django.utils import timezone
 from simple_history.utils import bulk_update_with_history
 
 from kb.records.models import ErrorRecord, RecordTag, Status, Tag, next_revision
-from kb.records.schema import BY_ATTR, BY_KEY, FIELDS, MATCH_ATTRS, clean_value
+from kb.records.schema import BY_ATTR, BY_KEY, FIELDS, MATCH_ATTRS, incoming_value
 from kb.records.signals import records_published
 from kb.records.validation import admit_pattern, record_warnings
 
@@ -82,13 +82,6 @@ def refresh_pattern_state(record: ErrorRecord) -> None:
     verdict = admit_pattern(record.message_pattern)
     record.disabled_reason = "" if verdict.ok else verdict.reason or "pattern refused"
     record.pattern_engine = verdict.engine if verdict.ok else ""
-
-
-def incoming_value(record: ErrorRecord, key: str) -> Any:
-    """The value the newest import brought for the conflicted field ``key``, in model
-    form. Raises ``KeyError`` without such a conflict, ``FieldError`` when the value does
-    not pass the field's check."""
-    return clean_value(BY_KEY[key], record.conflicts[key].get("incoming"))
 
 
 def _mark_curated(record: ErrorRecord, attrs: Iterable[str]) -> None:

@@ -15,8 +15,7 @@ from django.core.exceptions import ValidationError
 
 from kb.curation.admin.widgets import LinesField, TagsField
 from kb.records.models import ErrorRecord
-from kb.records.schema import BY_KEY, FieldError
-from kb.records.services import incoming_value
+from kb.records.schema import BY_KEY, FieldError, incoming_value
 
 NULLABLE_TEXT = {f.name for f in ErrorRecord._meta.fields if f.null}
 

@@ -5,6 +5,9 @@ record's message, a link to its page and the first thing to try, and the whole p
 of a match rather than the matched span. They go under one extra key, ``records``, which
 the JSON format leaves out again: the API and ``--json`` keep printing the contract's
 object. The records are the ones ``match_text`` already loaded (no query here).
+
+``line_pieces`` cuts a match's pasted line around its span; the paste page's cards show
+the same pieces, so a ticket quotes the line exactly as the page showed it.
 """
 
 from __future__ import annotations
@@ -13,9 +16,33 @@ from collections.abc import Callable
 from typing import Any
 
 from kb.matching.holder import MatchResult
-from kb.matching.views import line_pieces
 from kb.records.links import record_url
 from kb.records.models import ErrorRecord
+
+# Context shown around the matched span on its line, in characters each side.
+LINE_CONTEXT = 160
+
+
+def line_pieces(
+    text: str, span: tuple[int, int], fallback: str
+) -> tuple[str, str, str, bool, bool]:
+    """Split the matched line into (before, hit, after), each a plain string."""
+    start, end = span if span else (-1, -1)
+    if not (0 <= start <= end <= len(text)):
+        return "", fallback, "", False, False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end == -1:
+        line_end = len(text)
+    before = text[line_start:start]
+    after = text[end:line_end].rstrip("\r")
+    cut_before = len(before) > LINE_CONTEXT
+    cut_after = len(after) > LINE_CONTEXT
+    if cut_before:
+        before = before[-LINE_CONTEXT:]
+    if cut_after:
+        after = after[:LINE_CONTEXT]
+    return before, text[start:end], after, cut_before, cut_after
 
 
 def _pasted_line(text: str, span: tuple[int, int], fallback: str) -> str:

@@ -23,6 +23,7 @@ refuses.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from kb.engine.patterns import analyse
 from kb.records.validation import PatternVerdict, admit_pattern
@@ -45,3 +46,9 @@ def _admit_one(pattern: str) -> PatternVerdict:
 def admit_batch(patterns: Iterable[str]) -> dict[str, PatternVerdict]:
     """Verdict for each distinct pattern (see the module docstring)."""
     return {p: _admit_one(p) for p in dict.fromkeys(patterns)}
+
+
+def set_verdict(row: dict[str, Any], verdict: PatternVerdict) -> None:
+    """Write ``verdict`` into a record row: refused patterns are stored disabled."""
+    row["disabled_reason"] = "" if verdict.ok else verdict.reason or "pattern refused"
+    row["pattern_engine"] = verdict.engine if verdict.ok else ""

@@ -17,11 +17,11 @@ from typing import Any
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from kb.records.importer.admission import admit_batch
-from kb.records.importer.parsing import Incoming, Parser, set_verdict
+from kb.records.importer.admission import admit_batch, set_verdict
+from kb.records.importer.parsing import Incoming, Parser
 from kb.records.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.records.importer.rows import RowWriter
-from kb.records.models import ErrorRecord, next_revision
+from kb.records.models import ErrorRecord, Status, next_revision
 from kb.records.schema import BY_ATTR, CONTENT_ATTRS, to_dataset_value
 from kb.records.signals import records_published
 
@@ -59,6 +59,18 @@ class _Importer:
         self.source = source
         self.writer = RowWriter(source, COMPARED_ATTRS)
         self.parser = Parser(self.report)
+        # Immutable defaults only: JSON columns get fresh containers per row (``_new_row``).
+        self.defaults = {
+            f.attname: f.get_default()
+            for f in ErrorRecord._meta.concrete_fields
+            if (f.has_default() or f.null) and f.get_internal_type() != "JSONField"
+        }
+
+    def _new_row(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The row of a record not stored yet: the model's defaults under the parsed attrs."""
+        row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
+        row["curated_fields"], row["conflicts"] = [], {}
+        return row
 
     def apply(self, batch: list[Incoming]) -> None:
         if not batch:
@@ -119,7 +131,7 @@ class _Importer:
                 report.unchanged += 1
                 continue
             if current is None:
-                row = self.parser.new_row(item.attrs)
+                row = self._new_row(item.attrs)
                 to_admit.append((item.line, row))
                 created.append(row)
                 continue

@@ -12,9 +12,7 @@ from typing import Any
 from kb.records.importer.lines import MAX_LINE_BYTES, decode_line
 from kb.records.importer.report import ImportReport
 from kb.records.importer.seen import SeenIds
-from kb.records.models import ErrorRecord, Status
 from kb.records.schema import FieldError, parse_record
-from kb.records.validation import PatternVerdict
 
 
 def decoded(number: int, raw: bytes) -> dict[str, Any]:
@@ -32,21 +30,10 @@ class Incoming:
     attrs: dict[str, Any]  # model attrs as parsed, with the dataset version
 
 
-def set_verdict(row: dict[str, Any], verdict: PatternVerdict) -> None:
-    row["disabled_reason"] = "" if verdict.ok else verdict.reason or "pattern refused"
-    row["pattern_engine"] = verdict.engine if verdict.ok else ""
-
-
 class Parser:
     def __init__(self, report: ImportReport) -> None:
         self.report = report  # the import's: rejections go there
         self.pending: dict[str, int] = {}  # ids of the batch being read -> line
-        # Immutable defaults only: JSON columns get fresh containers per row (``new_row``).
-        self.defaults = {
-            f.attname: f.get_default()
-            for f in ErrorRecord._meta.concrete_fields
-            if (f.has_default() or f.null) and f.get_internal_type() != "JSONField"
-        }
 
     def parse(self, number: int, raw: bytes | None) -> Incoming | None:
         report = self.report
@@ -95,11 +82,6 @@ class Parser:
             yield batch, number
         finally:
             seen.close()
-
-    def new_row(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
-        row["curated_fields"], row["conflicts"] = [], {}
-        return row
 
     def drop_earlier_duplicates(self, batch: list[Incoming], seen: SeenIds) -> list[Incoming]:
         """Reject lines whose id an earlier batch had; remember this batch's ids."""

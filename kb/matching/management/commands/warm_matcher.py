@@ -16,13 +16,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from kb.matching.holder import get_matcher
+
 
 class Command(BaseCommand):
     help = "Build (or load) the compiled matcher cache for the current records."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from kb.matching.holder import get_matcher
-
         started = time.perf_counter()
         matcher = get_matcher()
         elapsed = time.perf_counter() - started
