@@ -103,6 +103,7 @@ test: setup-dev chromium axe
 	@out=$$($(PY) manage.py makemigrations --check --dry-run 2>&1) || { echo "$$out" >&2; \
 	  echo "error: models and migrations differ (makemigrations --check)" >&2; exit 1; }
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # Everything but the browser and full-dataset tests, for a quick loop.
@@ -112,6 +113,7 @@ test-fast: setup-dev
 lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: setup-dev
 	$(VENV)/bin/ruff check --fix .
@@ -152,4 +154,4 @@ demo-data: setup
 	  --per-repo 60 --output fixtures/demo-records.jsonl
 
 clean:
-	rm -rf $(VENV) .cache staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) .cache staticfiles .pytest_cache .ruff_cache .import_linter_cache

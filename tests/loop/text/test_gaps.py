@@ -14,7 +14,7 @@ from kb.loop.text.error_lines import ErrorLine, find_error_lines
 from kb.loop.text.gaps import MAX_SAMPLES, VAR, GapIndex, headline, key_of, template_of
 from kb.loop.text.redact import redact
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "gaps.json"
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "gaps.json"
 
 # Pairs of pasted lines of the same error with different values (from the public labelled
 # pastes): each pair must give one template.
