@@ -103,6 +103,7 @@ test: setup-dev chromium axe
 	@out=$$($(PY) manage.py makemigrations --check --dry-run 2>&1) || { echo "$$out" >&2; \
 	  echo "error: models and migrations differ (makemigrations --check)" >&2; exit 1; }
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	HYPOTHESIS_PROFILE=$(HYPOTHESIS_PROFILE) $(VENV)/bin/pytest $(PYTEST_ARGS)
 
@@ -113,6 +114,7 @@ test-fast: setup-dev
 lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 format: setup-dev

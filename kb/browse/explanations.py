@@ -41,7 +41,6 @@ _NONE = "none"  # cached for records with nothing to explain, so they are not re
 MEMO_SIZE = 4096
 _memo: dict[tuple[Any, ...], Explanation | None] = {}
 _memo_lock = threading.Lock()
-_MISSING = object()
 
 
 def _memo_key(record: Any) -> tuple[Any, ...]:
@@ -90,9 +89,10 @@ def compute(record: Any) -> Explanation | None:
 def explanation_for(record: Any) -> Explanation | None:
     """The record's explanation (memoised per process, cached in ``explanations``), or ``None``."""
     key = _memo_key(record)
-    found = _memo.get(key, _MISSING)
-    if found is not _MISSING:
-        return found
+    try:
+        return _memo[key]  # None too: a record without an explanation is memoised
+    except KeyError:
+        pass
     found = _cached(record)
     with _memo_lock:
         if len(_memo) >= MEMO_SIZE:

@@ -16,7 +16,7 @@ import django_filters
 from django.db.models import Count, QuerySet
 
 from kb.browse.search import search_records
-from kb.records.models import ErrorRecord
+from kb.records.models import ErrorRecord, ErrorRecordQuerySet
 
 # (GET parameter, model field, label). Parameter names are the model's, in snake_case.
 FACETS: list[tuple[str, str, str]] = [
@@ -47,13 +47,14 @@ class RecordFilter(django_filters.FilterSet):
         model = ErrorRecord
         fields: list[str] = []
 
+    # ``queryset`` is the model's own (``ErrorRecord.objects``), narrowed by earlier filters.
     def filter_search(
-        self, queryset: QuerySet[ErrorRecord], name: str, value: str
+        self, queryset: ErrorRecordQuerySet, name: str, value: str
     ) -> QuerySet[ErrorRecord]:
         return search_records(queryset, value)
 
     def filter_tag(
-        self, queryset: QuerySet[ErrorRecord], name: str, value: str
+        self, queryset: ErrorRecordQuerySet, name: str, value: str
     ) -> QuerySet[ErrorRecord]:
         return queryset.with_tag(value)
 

@@ -34,13 +34,16 @@ table on SQLite must do.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 from django.db.models.functions import Length
 
 from kb.records.search_index import FTS_COLUMNS, FTS_TABLE, PG_DOCUMENT, RECORD_TABLE, SEARCH_FIELDS
+
+if TYPE_CHECKING:
+    from kb.records.models import ErrorRecordQuerySet
 
 MIN_TRIGRAM = 3
 MAX_TERMS = 12
@@ -86,7 +89,7 @@ def _substring_q(term: str) -> Q:
 
 
 def search_records(
-    queryset: QuerySet[Any], query: str, *, ranked: bool = True, at_most: int | None = None
+    queryset: ErrorRecordQuerySet, query: str, *, ranked: bool = True, at_most: int | None = None
 ) -> QuerySet[Any]:
     """``queryset`` narrowed to records matching ``query``, best first.
 

@@ -244,7 +244,7 @@ class _TagRecordIds:
     )
 
     def __init__(self, tag: Tag, count: int, published: int) -> None:
-        self.params = {"tag": tag.pk, "status": Status.PUBLISHED}
+        self.params: dict[str, int | str] = {"tag": tag.pk, "status": Status.PUBLISHED}
         self.total = count  # the tag's published records
         self.published = published  # all published records
 

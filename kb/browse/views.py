@@ -10,8 +10,9 @@ The data comes from ``kb.browse.selectors`` (shared with the JSON twins in ``kb.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.core.paginator import Page
@@ -37,7 +38,7 @@ from kb.browse.selectors import (
 )
 from kb.http import HtmxHttpRequest
 from kb.records.links import record_url, tag_links, tag_url
-from kb.records.models import ErrorRecord, current_revision
+from kb.records.models import current_revision
 
 LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
 
@@ -110,11 +111,12 @@ def pagination(page: Page, path: str, params: dict[str, str]) -> dict[str, Any]:
 MESSAGE_CHARS = 240
 
 
-def decorate_rows(records: list[ErrorRecord]) -> list[ErrorRecord]:
+def decorate_rows(records: Iterable[Any]) -> Iterable[Any]:
     """Give each row its ``url``, ``short_message`` and ``tag_links`` [(name, url)].
 
     From the row's own fields only (no queries), in Python rather than per-row template
-    filters: rendering is most of a list page's time.
+    filters: rendering is most of a list page's time. (Rows are `ErrorRecord`s, typed
+    ``Any``: the model does not declare these display attributes.)
     """
     for record in records:
         message = record.error_message or ""
@@ -175,7 +177,8 @@ def tag_detail(request: HtmxHttpRequest, tag: str) -> HttpResponse:
     context = {
         "tag": tag_obj,
         "page": page,
-        "pager": SimpleLazyObject(lambda: pagination(page, path, {})),
+        # the lazy object stands in for the Page it builds
+        "pager": SimpleLazyObject(lambda: pagination(cast(Page, page), path, {})),
         "filter_url": _url(reverse("record_list"), {"tag": tag_obj.name}),
         "target": "tag-records",
         "fragment_key": fragment_key({"tag": tag_obj.name}, number),

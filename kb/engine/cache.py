@@ -38,6 +38,8 @@ from typing import Any, BinaryIO, Protocol, Self
 
 import hyperscan
 
+# the engine's version is part of every digest; hyperscan sets it at import, its stub omits it
+HYPERSCAN_VERSION: str = hyperscan.__version__  # type: ignore[attr-defined]
 MATCHER_FORMAT = "kb-matcher-built-v1"
 KEEP_UNUSED = 8  # most recently used files kept whatever their age
 MAX_UNUSED_AGE_S = 24 * 3600  # unused files older than this (and not among those) go
@@ -59,7 +61,7 @@ def code_digest() -> str:
 def specs_digest(specs: Sequence[Any], options: str) -> str:
     """Content hash of the specs (in order: the first key of a pattern is the one shown)."""
     h = hashlib.sha256()
-    h.update(f"{MATCHER_FORMAT}\x00{code_digest()}\x00{hyperscan.__version__}\x00".encode())
+    h.update(f"{MATCHER_FORMAT}\x00{code_digest()}\x00{HYPERSCAN_VERSION}\x00".encode())
     h.update(options.encode())
     # one join and one encode: C speed, however many specs
     blob = "\x00".join(f"{s.key}\x01{s.pattern}\x01{s.message}" for s in specs)

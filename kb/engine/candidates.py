@@ -164,7 +164,7 @@ def make_candidate(
     line_no = ls  # a position, not a number: only its order is used (no O(n) count)
     return Candidate(
         pid, kind, line_no, start, end, ls, ntext[ls:le], captures, exact,
-        a.literal_chars, a.generic, tail, lead=bool(a.pieces) and a.pieces[0].text is None,
+        a.literal_chars, a.generic, tail, lead=bool(a.pieces and a.pieces[0].text is None),
         literals=_literal_spans(a, start, captures) if kind == "exact" else (),
     )  # fmt: skip
 

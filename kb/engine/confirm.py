@@ -142,10 +142,13 @@ def loose_find(fine: list[Piece], text: str) -> Loose | None:
     if len(low) != len(text):  # rare case-mapping that changes length: stay exact
         low = text
     n = len(text)
-    first = next((k for k, p in enumerate(fine) if p.text is not None and p.text.strip()), None)
-    if first is None:
+    found = next(
+        ((k, p.text) for k, p in enumerate(fine) if p.text is not None and p.text.strip()), None
+    )
+    if found is None:
         return None
-    head = fine[first].text.strip().lower()
+    first, head_text = found
+    head = head_text.strip().lower()
     best: Loose | None = None
     pos = 0
     for _ in range(MAX_STARTS):

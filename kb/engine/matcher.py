@@ -17,6 +17,7 @@ import time
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from . import cache
 from .candidates import (
@@ -35,7 +36,7 @@ from .report import build_report
 from .shards import Shard, compile_shard, load_or_compile, precompile
 from .suggest import EditedSimilarity, similarity_index
 from .textmap import HitLine, locate_lines
-from .types import Admission, MatchReport, PasteTooLarge, PatternSpec
+from .types import Admission, Engine, MatchReport, PasteTooLarge, PatternSpec
 
 __all__ = [  # the confirm tunables live in `candidates.py`; still importable from here
     "BIG_TEXT_CHARS",
@@ -59,6 +60,10 @@ def _shard_of(pattern: str, n_shards: int) -> int:
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
 
 
+# A build statistic: a count, a duration in seconds, or a flag (where the matcher came from).
+Stat = int | float | bool
+
+
 class Matcher(cache.Pickled):
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
@@ -73,7 +78,7 @@ class Matcher(cache.Pickled):
         messages: dict[str, str],
         delta: Shard | None = None,
         similar: object | None = None,
-        stats: dict[str, object] | None = None,
+        stats: dict[str, Stat] | None = None,
         cache_dir: Path | None = None,
         *,
         _key_pid: dict[str, int] | None = None,
@@ -107,7 +112,7 @@ class Matcher(cache.Pickled):
         self._re2_ids = {
             sh.base + i for sh in [*shards, *([delta] if delta else [])] for i in sh.data.re2_local
         }
-        self.stats: dict[str, object] = dict(stats or {})
+        self.stats: dict[str, Stat] = dict(stats or {})
         self._cache_dir = cache_dir
 
     # ------------------------------------------------------------------ building
@@ -170,7 +175,7 @@ class Matcher(cache.Pickled):
             shards.append(Shard(data, len(keys)))
             keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
         similar = similarity_index(messages) if with_similarity else None
-        stats = {
+        stats: dict[str, Stat] = {
             "patterns": len(by_pattern),
             "records": len(messages),
             "shards": n_shards,
@@ -267,8 +272,8 @@ class Matcher(cache.Pickled):
             "cache_dir": self._cache_dir,
         }
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(**state)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        type(self).__init__(self, **state)
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:
@@ -297,7 +302,7 @@ class Matcher(cache.Pickled):
             reason, generic = self._refused[pid]
             return Admission(False, None, reason, generic, 0.0)
         a = self._analysis(pid)
-        engine = "re2" if pid in self._re2_ids else "hyperscan"
+        engine: Engine = "re2" if pid in self._re2_ids else "hyperscan"
         return Admission(True, engine, None, a.generic, float(a.literal_chars))
 
     def refused(self) -> dict[str, str]:

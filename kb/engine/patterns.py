@@ -77,6 +77,7 @@ def parse_template(pattern: str) -> list[Piece] | None:
             return None
         pos = token.end()
         kind = token.lastgroup
+        assert kind is not None  # every alternative of a token is a named group
         if kind == "lit":
             text = token.group()
             buf.append(_UNESCAPE.sub(r"\1", text) if "\\" in text else text)

@@ -160,11 +160,11 @@ class _Walk:
             c.py_markers += 1
             self.after_marker = True
         elif st.startswith(TRACEBACK):
-            c = self.cur
-            if c is not None and not self.framed and not c.markers:
+            cur = self.cur
+            if cur is not None and not self.framed and not cur.markers:
                 # `logger.exception`: the log line printed above the traceback wraps it all
-                c.lines = [(s_, d, OUTER) for s_, d, _b in c.lines]
-            elif c is None or not self.after_marker:
+                cur.lines = [(s_, d, OUTER) for s_, d, _b in cur.lines]
+            elif cur is None or not self.after_marker:
                 self._new(pos)
                 fresh = True
             self.after_marker = False
@@ -221,7 +221,9 @@ def find_chains(text: str) -> list[Chain]:
         while pos <= n and walked < MAX_WALKED_LINES:
             if not walk.items and text.startswith(_INDENT, pos):
                 # a block of frames in one C-speed step; the long way if it nests a link
-                end = _FRAMES.match(text, pos).end()
+                frames = _FRAMES.match(text, pos)
+                assert frames is not None  # the pattern matches the empty string too
+                end = frames.end()
                 if end > pos and text.find(CAUSED, pos, end) < 0:
                     walk.framed = True
                     walked += 1
@@ -277,9 +279,9 @@ def order_groups(text: str, items: list[Occurrences]) -> list[Group]:
     near = any(_by_a_trace(text, s) for it in items for s in it.starts)
     chains = find_chains(text) if near else []
     links: dict[int, tuple[int, int]] = {}
-    for ci, c in enumerate(chains):
-        for s, d, before in c.lines:
-            links.setdefault(s, (ci, c.depth(d, before)))
+    for ci, chain in enumerate(chains):
+        for s, d, before in chain.lines:
+            links.setdefault(s, (ci, chain.depth(d, before)))
     occ: dict[int, tuple[int, int, int]] = {}  # item -> (chain, depth, line start)
     for i, it in enumerate(items):
         for s in it.starts:
@@ -299,8 +301,8 @@ def order_groups(text: str, items: list[Occurrences]) -> list[Group]:
             if deeper is not None:
                 cause[i] = deeper[2]
     children: dict[int, list[int]] = {}
-    for i, c in cause.items():
-        children.setdefault(c, []).append(i)
+    for i, j in cause.items():
+        children.setdefault(j, []).append(i)
 
     roots = sorted(
         (i for i in range(len(items)) if i not in cause),

@@ -21,11 +21,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import hyperscan
 import re2
 
-from .cache import touch
+from .cache import HYPERSCAN_VERSION, touch
 from .patterns import Analysis, analyse
 
 FORMAT = "kb-matcher-shard-v5"
@@ -50,7 +51,7 @@ def shard_digest(patterns: list[str]) -> str:
     """Content hash of a shard: format, engine version and the sorted patterns."""
     h = hashlib.sha256()
     h.update(FORMAT.encode())
-    h.update(hyperscan.__version__.encode())
+    h.update(HYPERSCAN_VERSION.encode())
     h.update("\x00".join(patterns).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
@@ -179,10 +180,10 @@ class Shard:
             s.Compile()
             self.re2_set = s
 
-    def __getstate__(self) -> dict[str, object]:
+    def __getstate__(self) -> dict[str, Any]:
         return {"data": self.data, "base": self.base}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.data = state["data"]
         self.base = state["base"]
         self.db = None

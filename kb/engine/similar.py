@@ -53,6 +53,7 @@ import math
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
@@ -187,7 +188,7 @@ class SimilarityIndex(Pickled):
         return len(self._templates)
 
     # --------------------------------------------------------- serialisation
-    def __getstate__(self) -> dict[str, object]:
+    def __getstate__(self) -> dict[str, Any]:
         # Strings are joined into one blob so pickling many entries is a few memcpy's
         # (a template holding NUL itself, never seen in the data, falls back to lists).
         if any("\x00" in t for t in self._templates):
@@ -206,7 +207,7 @@ class SimilarityIndex(Pickled):
             "post_off": self._post_off,
         }
 
-    def __setstate__(self, state: dict[str, object]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         if "plain" in state:
             for k, v in state["plain"].items():
                 setattr(self, k, v)

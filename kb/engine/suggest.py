@@ -121,7 +121,7 @@ class EditedSimilarity:
         return {"base": self.base, "edited": self.edited, "gone": self.gone}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["base"], state["edited"], state["gone"])
+        type(self).__init__(self, state["base"], state["edited"], state["gone"])
 
     def query_explained(self, line: str, *, limit: int = 5) -> list[Any]:
         hits = []

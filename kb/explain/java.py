@@ -97,9 +97,9 @@ def condition(node: Node, child: Node) -> Found | None:
         if name in RESCUES and receiver is not None:
             return Found(Condition("call", clip(text(receiver)), via=name), (receiver,))
     if kind == "assert_statement":
-        first = node.named_children[0] if node.named_child_count else None
-        if first is not None and first != child:
-            return Found(Condition("assert", clip(text(first)), via="assert"), (first,))
+        asserted = node.named_children[0] if node.named_child_count else None
+        if asserted is not None and asserted != child:
+            return Found(Condition("assert", clip(text(asserted)), via="assert"), (asserted,))
     return None
 
 

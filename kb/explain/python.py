@@ -27,7 +27,7 @@ def condition(node: Node, child: Node) -> Found | None:
             if len(parts) != 3 or child == parts[1]:
                 return None
             cond = parts[1]
-            branch = "consequence" if child == parts[0] else "alternative"
+            branch: str | None = "consequence" if child == parts[0] else "alternative"
         else:
             branch = core.block_field(node, child)
             if branch == "alternative" and child.type == "elif_clause":

@@ -23,7 +23,7 @@ FEATURES = {
 }
 
 
-def flags() -> dict[str, bool]:
+def flags() -> dict[str, bool | int]:
     """Which parts of the loop are on, for the templates that offer them."""
     return {
         "reports": settings.KB_REPORTS_ENABLED,

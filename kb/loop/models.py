@@ -76,16 +76,12 @@ class Proposal(models.Model):
     Untrusted: rendered as text everywhere, merged only through the curated path."""
 
     # The dataset keys a proposal may add to (each a curatable field), and their labels.
-    Field = models.TextChoices(
-        "Field",
-        [
-            ("SOLUTIONS", ("solutions", "Solution step")),
-            ("TRIGGER_SCENARIOS", ("triggerScenarios", "Trigger")),
-            ("COMMON_SITUATIONS", ("commonSituations", "Common situation")),
-            ("DOCUMENTATION", ("documentation", "Note")),
-            ("PREVENTION_TIPS", ("preventionTips", "Prevention tip")),
-        ],
-    )
+    class Field(models.TextChoices):
+        SOLUTIONS = "solutions", "Solution step"
+        TRIGGER_SCENARIOS = "triggerScenarios", "Trigger"
+        COMMON_SITUATIONS = "commonSituations", "Common situation"
+        DOCUMENTATION = "documentation", "Note"
+        PREVENTION_TIPS = "preventionTips", "Prevention tip"
 
     class State(models.TextChoices):
         """Pending until a curator decides; only accepted text reaches a record."""

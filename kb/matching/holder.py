@@ -334,7 +334,7 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
         MatchView(
             record=records[m.key],
             line=m.line,
-            span=tuple(m.span),
+            span=m.span,
             text=m.text,
             captures=list(m.captures),
             score=m.score,

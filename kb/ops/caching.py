@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends import db, redis
+from django.core.cache.backends.base import BaseCache
 from django.db import DatabaseError, connections, router
 
 log = logging.getLogger(__name__)
@@ -64,8 +65,12 @@ def forget_outages() -> None:
         _down_until.clear()
 
 
-class FailSafe:
-    """Mixin for a Django cache backend: every operation survives the backend failing."""
+class FailSafe(BaseCache):
+    """Mixin for a Django cache backend: every operation survives the backend failing.
+
+    Listed before the backend's class (``class X(FailSafe, db.DatabaseCache)``), so the
+    ``super(FailSafe, self)`` calls below reach that backend; `BaseCache` as its base
+    changes no method order and lets those calls be checked."""
 
     def _where(self) -> tuple[str, str]:
         return (type(self).__name__, str(getattr(self, "_kb_location", "")))
@@ -122,17 +127,20 @@ class FailSafe:
     def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
         return self._safely(default, lambda: super(FailSafe, self).get(key, default, version))
 
+    # An unset timeout (``...``) is not passed on: the backend's own default applies.
     def set(self, key: Any, value: Any, timeout: Any = ..., version: Any = None) -> None:
-        args = (key, value) if timeout is ... else (key, value, timeout)
-        self._safely(None, lambda: super(FailSafe, self).set(*args, version=version))
+        kw = _timeout(timeout)
+        self._safely(None, lambda: super(FailSafe, self).set(key, value, version=version, **kw))
 
     def add(self, key: Any, value: Any, timeout: Any = ..., version: Any = None) -> bool:
-        args = (key, value) if timeout is ... else (key, value, timeout)
-        return self._safely(False, lambda: super(FailSafe, self).add(*args, version=version))
+        kw = _timeout(timeout)
+        return self._safely(
+            False, lambda: super(FailSafe, self).add(key, value, version=version, **kw)
+        )
 
     def touch(self, key: Any, timeout: Any = ..., version: Any = None) -> bool:
-        args = (key,) if timeout is ... else (key, timeout)
-        return self._safely(False, lambda: super(FailSafe, self).touch(*args, version=version))
+        kw = _timeout(timeout)
+        return self._safely(False, lambda: super(FailSafe, self).touch(key, version=version, **kw))
 
     def delete(self, key: Any, version: Any = None) -> bool:
         return self._safely(False, lambda: super(FailSafe, self).delete(key, version))
@@ -144,9 +152,11 @@ class FailSafe:
         return self._safely({}, lambda: super(FailSafe, self).get_many(keys, version))
 
     def set_many(self, data: dict[Any, Any], timeout: Any = ..., version: Any = None) -> list:
-        args = (data,) if timeout is ... else (data, timeout)
+        kw = _timeout(timeout)
         failed = list(data)  # a skipped write failed for every key
-        return self._safely(failed, lambda: super(FailSafe, self).set_many(*args, version=version))
+        return self._safely(
+            failed, lambda: super(FailSafe, self).set_many(data, version=version, **kw)
+        )
 
     def delete_many(self, keys: Any, version: Any = None) -> None:
         self._safely(None, lambda: super(FailSafe, self).delete_many(keys, version))
@@ -161,6 +171,10 @@ class FailSafe:
 
     def clear(self) -> None:
         self._safely(None, lambda: super(FailSafe, self).clear())
+
+
+def _timeout(timeout: Any) -> dict[str, Any]:
+    return {} if timeout is ... else {"timeout": timeout}
 
 
 class DatabaseCache(FailSafe, db.DatabaseCache):

@@ -79,7 +79,8 @@ def _locked_increment(key: str, timeout: int, by: int = 1) -> int:
     request. On SQLite it also waits at most ``LIMITER_LOCK_WAIT_MS`` for the write lock: a
     long curator or import transaction makes the limiter skip a count, never the paste wait.
     """
-    db = router.db_for_write(None) or "default"
+    # no model: the routers' (or Django's) default alias; the stubs type only the model form
+    db = router.db_for_write(None) or "default"  # type: ignore[arg-type]
     connection = connections[db]
     relax_sqlite = connection.vendor == "sqlite" and not connection.in_atomic_block
     busy_ms = 0

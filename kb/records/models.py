@@ -269,6 +269,10 @@ class ErrorRecord(models.Model):
     # leaves the collisions it found (new ones only) in ``collisions`` for the warnings.
     accept_collisions: bool = False
     collisions: tuple[Collision, ...] = ()
+    # Declared only (no value: simple-history looks them up with a default): who and why
+    # for the history row it writes on the next save, set by ``kb.records.services``.
+    _change_reason: str
+    _history_user: Any
 
     class Meta:
         ordering = ["repo", "slug", "id"]

@@ -3,7 +3,7 @@ record list's paginator."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib import admin
 from django.core.exceptions import EmptyResultSet
@@ -13,6 +13,9 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 
 from kb.browse.selectors import count_tags, per_revision
+
+if TYPE_CHECKING:
+    from kb.records.models import ErrorRecordQuerySet
 
 TOP_TAGS = 40
 
@@ -81,8 +84,10 @@ class TagFilter(admin.SimpleListFilter):
         return [(name, name) for name in top]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value():
-            return queryset.with_tag(self.value())
+        tag = self.value()
+        if tag:
+            # the record list's queryset: the records manager's own (`ErrorRecordQuerySet`)
+            return cast("ErrorRecordQuerySet", queryset).with_tag(tag)
         return queryset
 
 

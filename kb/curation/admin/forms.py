@@ -76,8 +76,9 @@ class ErrorRecordForm(forms.ModelForm):
             if key in BY_KEY
         ]
         for name in ("accept_incoming", "keep_curated"):
-            if name in self.fields:
-                self.fields[name].choices = choices
+            choice_field = self.fields.get(name)  # absent when the admin leaves it out
+            if isinstance(choice_field, forms.ChoiceField):
+                choice_field.choices = choices
         curated = set(self.instance.curated_fields or [])
         for key in curated:
             field = BY_KEY.get(key)
@@ -89,7 +90,8 @@ class ErrorRecordForm(forms.ModelForm):
                 formfield.help_text = f"{formfield.help_text} {note}".strip()
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what ModelForm.clean returns (typed there as optional)
         self.instance.accept_collisions = bool(data.get("accept_collisions"))
         accept = list(data.get("accept_incoming") or [])
         keep = list(data.get("keep_curated") or [])

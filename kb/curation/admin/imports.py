@@ -36,11 +36,12 @@ class ImportJobAdmin(admin.ModelAdmin):
     list_filter = ["state", "dry_run"]
     list_select_related = ["created_by"]
     search_fields = ["source"]
-    fields = [
+    # one tuple for both: Django types ``fields`` wider (it also takes groups) than
+    # ``readonly_fields``, so a list could not be both
+    fields = readonly_fields = (
         "source", "status", "progress", "summary", "dry_run", "atomic", "size", "error",
         "created_by", "created_at", "started_at", "heartbeat_at", "finished_at", "task_id",
-    ]  # fmt: skip
-    readonly_fields = fields
+    )  # fmt: skip
 
     class Media:
         css = {"all": ["kb/admin/curation.css"]}
@@ -105,7 +106,8 @@ class ImportJobAdmin(admin.ModelAdmin):
                 size=upload.size or 0,
                 dry_run=form.cleaned_data["dry_run"],
                 atomic=form.cleaned_data["atomic"],
-                created_by=request.user,
+                # always a user: `admin_view` lets only signed-in staff through
+                created_by=request.user if request.user.is_authenticated else None,
             )
             job.file.save(upload.name, upload, save=True)
             job = enqueue_import(job)

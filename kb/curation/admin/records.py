@@ -10,7 +10,7 @@ save is known to be a revert.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ORDER_VAR
@@ -37,7 +37,7 @@ from kb.curation.tester import run_bench
 from kb.http import HtmxHttpRequest
 from kb.loop.selectors import gap_draft
 from kb.records.links import safe_external_url
-from kb.records.models import ErrorRecord
+from kb.records.models import ErrorRecord, ErrorRecordQuerySet
 from kb.records.schema import BY_KEY
 from kb.records.search_index import SEARCH_FIELDS
 from kb.records.services import delete_records, save_curator_edit
@@ -123,7 +123,8 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         search reaches it. Repositories are the sidebar's filter."""
         by_column = ORDER_VAR in request.GET
         ordering = queryset.query.order_by
-        found = search_records(queryset, search_term, ranked=not by_column, at_most=SEARCH_AT_MOST)
+        records = cast(ErrorRecordQuerySet, queryset)  # `get_queryset`'s: the records manager's
+        found = search_records(records, search_term, ranked=not by_column, at_most=SEARCH_AT_MOST)
         return (found.order_by(*ordering) if by_column else found), False
 
     def changelist_view(

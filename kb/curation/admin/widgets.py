@@ -41,7 +41,7 @@ class TextField(forms.CharField):
 class LinesField(forms.Field):
     """An ordered list of strings edited as one item per line; blank lines are dropped."""
 
-    widget = forms.Textarea
+    widget: type[forms.Widget] = forms.Textarea  # a subclass may pick another widget class
     joiner = "\n"  # how the list is shown for editing; ``split`` reads it back
 
     def __init__(self, **kwargs: Any) -> None:

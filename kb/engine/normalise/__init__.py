@@ -49,6 +49,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate, count, islice
 from operator import add
+from typing import final
 
 from . import _structure
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
@@ -111,7 +112,7 @@ class Normalised:
         original: str,
         text: str,
         steps: list[str],
-        layers: tuple[Layer, ...] = (),
+        layers: tuple[Layer | RegionLayer, ...] = (),
         marks: dict[int, Mark] | None = None,
     ) -> None:
         self.original = original
@@ -225,6 +226,7 @@ class Normalised:
 _LINE_CHUNK = 1 << 12
 
 
+@final  # `line_of` tells it from an array by `type(...) is`, which needs no subclasses
 class _LineIndex:
     """line_of for a text without CR: newlines counted per fixed-size chunk (C-speed
     `str.count`, built lazily chunk by chunk), then within the chunk on each query."""

@@ -195,6 +195,7 @@ def _hits(src: str) -> list[_Hit]:
 
 
 def _hit(m: re.Match[str], ls: int) -> _Hit:
+    assert m.lastgroup is not None  # every group the match can close last is named
     i = _INDEX[m.lastgroup]
     env = ENVELOPES[i]
     key = m.group(f"k{i}_") if env.keyed else None

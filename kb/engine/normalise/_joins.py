@@ -10,6 +10,8 @@ of the parts of `Structurer`; it uses the core's line helpers, `prefix`, `kind_o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._classify import CAUSED_BY, EXCEPTION, FRAME
 from ._escapes import Piece
 
@@ -27,6 +29,20 @@ class JoinsMixin:
     src: str
     copied: int
     counts: dict[str, int]
+
+    if TYPE_CHECKING:  # the core's helpers, defined by `Structurer` (declared for mypy only)
+
+        def line_end(self, ls: int) -> int: ...
+        def next_line(self, ls: int) -> int: ...
+        def prefix(self, ls: int) -> tuple[int, str | None]: ...
+        def kind_of(self, ls: int) -> str: ...
+        def add_variant(
+            self,
+            after: int,
+            lines: list[list[Piece]],
+            per_line: list[dict] | None = None,
+            **mark,
+        ) -> list[int]: ...
 
     # -- wrapped lines and pretty-printed values ------------------------------------------
     def _continues(self, p: int, ls: int) -> bool:
@@ -98,7 +114,7 @@ class JoinsMixin:
                     variants.insert(0, (hard, False))  # likely a wrap: the hard join first
                 else:
                     variants.append((hard, False))
-        keys = []
+        keys: list[int] = []
         for pieces, is_pretty in variants:
             derived = "collapsed" if is_pretty else "joined"
             self.counts[derived] += 1

@@ -9,6 +9,8 @@ the parts of `Structurer`; it uses the core's line helpers, `mark` and `add_vari
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._escapes import (
     JSON_LEVEL_RE,
     JSON_MESSAGE_PAIR_RE,
@@ -29,6 +31,18 @@ class JsonLinesMixin:
     src: str
     counts: dict[str, int]
     big: bool
+
+    if TYPE_CHECKING:  # the core's helpers, defined by `Structurer` (declared for mypy only)
+
+        def line_end(self, ls: int) -> int: ...
+        def mark(self, ls: int, **kw) -> int | None: ...
+        def add_variant(
+            self,
+            after: int,
+            lines: list[list[Piece]],
+            per_line: list[dict] | None = None,
+            **mark,
+        ) -> list[int]: ...
 
     # -- JSON -------------------------------------------------------------------------
     def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:

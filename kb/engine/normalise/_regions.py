@@ -18,8 +18,12 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
 from ._prefilter import trigger_ends
+
+if TYPE_CHECKING:
+    from . import Normalised
 
 AFTER_LINES = 64
 MAX_TRIGGERS_PER_BYTE = 1 / 2048
@@ -86,11 +90,11 @@ class RegionLayer:
     def __init__(self, out_len: int, in_len: int) -> None:
         self.out_starts = array("q")
         self.orig_starts = array("q")
-        self.norms: list[object | None] = []  # None: a gap (copied text)
+        self.norms: list[Normalised | None] = []  # None: a gap (copied text)
         self.out_len = out_len
         self.in_len = in_len
 
-    def add(self, out_start: int, orig_start: int, norm: object | None) -> None:
+    def add(self, out_start: int, orig_start: int, norm: Normalised | None) -> None:
         self.out_starts.append(out_start)
         self.orig_starts.append(orig_start)
         self.norms.append(norm)

@@ -10,10 +10,15 @@ helpers, `mark`, `_line_variants` and `JoinsMixin._join_run`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, numbered_body
 from ._joins import MAX_RUN_LINES
 from ._prefix import prefix_info
 from ._traceback import PY_CHAIN_RE, PY_FRAME_RE, PY_TB_RE, py_exception_class, wrapped_frame_tail
+
+if TYPE_CHECKING:
+    from ._structure import Mark
 
 MAX_EXC_LINES = 24  # an exception message longer than this is taken to have ended
 
@@ -23,6 +28,18 @@ class StacksMixin:
 
     src: str
     big: bool
+
+    if TYPE_CHECKING:  # the core's and `JoinsMixin`'s, joined in `Structurer` (for mypy only)
+        marks: dict[int, Mark]
+
+        def line_end(self, ls: int) -> int: ...
+        def next_line(self, ls: int) -> int: ...
+        def prefix(self, ls: int) -> tuple[int, str | None]: ...
+        def mark(self, ls: int, **kw) -> int | None: ...
+        def _line_variants(self, ls: int, **mark) -> list[int]: ...
+        def _join_run(
+            self, run: list[int], *, level: str | None, kind: str | None = None
+        ) -> list[int]: ...
 
     # -- tracebacks ---------------------------------------------------------------------
     def _python_traceback(self, ls: int) -> int:
@@ -49,7 +66,7 @@ class StacksMixin:
                 if state == "exc":
                     state = "after"
             elif PY_TB_RE.match(rest) or PY_CHAIN_RE.match(rest):
-                causes += exc_keys + self._finish_exc(exc_lines)
+                causes += [*exc_keys, *self._finish_exc(exc_lines)]
                 exc_lines, exc_keys = [], []
                 if PY_CHAIN_RE.match(rest):
                     for key in causes:
@@ -102,7 +119,7 @@ class StacksMixin:
     def _rust_panic(self, ls: int, level: str | None) -> int:
         self.mark(ls, kind=FRAME, level=level)
         cur = self.next_line(ls)
-        lines = []
+        lines: list[int] = []
         while cur >= 0 and len(lines) < MAX_RUN_LINES:
             line = self.src[cur : self.line_end(cur)]
             if not line.strip() or line.startswith(("note: ", "stack backtrace:")):

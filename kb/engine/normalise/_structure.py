@@ -165,7 +165,7 @@ class Structurer(StacksMixin, JsonLinesMixin, JoinsMixin):
         lines: list[list[Piece]],
         per_line: list[dict] | None = None,
         **mark,
-    ) -> None:
+    ) -> list[int]:
         """Insert variant lines after the line ending at ``after`` (a "\\n" or len(src)).
 
         ``mark`` applies to every line; ``per_line[i]`` (if given) overrides it for line i.

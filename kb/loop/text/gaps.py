@@ -302,7 +302,7 @@ def _token_set_guarded(a: str, b: str) -> float:
 
 
 #: Scorers ``fuzzy`` can use, all on case-folded templates, 0..100.
-SCORERS = {
+SCORERS: dict[str, Callable[[str, str], float]] = {
     "ratio": fuzz.ratio,
     "prefix_tolerant": _prefix_tolerant,
     "token_set_ratio": fuzz.token_set_ratio,

@@ -68,7 +68,8 @@ class Redacted:
         return ", ".join(parts) + " replaced"
 
 
-Rule = tuple[str | None, re.Pattern[str], Callable[[re.Match[str], Counter[str]], str]]
+Replace = Callable[[re.Match[str], Counter[str]], str]
+Rule = tuple[str | None, re.Pattern[str], Replace]
 
 
 def _put(counts: Counter[str], placeholder: str) -> str:
@@ -224,5 +225,9 @@ def _round(text: str, counts: Counter[str]) -> str:
     for trigger, pattern, replace in _RULES:
         if trigger is not None and trigger not in text:
             continue
-        text = pattern.sub(lambda m, replace=replace: replace(m, counts), text)
+
+        def sub(m: re.Match[str], replace: Replace = replace) -> str:
+            return replace(m, counts)
+
+        text = pattern.sub(sub, text)
     return text

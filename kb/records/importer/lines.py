@@ -89,8 +89,9 @@ def decompressed(stream: IO[bytes]) -> IO[bytes]:
         head = stream.read(len(GZIP_MAGIC))
         stream.seek(at)
     else:
-        stream = cast(IO[bytes], io.BufferedReader(cast(Any, stream)))
-        head = stream.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+        buffered = io.BufferedReader(cast(Any, stream))
+        head = buffered.peek(len(GZIP_MAGIC))[: len(GZIP_MAGIC)]
+        stream = buffered
     if head == GZIP_MAGIC:
         return cast(IO[bytes], gzip.GzipFile(fileobj=stream))
     return stream

@@ -32,7 +32,7 @@ from datetime import datetime
 from itertools import chain
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, models
 from django.db.backends.base.operations import BaseDatabaseOperations
@@ -59,7 +59,7 @@ def _converter(field: models.Field) -> Converter | None:
     ops = connection.ops
     kind = field.get_internal_type()
     if kind == "JSONField":
-        encoder = field.encoder
+        encoder = cast(models.JSONField, field).encoder
         empty = {"[]": ops.adapt_json_value([], encoder), "{}": ops.adapt_json_value({}, encoder)}
         # Where the backend stores ``json.dumps(value)`` (SQLite), a list of strings (tags,
         # solutions, tips: most JSON an import writes) is joined here from the encoder's own
@@ -98,6 +98,12 @@ def _converter(field: models.Field) -> Converter | None:
     return None
 
 
+def _column(field: models.Field) -> str:
+    """A concrete field's column (Django types ``column`` as optional: some fields have none)."""
+    assert field.column is not None
+    return field.column
+
+
 class _Table:
     """One table's column list and converters, in a fixed order."""
 
@@ -105,7 +111,7 @@ class _Table:
         by_attname = {f.attname: f for f in model._meta.concrete_fields}
         self.attnames = list(attnames)
         self.table = model._meta.db_table
-        self.columns = [by_attname[a].column for a in self.attnames]
+        self.columns = [_column(by_attname[a]) for a in self.attnames]
         self.convert = [_converter(by_attname[a]) for a in self.attnames]
         # Values fetched in one C call; only the converted columns are visited in Python.
         get = itemgetter(*self.attnames)
@@ -202,7 +208,7 @@ class RowWriter:
         self.tags = _Table(RecordTag, ["record_id", "tag_id", "position"])
         self.tag_ids: dict[str, int] = {}
         q = connection.ops.quote_name
-        pk = self.pk = ErrorRecord._meta.pk.column
+        pk = self.pk = _column(ErrorRecord._meta.pk)
         self.update_attnames = [a for a in record_fields if a not in {"id", "created_at"}]
         sets = ", ".join(
             f"{q(self.records.columns[record_fields.index(a)])} = %s" for a in self.update_attnames
@@ -214,7 +220,12 @@ class RowWriter:
         # thread-local proxy, a lookup per attribute).
         self.raw_keys = bool(self.compared) and connection.vendor == "sqlite"
         at = [record_fields.index(a) for a in self.compared] or [0]
-        self._compared_values = itemgetter(*self.compared) if len(self.compared) > 1 else None
+        # Always a tuple: ``itemgetter`` of one name gives the bare value.
+        self._compared_values: Callable[[dict[str, Any]], tuple[Any, ...]] = (
+            itemgetter(*self.compared)
+            if len(self.compared) > 1
+            else lambda values: tuple(values[a] for a in self.compared)
+        )
         self._compared_convert = [self.records.convert[i] for i in at]
         by_attname = {f.attname: f for f in ErrorRecord._meta.concrete_fields}
         self._compared_columns = [
@@ -240,7 +251,9 @@ class RowWriter:
                     self.update_sql,
                     list(map(itemgetter(*self.update_from_record), updated_rows)),
                 )
-            now_value = self.history.convert[self.history.attnames.index("history_date")](now)
+            to_date = self.history.convert[self.history.attnames.index("history_date")]
+            assert to_date is not None  # a DateTimeField: it always has a converter
+            now_value = to_date(now)
             kinds = [("+", created_rows), ("~", updated_rows)]
             copy = itemgetter(*self.history_from_record)
             history = [

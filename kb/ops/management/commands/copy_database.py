@@ -102,7 +102,11 @@ def copied_models() -> list[type[Model]]:
     out: list[type[Model]] = []
     for model in ordered:
         out.append(model)
-        out.extend(f.remote_field.through for f in model._meta.local_many_to_many)
+        out.extend(
+            f.remote_field.through  # set on every many-to-many field once models are loaded
+            for f in model._meta.local_many_to_many
+            if f.remote_field.through is not None
+        )
     return [
         m
         for m in dict.fromkeys(out)
@@ -125,7 +129,8 @@ def copy_table(model: type[Model], source: str, target: str, size: int) -> int:
         step = max(1, min(size, ops.bulk_batch_size(fields, batch)))
         for start in range(0, len(batch), step):
             # raw=True: the values as stored (no auto_now stamping), as loaddata inserts.
-            model._base_manager.using(target)._insert(
+            # ``_insert`` is the private QuerySet call loaddata's path uses; not in the stubs.
+            model._base_manager.using(target)._insert(  # type: ignore[attr-defined]
                 batch[start : start + step], fields=fields, using=target, raw=True
             )
         count += len(batch)
