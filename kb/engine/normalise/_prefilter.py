@@ -13,7 +13,7 @@ single pass at memory speed. Only the regions around triggers are then normalise
 
 The triggers are derived from the passes' own constants, and may over-approximate (a false
 trigger only means the normal path runs); they must never miss, which
-tests/matcher/test_normalise_props.py checks against the full normaliser.
+tests/engine/test_normalise_props.py checks against the full normaliser.
 """
 
 from __future__ import annotations

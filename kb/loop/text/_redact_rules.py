@@ -6,7 +6,7 @@ stay linear because each one (a) starts with a literal or a look-behind that let
 only at the start of a run of its first character class, so a long run is entered once and
 not at every position inside it, and (b) repeats only with bounded counts (`{1,64}`), so a
 failed attempt costs at most its bound. No quantified group contains another unbounded
-quantifier. `tests/learning/test_redact.py` checks the linearity with hostile inputs at two
+quantifier. `tests/loop/text/test_redact.py` checks the linearity with hostile inputs at two
 sizes (docs/reliability.md#r11-redos).
 
 Host names are the hard case: `org.apache.kafka.common.errors.TimeoutException` and
