@@ -1,4 +1,4 @@
-"""Search index upkeep: create, drop, check and repair what ``kb.browse.search`` reads.
+"""Search index upkeep: keep in step, check and repair what ``kb.browse.search`` reads.
 
 Split from the query side so that stays small: the importer's set-based batch indexing
 (``search_index_deferred``) and repairs call these, and the migrations hold copies of its
@@ -197,30 +197,6 @@ def _postgres_create_sql() -> list[str]:
     ]
 
 
-def create_search_index(schema_editor: Any) -> None:
-    """Create the search structures for the current backend and fill them (as ``0002`` does)."""
-    vendor = schema_editor.connection.vendor
-    if vendor == "sqlite":
-        for sql in _sqlite_create_sql() + _sqlite_rebuild_sql():
-            schema_editor.execute(sql, params=None)
-    elif vendor == "postgresql":
-        for sql in _postgres_create_sql():
-            schema_editor.execute(sql, params=None)
-
-
-def drop_search_index(schema_editor: Any) -> None:
-    vendor = schema_editor.connection.vendor
-    if vendor == "sqlite":
-        for trigger in _TRIGGERS:
-            schema_editor.execute(f"DROP TRIGGER IF EXISTS {trigger}", params=None)
-        schema_editor.execute(f"DROP TABLE IF EXISTS {FTS_TABLE}", params=None)
-        schema_editor.execute(f"DROP TABLE IF EXISTS {MAP_TABLE}", params=None)
-        schema_editor.execute(f"DROP TABLE IF EXISTS {DEFER_TABLE}", params=None)
-    elif vendor == "postgresql":
-        for name, _col in PG_INDEXES:
-            schema_editor.execute(f"DROP INDEX IF EXISTS {name}", params=None)
-
-
 def search_index_missing(connection: Any = None) -> list[str]:
     """Names of the search structures missing on this database (empty: all in place)."""
     connection = connection or default_connection
@@ -238,13 +214,6 @@ def search_index_missing(connection: Any = None) -> list[str]:
         else:
             return []
     return [name for name in wanted if name not in present]
-
-
-def install_search_triggers(schema_editor: Any) -> None:
-    """(Re)create the SQLite triggers and their switch table, without refilling (as ``0007``)."""
-    if schema_editor.connection.vendor == "sqlite":
-        for sql in _sqlite_create_sql():
-            schema_editor.execute(sql, params=None)
 
 
 def ensure_search_index(connection: Any = None, *, rebuild: bool = False) -> bool:
