@@ -10,10 +10,9 @@ of the parts of `Structurer`; it uses the core's line helpers, `prefix`, `kind_o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._classify import CAUSED_BY, EXCEPTION, FRAME
 from ._escapes import Piece
+from ._parts import StructurerParts
 
 _OPENERS = "([{"
 _CLOSERS = ")]}"
@@ -23,26 +22,8 @@ WRAP_SLACK = 3  # a line this close to the run's widest is taken as cut by a ter
 MAX_RUN_CHARS = 16_384
 
 
-class JoinsMixin:
+class JoinsMixin(StructurerParts):
     """Runs of continued lines and their joined variants (part of `Structurer`)."""
-
-    src: str
-    copied: int
-    counts: dict[str, int]
-
-    if TYPE_CHECKING:  # the core's helpers, defined by `Structurer` (declared for mypy only)
-
-        def line_end(self, ls: int) -> int: ...
-        def next_line(self, ls: int) -> int: ...
-        def prefix(self, ls: int) -> tuple[int, str | None]: ...
-        def kind_of(self, ls: int) -> str: ...
-        def add_variant(
-            self,
-            after: int,
-            lines: list[list[Piece]],
-            per_line: list[dict] | None = None,
-            **mark,
-        ) -> list[int]: ...
 
     # -- wrapped lines and pretty-printed values ------------------------------------------
     def _continues(self, p: int, ls: int) -> bool:

@@ -9,8 +9,6 @@ the parts of `Structurer`; it uses the core's line helpers, `mark` and `add_vari
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._escapes import (
     JSON_LEVEL_RE,
     JSON_MESSAGE_PAIR_RE,
@@ -21,28 +19,13 @@ from ._escapes import (
     Piece,
     decode_escapes,
 )
+from ._parts import StructurerParts
 from ._prefix import canonical_level
 from ._traceback import traceback_marks
 
 
-class JsonLinesMixin:
+class JsonLinesMixin(StructurerParts):
     """Decoded variants of JSON lines and JSON blocks (part of `Structurer`)."""
-
-    src: str
-    counts: dict[str, int]
-    big: bool
-
-    if TYPE_CHECKING:  # the core's helpers, defined by `Structurer` (declared for mypy only)
-
-        def line_end(self, ls: int) -> int: ...
-        def mark(self, ls: int, **kw) -> int | None: ...
-        def add_variant(
-            self,
-            after: int,
-            lines: list[list[Piece]],
-            per_line: list[dict] | None = None,
-            **mark,
-        ) -> list[int]: ...
 
     # -- JSON -------------------------------------------------------------------------
     def _json_line(self, ls: int, le: int, pl: int, level: str | None) -> None:

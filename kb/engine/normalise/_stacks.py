@@ -10,36 +10,17 @@ helpers, `mark`, `_line_variants` and `JoinsMixin._join_run`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, numbered_body
 from ._joins import MAX_RUN_LINES
+from ._parts import StructurerParts
 from ._prefix import prefix_info
 from ._traceback import PY_CHAIN_RE, PY_FRAME_RE, PY_TB_RE, py_exception_class, wrapped_frame_tail
-
-if TYPE_CHECKING:
-    from ._structure import Mark
 
 MAX_EXC_LINES = 24  # an exception message longer than this is taken to have ended
 
 
-class StacksMixin:
+class StacksMixin(StructurerParts):
     """Marks for traceback-like blocks (part of `Structurer`)."""
-
-    src: str
-    big: bool
-
-    if TYPE_CHECKING:  # the core's and `JoinsMixin`'s, joined in `Structurer` (for mypy only)
-        marks: dict[int, Mark]
-
-        def line_end(self, ls: int) -> int: ...
-        def next_line(self, ls: int) -> int: ...
-        def prefix(self, ls: int) -> tuple[int, str | None]: ...
-        def mark(self, ls: int, **kw) -> int | None: ...
-        def _line_variants(self, ls: int, **mark) -> list[int]: ...
-        def _join_run(
-            self, run: list[int], *, level: str | None, kind: str | None = None
-        ) -> list[int]: ...
 
     # -- tracebacks ---------------------------------------------------------------------
     def _python_traceback(self, ls: int) -> int:
