@@ -8,6 +8,9 @@ record and day.
 
 `UsageDay.record_id` is not a foreign key on purpose: deleting a record must not cost a
 scan of its usage, and a miss has no record at all (``""``). The work queue joins by id.
+
+The tables keep the ``kb_`` names they were created with while the loop's models were part of
+the records app (``Meta.db_table``): moving them to this app changed no table.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ host needs no further set-up to serve without compiling (``kb.matching.store`` s
 it is read and written; a Django storage can be chosen instead). An object is written once
 under its name (the content hash of what it was built from) and split into parts, so
 neither side ever holds one huge value in a single query or row.
+
+The tables keep the ``kb_`` names they were created with while these models were part of
+the records app (``Meta.db_table``): moving them to this app changed no table.
 """
 
 from __future__ import annotations
