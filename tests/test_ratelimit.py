@@ -23,7 +23,8 @@ from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from kb.ops.middleware import RATE_WINDOW_SECONDS, client_address
+from kb.http import client_address
+from kb.ops.middleware import RATE_WINDOW_SECONDS
 from tests.clocks import FakeClock
 from tests.servers import Gunicorn, json_post
 

@@ -27,8 +27,7 @@ How it works (pure Python + rapidfuzz, no Django):
    ``specificity = min(1, weight / (2.6 * ln N)) ** 0.5`` damps templates with
    little rare wording (``database``, ``invalid engine``).
 
-Placeholder stripping, tokens, path blanking and the reason text are in ``similar_text.py``
-(re-exported here: ``literal_text``, ``tokens``).
+Placeholder stripping, tokens, path blanking and the reason text are in ``similar_text.py``.
 
 Why this scorer: on the synthetic rewordings of real templates against INFO lines
 (``benchmarks/bench_similar.py``, which compares the variants and writes the figures
@@ -65,8 +64,6 @@ __all__ = [
     "DEFAULT_MIN_SCORE",
     "SimilarHit",
     "SimilarityIndex",
-    "literal_text",
-    "tokens",
 ]
 
 #: Suggestions scoring below this are dropped (scale 0..1). Chosen from the

@@ -41,8 +41,8 @@ from django.db.models import Count, F
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from kb.http import client_address
 from kb.loop.models import RecordTally, Vote, VoterSalt
-from kb.ops.middleware import client_address
 from kb.records.models import ErrorRecord
 
 __all__ = [

@@ -23,7 +23,8 @@ import re
 import string
 from pathlib import Path
 
-from kb.engine.similar import SimilarityIndex, literal_text, tokens
+from kb.engine.similar import SimilarityIndex
+from kb.engine.similar_text import literal_text, tokens
 from tests.datasets import DATASET_DIR as DATA
 
 # ---------------------------------------------------------------- data

@@ -12,13 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.engine.similar import (
-    DEFAULT_MIN_SCORE,
-    SimilarityIndex,
-    _clean_line,
-    literal_text,
-    tokens,
-)
+from kb.engine.similar import DEFAULT_MIN_SCORE, SimilarityIndex
+from kb.engine.similar_text import _clean_line, literal_text, tokens
 from tests.datasets import ALL_RECORDS, EVAL_PUBLIC, dataset_path, requires_dataset
 from tests.engine import similar_cases as cases
 

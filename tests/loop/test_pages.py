@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kb.loop.models import Gap, Proposal, Vote
-from kb.loop.services import VOTER_COOKIE
+from kb.loop.votes import VOTER_COOKIE
 from kb.ops.middleware import forget_refusals
 from kb.records.models import ErrorRecord
 from tests.factories import make_record

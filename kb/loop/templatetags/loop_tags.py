@@ -11,7 +11,8 @@ from typing import Any
 
 from django import template
 
-from kb.loop.views import flags, record_panel
+from kb.loop.gates import flags
+from kb.loop.views import record_panel
 
 register = template.Library()
 
