@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from ninja import NinjaAPI
 from ninja.openapi.docs import DocsBase
+from ninja.operation import Operation
 
 from kb.browse.api import router as browse_router
 from kb.loop.api import router as loop_router
@@ -48,7 +49,25 @@ class HtmlDocs(DocsBase):
         return render(request, "kb/browse/api_docs.html", context)
 
 
-api = NinjaAPI(
+class KnowledgeBaseAPI(NinjaAPI):
+    """Operation ids that do not follow the code around: django-ninja derives them from the
+    view's module, and clients generated from the schema call operations by id. Each app's
+    router keeps the id its operations were first published under."""
+
+    PUBLISHED_PREFIX = {
+        "kb.matching.api": "kb_api",
+        "kb.browse.api": "kb_api",
+        "kb.loop.api": "kb_api_loop",
+    }
+
+    def get_openapi_operation_id(self, operation: Operation) -> str:
+        prefix = self.PUBLISHED_PREFIX.get(operation.view_func.__module__)
+        if prefix is None:
+            return super().get_openapi_operation_id(operation)
+        return f"{prefix}_{operation.view_func.__name__}"
+
+
+api = KnowledgeBaseAPI(
     title="Error knowledge base API",
     version="1",
     description="Match pasted logs against known errors; browse records and tags as JSON.",
