@@ -159,12 +159,6 @@ def main(argv: list[str]) -> int:
     out = RESULTS.with_name("import-postgresql-quick.json") if args.quick else RESULTS
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    for c in cases:
-        print(
-            f"{c['file']}: {c['records']} records, executemany {c['executemany_wall_s']} s, "
-            f"COPY {c['copy_wall_s']} s (ratio {c['copy_over_executemany_wall']}), "
-            f"same export: {c['same_export']}"
-        )
     print(f"keep COPY: {keep}; wrote {out}")
     return 0
 

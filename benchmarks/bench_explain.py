@@ -3,9 +3,7 @@
 For each language and each repository: the share of records with a snippet for which the
 enclosing function was found, a condition was found, both, interpolated values, the
 message is an error type's declaration, and any sentence at all to show; and
-the per-record time (p50/p99) of one explanation. Misses are what to improve next:
-``--misses rust:function`` prints a sample of the records where the function was not
-found (kinds: as in the table).
+the per-record time (p50/p99) of one explanation.
 
 Run: ``.venv/bin/python benchmarks/bench_explain.py [--quick] [--results=DIR]``
 (``--quick``: one record in ten). Writes ``benchmarks/results/explain.json`` (or into
@@ -19,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -80,8 +77,6 @@ def share(rows: list[dict[str, bool]]) -> dict[str, float | int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--misses", help="language:kind, e.g. rust:condition")
-    parser.add_argument("--sample", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="one record in ten")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
     args = parser.parse_args()
@@ -95,7 +90,6 @@ def main() -> int:
     by_language: dict[str, list[dict[str, bool]]] = defaultdict(list)
     by_repo: dict[str, list[dict[str, bool]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
-    misses: list[tuple[dict, object]] = []
     each = timing.time_each("explain, one record", explain_record, records)
     for record, found, elapsed in zip(records, each.result, each.wall.get_values(), strict=True):
         language = LANGUAGES.get(language_for(record["filePath"]), "other")
@@ -104,10 +98,6 @@ def main() -> int:
         by_repo[f"{record['repo']} ({language})"].append(flags)
         times[language].append(elapsed)
         times["all"].append(elapsed)
-        if args.misses:
-            want_language, kind = args.misses.split(":")
-            if language == want_language and not flags[kind]:
-                misses.append((record, found))
     per_language = {
         k: timing.from_values(f"explain, one {k} record", v, "time.perf_counter()")
         for k, v in sorted(times.items())
@@ -125,30 +115,16 @@ def main() -> int:
     }
     if args.quick:
         result["quick"] = "one record in ten"
-    if args.misses:
-        for record, found in random.Random(1).sample(misses, min(args.sample, len(misses))):
-            row = record["lineNumber"] - record["sourceCodeStart"]
-            lines = record["sourceCode"].split("\n")
-            print("=" * 80, record["id"], record["filePath"], record["lineNumber"])
-            print("MESSAGE:", record["errorMessage"][:120])
-            print("FOUND:", found)
-            for i in range(max(0, row - 14), min(len(lines), row + 4)):
-                print(f"{'>>' if i == row else '  '} {record['sourceCodeStart'] + i:5} {lines[i]}")
-        print(f"{len(misses)} misses")
-        return 0
     out = args.results / "explain.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     raw = timing.dump("explain", [*each.benchmarks, *per_language.values()], args.results)
-    print(f"{'group':48} {'records':>8} " + " ".join(f"{k:>9}" for k in KINDS))
-    for name, row in [*result["languages"].items(), ("", None), *result["repos"].items()]:
-        if row is None:
-            print()
-            continue
-        print(f"{name:48} {row['records']:>8} " + " ".join(f"{row[k]:>9.1%}" for k in KINDS))
-    for name, t in result["time_per_record_ms"].items():
-        print(f"time {name:8} p50 {t['p50']:.3f} ms  p99 {t['p99']:.3f} ms")
-    print(f"wrote {out} and {raw.name}")
+    every, t = result["all"], result["time_per_record_ms"]["all"]
+    print(
+        f"{every['records']} records: function {every['function']:.1%}, condition "
+        f"{every['condition']:.1%}, any sentence {every['sentence']:.1%}; p50 {t['p50']} ms "
+        f"a record; wrote {out} and {raw.name}"
+    )
     return 0
 
 

@@ -180,14 +180,10 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     raw = timing.dump("explain-pages", kept, args.results)
-    for name in ("record_page_warm", "record_page_rerendered", "result_cards"):
-        row = result[name]
-        print(
-            f"{name:24} with {row['with_cpu_mean_ms']:8.3f} ms"
-            f"  without {row['without_cpu_mean_ms']:8.3f} ms"
-            f"  ratio {row['ratio']:.3f}  {'ok' if row['meets_goal'] else 'OVER'}"
-        )
-    print(f"wrote {out} and {raw.name}")
+    ratios = ", ".join(f"{name} {result[name]['ratio']}" for name in cases)
+    met = all(result[name]["meets_goal"] for name in cases)
+    verdict = "met" if met else "missed"
+    print(f"with/without: {ratios} (goal <= {GOAL_RATIO}: {verdict}); wrote {out} and {raw.name}")
     return 0
 
 

@@ -243,13 +243,11 @@ def main(argv: list[str]) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     raw = timing.dump("gaps", kept, args.results)
-    for method, m in methods.items():
-        b = m["best"]
-        print(
-            f"{method:24} t={m['best_threshold']:<5} P={b['precision']:.3f} R={b['recall']:.3f} "
-            f"F1={b['f1']:.3f} gaps={b['gaps']}"
-        )
-    print(f"chosen: {winner}; derive: {result['derive']}; written {out} and {raw.name}")
+    best = methods[winner]["best"]
+    print(
+        f"chosen: {winner} at {methods[winner]['best_threshold']} (F1 {best['f1']:.3f} of "
+        f"{len(methods)} methods); wrote {out} and {raw.name}"
+    )
     return 0
 
 

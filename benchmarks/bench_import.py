@@ -11,12 +11,12 @@ same run: SQLite alone writing the same rows the way the import does (same batch
 commits, history, tag and search statements) into a fresh database, with no Python in
 between. The import's time over it is what parsing, checks and Python cost.
 
-The machine is shared: the table shows CPU seconds beside wall seconds and the load
+The machine is shared: the result keeps CPU seconds beside wall seconds and the load
 average, since wall time on a busy 2-core box says more about the neighbours.
 
 Run: ``.venv/bin/python benchmarks/bench_import.py [--quick]`` (``--quick``: only the 16.7k
-file on a scratch SQLite in the temp dir, for measuring a change; it prints the table and
-writes ``benchmarks/results/import-quick.json``). Writes ``benchmarks/results/import.json``.
+file on a scratch SQLite in the temp dir, for measuring a change; it writes
+``benchmarks/results/import-quick.json``). Writes ``benchmarks/results/import.json``.
 Env: ``KB_DATASET_DIR`` (or ``KB_SHARED_DATA``), ``KB_BENCH_TMP``.
 """
 
@@ -289,27 +289,8 @@ def main(argv: list[str]) -> int:
     results_file = RESULTS.with_name("import-quick.json") if quick else RESULTS
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(json.dumps(results, indent=2) + "\n")
-    print()
-    print(
-        "| file | records | import rec/s (wall / cpu) | peak RSS MB "
-        "| SQLite alone rec/s (import ÷ it, wall) | re-import rec/s (wall / cpu) "
-        "| export s (wall) | export rec/s |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for c in cases:
-        print(
-            f"| {Path(c['file']).name} | {c['records']:,} | "
-            f"{c['import_records_per_s_wall']:,} / {c['import_records_per_s_cpu']:,} | "
-            f"{c['import']['peak_rss_mb']:.0f} | "
-            f"{c['sqlite_floor_records_per_s_wall']:,} ({c['import_over_sqlite_floor_wall']}) | "
-            f"{c['reimport_records_per_s_wall']:,} / {c['reimport_records_per_s_cpu']:,} | "
-            f"{c['export']['wall_s']:.1f} | {c['export_records_per_s_wall']:,} |"
-        )
-    print(
-        f"\nload average before/after: {results['machine']['loadavg_before']} / "
-        f"{results['machine']['loadavg_after']} on {os.cpu_count()} CPUs"
-    )
-    print(f"Wrote {results_file.relative_to(REPO)}")
+    rates = ", ".join(f"{c['records']:,} at {c['import_records_per_s_wall']:,}/s" for c in cases)
+    print(f"import (wall): {rates}; wrote {results_file.relative_to(REPO)}")
     return 0
 
 

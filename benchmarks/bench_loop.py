@@ -5,8 +5,8 @@ nothing, and each work-queue section answers fast at scale.
    real labelled pastes (``eval-public.jsonl``) against the full dataset, in-process through
    Django's test Client. The two arms alternate paste by paste, each paste sent once per
    arm (which arm goes first alternates too), so drift on a shared machine falls on both
-   alike; the throughput ratio
-   is on/off over the summed times. The flush interval is cut to `BENCH_FLUSH_SECONDS`, so
+   alike; each request is one value (``timing.time_each``), and the throughput ratio is
+   on/off over the summed times. The flush interval is cut to `BENCH_FLUSH_SECONDS`, so
    the run pays for many flushes, not only for counting (production flushes less often).
    The rate limiter is off in both arms (it would refuse the run), identical otherwise.
    The same again at the production interval, and the two costs measured apart from the
@@ -15,36 +15,41 @@ nothing, and each work-queue section answers fast at scale.
 2. **Work-queue sections at scale.** 200k records (the real ones plus synthetic published
    records whose pattern is disabled, so the matcher never compiles them), 10^5 gaps, votes,
    proposals and usage rows; each section's first page as the admin page builds it
-   (`kb.loop.admin.work_queue_sections`), timed over repeated calls. Bar: `SECTION_GOAL_MS`
-   at the 95th percentile, each.
+   (`kb.loop.admin.work_queue_sections`): each section's query timed alone over repeated
+   calls, then the whole set. Bar: `SECTION_GOAL_MS` at the 95th percentile, each.
 
 The database is a scratch one: ``DATABASE_URL`` (default
 ``sqlite:////tmp/bench-loop.sqlite3``); data is added only when missing, so later runs
-reuse it. Run: ``.venv/bin/python benchmarks/bench_loop.py [--quick]``. Writes
-``benchmarks/results/loop.json`` and prints a table.
+reuse it. Run: ``.venv/bin/python benchmarks/bench_loop.py [--quick] [--results=DIR]``.
+Writes ``benchmarks/results/loop.json`` (or into DIR), with the raw values beside it
+(``loop.pyperf.json``).
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
 import json
 import os
 import platform
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pyperf
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-RESULTS = REPO / "benchmarks" / "results" / "loop.json"
+RESULTS = REPO / "benchmarks" / "results"
 
 os.environ.setdefault("DATABASE_URL", "sqlite:////tmp/bench-loop.sqlite3")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 os.environ.setdefault("KB_MATCHER_CACHE_DIR", str(REPO / ".cache" / "matcher-bench"))
 
 import django  # noqa: E402
+import timing  # noqa: E402 - beside this file (the script's own folder is on sys.path)
 
 django.setup()
 
@@ -66,15 +71,12 @@ def pastes() -> list[str]:
         return [t for t in (json.loads(line).get("text") or "" for line in fh) if t.strip()]
 
 
-def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
-    """Usage signals on vs off, alternating blocks of ``block`` pastes."""
+def paste_path(pastes_per_arm: int, flush_seconds: int, kept: list[pyperf.Benchmark]) -> dict:
+    """Usage signals on vs off, paste by paste, which arm goes first alternating."""
     from kb.loop import usage
 
     texts = pastes()
     client = Client(HTTP_HX_REQUEST="true")
-    times = {"on": 0.0, "off": 0.0}
-    cpu = {"on": 0.0, "off": 0.0}
-    counts = {"on": 0, "off": 0}
     flushes = 0
     original_flush = usage.UsageBuffer.flush
 
@@ -83,6 +85,18 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
         flushes += 1
         return original_flush(self, now)
 
+    def send(request: tuple[str, str]) -> None:
+        arm, text = request
+        # Read at every request: set inside the override below, undone when it ends.
+        settings.KB_USAGE_ENABLED = arm == "on"
+        response = client.post("/match/", {"text": text})
+        assert response.status_code == 200, response.status_code
+
+    plan = [
+        (arm, texts[i % len(texts)])
+        for i in range(pastes_per_arm)
+        for arm in (("on", "off") if i % 2 == 0 else ("off", "on"))
+    ]
     usage.UsageBuffer.flush = counting_flush  # count the flushes the "on" arm pays for
     try:
         with override_settings(KB_RATE_LIMIT_PER_MINUTE=0, KB_USAGE_FLUSH_SECONDS=flush_seconds):
@@ -90,35 +104,25 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
                 client.post("/match/", {"text": text})
             usage.flush()
             flushes = 0
-            i = 0
-            for b in range(blocks):
-                arms = ("on", "off") if b % 2 == 0 else ("off", "on")
-                for arm in arms:
-                    with override_settings(KB_USAGE_ENABLED=arm == "on"):
-                        started, cpu_started = time.perf_counter(), time.process_time()
-                        for k in range(block):
-                            response = client.post("/match/", {"text": texts[(i + k) % len(texts)]})
-                            assert response.status_code == 200, response.status_code
-                        times[arm] += time.perf_counter() - started
-                        cpu[arm] += time.process_time() - cpu_started
-                        counts[arm] += block
-                i += block
+            each = timing.time_each(f"paste path, flush every {flush_seconds} s", send, plan)
             usage.flush()
     finally:
         usage.UsageBuffer.flush = original_flush
-    rate = {arm: counts[arm] / times[arm] for arm in times}
+    arms = timing.split(each, [arm for arm, _ in plan])
+    kept += [b for arm in arms.values() for b in arm.benchmarks]
+    rate = {arm: pastes_per_arm / sum(one.wall.get_values()) for arm, one in arms.items()}
     ratio = rate["on"] / rate["off"]
+    cpu = {arm: sum(one.cpu.get_values()) for arm, one in arms.items()}
     return {
         "flush_seconds": flush_seconds,
-        "requests_per_arm": counts["on"],
-        "block": block,
-        "blocks": blocks,
+        "requests_per_arm": pastes_per_arm,
         "on_req_per_s": round(rate["on"], 1),
         "off_req_per_s": round(rate["off"], 1),
         "ratio_on_over_off": round(ratio, 4),
         # CPU time of this process: what the other processes on a shared machine do to
         # wall time falls out (the flushes' waits for the disk do too).
         "cpu_ratio_on_over_off": round(cpu["off"] / cpu["on"], 4),
+        "on_vs_off_cpu": timing.compare(arms["off"].cpu, arms["on"].cpu),
         "goal_ratio": RATIO_GOAL,
         "meets_goal": ratio >= RATIO_GOAL,
         "flushes_in_on_arm": flushes,
@@ -126,7 +130,7 @@ def paste_path(blocks: int, block: int, flush_seconds: int) -> dict[str, Any]:
     }
 
 
-def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
+def usage_costs(off_req_per_s: float, kept: list[pyperf.Benchmark]) -> dict[str, Any]:
     """What usage adds to one paste, measured apart from the noise of whole requests:
     `count_match` per call, and one flush of a buffer of `FLUSH_KEYS` counters; with the
     production flush interval, the share of a paste's time they take together."""
@@ -138,20 +142,22 @@ def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
     buffer = usage.buffer
     with override_settings(KB_USAGE_FLUSH_SECONDS=10**9):
         buffer.reset()
-        started = time.perf_counter()
-        for _ in range(calls):
-            usage.count_match(result)
-        count_us = (time.perf_counter() - started) / calls * 1e6
+        counting = timing.time_call("count_match", lambda: usage.count_match(result))
     buffer.reset()
-    flush_ms = []
-    for round_ in range(FLUSH_ROUNDS):
+    rounds = itertools.count()
+
+    def fill() -> None:  # a buffer of FLUSH_KEYS counters, other records each round
+        round_ = next(rounds)
         for n in range(FLUSH_KEYS):
             buffer.count({f"{SYNTHETIC}{(n * 7919 + round_) % RECORDS:013d}"})
         buffer.count(set())
-        started = time.perf_counter()
-        buffer.flush()
-        flush_ms.append((time.perf_counter() - started) * 1000)
-    flush = statistics.median(flush_ms)
+
+    flushing = timing.time_each(
+        f"flush of {FLUSH_KEYS} keys", lambda _: buffer.flush(), range(FLUSH_ROUNDS), before=fill
+    )
+    kept += [*counting.benchmarks, *flushing.benchmarks]
+    count_us = counting.wall.median() * 1e6
+    flush = flushing.wall.median() * 1e3
     interval = settings.KB_USAGE_FLUSH_SECONDS
     request_ms = 1000 / off_req_per_s
     per_request_ms = count_us / 1000 + flush / (interval * off_req_per_s)
@@ -159,7 +165,7 @@ def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
         "count_match_us": round(count_us, 3),
         "flush_keys": FLUSH_KEYS,
         "flush_ms_median": round(flush, 2),
-        "flush_ms_max": round(max(flush_ms), 2),
+        "flush_ms_max": round(max(flushing.wall.get_values()) * 1e3, 2),
         "production_flush_seconds": interval,
         "paste_ms_off": round(request_ms, 3),
         "projected_ratio_at_production_interval": round(
@@ -168,74 +174,85 @@ def usage_costs(calls: int, off_req_per_s: float) -> dict[str, Any]:
     }
 
 
-def sections(tries: int) -> list[dict[str, Any]]:
-    """Each work-queue section as the admin page builds it (`work_queue_sections`): the
-    time of each section's `page_of` (its query, read to the page's end), and of the
-    whole set of sections with the records their rows name."""
+def section_queries(request: Any) -> dict[str, tuple[Any, int, int]]:
+    """Each work-queue section's ``page_of`` arguments, as `work_queue_sections` passes
+    them, by title; no section's query runs (each page is left empty)."""
+    from kb.loop import admin as queue
+    from kb.loop import selectors
+
+    real_page_of = selectors.page_of
+    calls: list[tuple[Any, int, int]] = []
+
+    def record(rows: Any, number: int, size: int) -> selectors.Page:
+        calls.append((rows, number, size))
+        return selectors.Page(rows=[], number=max(1, number), has_next=False)
+
+    selectors.page_of = record
+    try:
+        built = queue.work_queue_sections(request, WINDOW_DAYS)
+    finally:
+        selectors.page_of = real_page_of
+    return {section["title"]: args for section, args in zip(built, calls, strict=True)}
+
+
+def sections(tries: int, kept: list[pyperf.Benchmark]) -> list[dict[str, Any]]:
+    """Each work-queue section's `page_of` (its query, read to the page's end) as the admin
+    page calls it, then the whole set of sections with the records their rows name
+    (`work_queue_sections`); ``tries`` values each after a first, cold one."""
     from django.test import RequestFactory
 
     from kb.loop import admin as queue
     from kb.loop import selectors
 
-    real_page_of = selectors.page_of
-    calls: list[float] = []
-
-    def timed_page_of(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        page = real_page_of(*args, **kwargs)
-        calls.append((time.perf_counter() - started) * 1000)
-        return page
-
     request = RequestFactory().get("/admin/loop/gap/queue/")
-    per_section: dict[str, list[float]] = {}
-    whole: list[float] = []
-    rows: dict[str, int] = {}
-    selectors.page_of = timed_page_of
-    try:
-        for _ in range(tries + 1):  # the first is the cold one, reported apart
-            calls.clear()
-            started = time.perf_counter()
-            built = queue.work_queue_sections(request, WINDOW_DAYS)
-            elapsed = (time.perf_counter() - started) * 1000
-            for section, ms in zip(built, calls, strict=True):
-                per_section.setdefault(section["title"], []).append(ms)
-                rows[section["title"]] = len(section["page"].rows)
-            whole.append(elapsed)
-    finally:
-        selectors.page_of = real_page_of
-    out = [_timing(name, samples, rows[name]) for name, samples in per_section.items()]
-    out.append(_timing("all sections, with their records (the page's data)", whole, None))
-    return out
+    out = []
+    for title, args in section_queries(request).items():
+        one = timing.time_each(
+            title, lambda _, args=args: selectors.page_of(*args), range(tries + 1)
+        )
+        kept += one.benchmarks
+        out.append(_summary(title, one, len(one.result[0].rows)))
+    whole = "all sections, with their records (the page's data)"
+    one = timing.time_each(
+        whole, lambda _: queue.work_queue_sections(request, WINDOW_DAYS), range(tries + 1)
+    )
+    kept += one.benchmarks
+    return [*out, _summary(whole, one, None)]
 
 
-def _timing(name: str, samples: list[float], rows: int | None) -> dict[str, Any]:
-    cold, warm = samples[0], sorted(samples[1:])
-    p95 = warm[min(len(warm) - 1, int(0.95 * len(warm)))]
+def _summary(name: str, one: timing.Timing, rows: int | None) -> dict[str, Any]:
+    """The first value apart (cold), the rest summarised; a section's goal, not the whole's."""
+    cold, *warm = one.wall.get_values()
+    warm_ms = timing.summary(timing.from_values(name, warm, "time.perf_counter()"), 1e3, 2)
     each = rows is not None
     return {
         "case": name,
         "rows": rows,
         "n": len(warm),
-        "cold_ms": round(cold, 2),
-        "p50_ms": round(statistics.median(warm), 2),
-        "p95_ms": round(p95, 2),
-        "max_ms": round(warm[-1], 2),
+        "cold_ms": round(cold * 1e3, 2),
+        "p50_ms": warm_ms["p50"],
+        "p95_ms": warm_ms["p95"],
+        "max_ms": warm_ms["max"],
         "goal_ms": SECTION_GOAL_MS if each else None,
-        "meets_goal": p95 < SECTION_GOAL_MS if each else None,
+        "meets_goal": warm_ms["p95"] < SECTION_GOAL_MS if each else None,
     }
 
 
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer pastes and tries")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
+    args, _ = parser.parse_known_args(argv)  # run_all.py passes every script its flags
     rng = random.Random(12)
     started = time.perf_counter()
     data = ensure_records()
-    blocks, block = (200, 1) if quick else (1500, 1)
-    paste = paste_path(blocks, block, BENCH_FLUSH_SECONDS)
-    production = paste_path(blocks, block, settings.KB_USAGE_FLUSH_SECONDS)
-    costs = usage_costs(20_000 if quick else 200_000, paste["off_req_per_s"])
+    kept: list[pyperf.Benchmark] = []
+    per_arm = 200 if args.quick else 1500
+    paste = paste_path(per_arm, BENCH_FLUSH_SECONDS, kept)
+    production = paste_path(per_arm, settings.KB_USAGE_FLUSH_SECONDS, kept)
+    costs = usage_costs(paste["off_req_per_s"], kept)
     data |= ensure_loop_rows(rng)
-    queue = sections(tries=10 if quick else 30)
+    queue = sections(10 if args.quick else 30, kept)
     result = {
         "meta": {
             "benchmark": "learning loop",
@@ -244,8 +261,9 @@ def main(argv: list[str]) -> int:
             "python": platform.python_version(),
             "load_average": list(os.getloadavg()),
             "database": os.environ["DATABASE_URL"].split(":", 1)[0],
-            "quick": quick,
-            "method": "in-process django.test.Client (paste) and direct selector calls",
+            "quick": args.quick,
+            "method": "in-process django.test.Client (paste) and direct selector calls, "
+            "one value per call (benchmarks/timing.py)",
             "seconds": round(time.perf_counter() - started, 1),
             **data,
         },
@@ -254,28 +272,18 @@ def main(argv: list[str]) -> int:
         "usage_costs": costs,
         "sections": queue,
     }
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    out = args.results / "loop.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    raw = timing.dump("loop", kept, args.results)
+    sections_ok = all(c["meets_goal"] is not False for c in queue)
     print(
-        f"paste path: on {paste['on_req_per_s']} req/s, off {paste['off_req_per_s']} req/s, "
-        f"ratio {paste['ratio_on_over_off']} (cpu {paste['cpu_ratio_on_over_off']}; "
-        f"goal >= {RATIO_GOAL}), "
-        f"{paste['flushes_in_on_arm']} flushes"
+        f"usage on/off: {paste['ratio_on_over_off']} flushing every {BENCH_FLUSH_SECONDS} s, "
+        f"{production['ratio_on_over_off']} at the production interval (goal >= {RATIO_GOAL}); "
+        f"work-queue sections within {SECTION_GOAL_MS:.0f} ms p95: "
+        f"{'yes' if sections_ok else 'no'}; wrote {out} and {raw.name}"
     )
-    print("| section | rows | p50 ms | p95 ms | goal |\n| --- | ---: | ---: | ---: | --- |")
-    for c in queue:
-        ok = {True: "ok", False: "MISSED", None: "-"}[c["meets_goal"]]
-        print(f"| {c['case']} | {c['rows']} | {c['p50_ms']} | {c['p95_ms']} | {ok} |")
-    print(f"wrote {RESULTS.relative_to(REPO)}")
-    print(
-        f"at the production interval: ratio {production['ratio_on_over_off']} "
-        f"(cpu {production['cpu_ratio_on_over_off']}); "
-        f"count_match {costs['count_match_us']} us, flush of {FLUSH_KEYS} keys "
-        f"{costs['flush_ms_median']} ms, projected ratio "
-        f"{costs['projected_ratio_at_production_interval']}"
-    )
-    good = paste["meets_goal"] and production["meets_goal"]
-    good = good and all(c["meets_goal"] is not False for c in queue)
-    return 0 if good else 1
+    return 0 if paste["meets_goal"] and production["meets_goal"] and sections_ok else 1
 
 
 if __name__ == "__main__":

@@ -266,8 +266,6 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace, t
     del unpickle, edit, first, load, with_similarity
     res["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     gc.unfreeze()  # the next size's matchers replace these
-    for k, v in res.items():
-        print(f"  {k:32s} {v}")
     return res
 
 
@@ -298,18 +296,6 @@ def main() -> None:
         "edit_to_match_at_100k": "< 2 s",
         "line_p99_at_1M": "< 5000 us",
     }
-    cols = ["label", "line_p50_us", "line_p99_us", "line_p99_cpu_us", "line_p99_warm_cpu_us",
-            "naive_line_us_extrapolated",
-            "speedup_vs_naive_p50", "log_mb_s", "raw_scan_mb_s", "log_vs_raw", "log_vs_raw_cpu",
-            "scaling_max_ratio", "paste_256k_cpu_ms", "hostile_max_cpu_ms", "load_s",
-            "build_from_shard_cache_s",
-            "pickled_matcher_load_s", "serialised_mb", "edit_to_match_s"]  # fmt: skip
-    print("\n" + " | ".join(cols))
-    for r in results:
-        print(" | ".join(str(r.get(c, "")) for c in cols))
-    print("\nsynthetic sets: real templates with 1-3 words replaced/inserted from the records'")
-    print("own vocabulary, mutants with < 6 literal characters dropped; naive `re` loop")
-    print("measured on a sample of lines x a subset of patterns and extrapolated linearly.")
     out = args.results / "matcher.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     method = "medians of pyperf values (benchmarks/timing.py); builds and loads timed once"
@@ -317,8 +303,8 @@ def main() -> None:
         json.dumps({"goals": goals, "method": method, "results": results}, indent=2) + "\n"
     )
     raw = timing.dump("matcher", t.kept, args.results)
-    print(f"load average during the run: {os.getloadavg()} on {os.cpu_count()} CPUs")
-    print(f"wrote {out} and {raw.name}")
+    p99 = ", ".join(f"{r['label']} {r['line_p99_us']} µs" for r in results)
+    print(f"line p99: {p99}; wrote {out} and {raw.name}")
 
 
 if __name__ == "__main__":

@@ -186,12 +186,6 @@ def measure(name: str, text: str, timings: list[pyperf.Benchmark]) -> dict:
         "lookup_us": round(lookup.wall.median() / len(offs) * 1e6, 1),
         "steps": steps,
     }
-    print(
-        f"| {name} | {row['mb']} | {row['seconds_median']:.3f} | {row['mb_per_s']} | "
-        f"{row['cpu_seconds_median']:.3f} | {row['mb_per_cpu_s']} | "
-        f"{row['output_ratio']} | {segments} | {row['peak_traced_mb']} | {row['lookup_us']} |",
-        flush=True,
-    )
     return row
 
 
@@ -243,8 +237,6 @@ def measure_envelopes(results: Path) -> dict:
     clean = _paste_lines(PASTE, None, random.Random(11))
     rows = []
     timings: list[pyperf.Benchmark] = []
-    print("| envelope | KiB | CPU ms clean | CPU ms enveloped | ratio | 2N/N | steps |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     texts = {
         name: (lambda n, p=p: _paste_lines(n, p, random.Random(11)))
         for name, p in ENVELOPES.items()
@@ -275,12 +267,6 @@ def measure_envelopes(results: Path) -> dict:
             "steps": sides[name].result.steps,
         }
         rows.append(row)
-        print(
-            f"| {name} | {row['kib']} | {row['clean_cpu_ms']} | {row['enveloped_cpu_ms']} | "
-            f"{row['ratio_enveloped_to_clean']} | {row['ratio_2n_to_n']} | "
-            f"{'; '.join(row['steps'])} |",
-            flush=True,
-        )
     result = {
         "benchmark": "normalise_envelopes",
         "python": sys.version.split()[0],
@@ -290,16 +276,19 @@ def measure_envelopes(results: Path) -> dict:
         "method": f"median CPU time of {ENVELOPE_VALUES} values each (benchmarks/timing.py)",
         "rows": rows,
     }
-    _write(results, "normalise_envelopes", result, timings)
+    ratios = ", ".join(f"{r['envelope']} {r['ratio_enveloped_to_clean']}" for r in rows)
+    _write(results, "normalise_envelopes", result, timings, f"enveloped ÷ clean: {ratios}")
     return result
 
 
-def _write(results: Path, name: str, result: dict, timings: list[pyperf.Benchmark]) -> None:
+def _write(
+    results: Path, name: str, result: dict, timings: list[pyperf.Benchmark], headline: str
+) -> None:
     out = results / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     raw = timing.dump(name, timings, results)
-    print(f"wrote {out} and {raw.name}")
+    print(f"{headline}; wrote {out} and {raw.name}")
 
 
 def main(argv: list[str]) -> int:
@@ -319,11 +308,6 @@ def main(argv: list[str]) -> int:
         "ansi": make_ansi(target, rng),
         "json": make_json(target, rng),
     }
-    print(
-        f"| log | MB | wall s (median of {VALUES}) | MB/s | CPU s | MB/CPU-s | out/in | segments "
-        "| peak MB | lookup µs |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    )
     timings: list[pyperf.Benchmark] = []
     rows = [measure(name, text, timings) for name, text in logs.items()]
     result = {
@@ -337,7 +321,8 @@ def main(argv: list[str]) -> int:
         "method": f"median of {VALUES} values after a warm-up (benchmarks/timing.py)",
         "rows": rows,
     }
-    _write(args.results, "normalise", result, timings)
+    rates = ", ".join(f"{r['log']} {r['mb_per_cpu_s']}" for r in rows)
+    _write(args.results, "normalise", result, timings, f"MB per CPU s: {rates}")
     return 0
 
 

@@ -192,9 +192,8 @@ def main() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n")
     raw = timing.dump("order", kept, args.results)
-    for name, r in results.items():
-        print(f"{name:28s} ratio {r['throughput_ratio']}  ({r['groups']} groups)")
-    print(f"wrote {path} and {raw.name}")
+    ratios = ", ".join(f"{name} {r['throughput_ratio']}" for name, r in results.items())
+    print(f"throughput ratio, ordered / not: {ratios}; wrote {path} and {raw.name}")
 
 
 if __name__ == "__main__":

@@ -4,39 +4,43 @@ Issue 4's goal: p95 < 50 ms each for ``/`` with a paste (``POST /match/`` with a
 excerpt), a record page, a tag page, a search, and the health check
 (docs/reliability.md#r23-health-check). Measured in-process with Django's test
 Client (URL routing, middleware, views, queries, templates; no network, no gunicorn), many
-iterations per case, rotating through several records / tags / queries so one warm row
-does not flatter the figures. Caches that production has warm (compiled matcher, per-
-revision tag and facet counts) are warmed first; the first, cold request of each case is
-reported separately. Beside the pages: highlighting a 100 KiB pathological snippet
+requests per case, rotating through several records / tags / queries so one warm row
+does not flatter the figures; each request is one value on ``benchmarks/timing.py``'s
+clocks (``time_each``). Caches that production has warm (compiled matcher, per-revision
+tag and facet counts) are warmed first; the first, cold request of each case is reported
+separately. Beside the pages: highlighting a 100 KiB pathological snippet
 (docs/reliability.md#r7-highlighter), which the suite checks only for linear growth.
 
 The database is a scratch one: ``DATABASE_URL`` (default ``sqlite:////tmp/bench-pages.sqlite3``;
 a ``postgres://`` URL works too). ``records-all.jsonl`` is imported when the database does
 not already hold it (the import takes minutes; later runs reuse it; ``--reimport`` forces).
 
-Run: ``.venv/bin/python benchmarks/bench_pages.py [--quick] [--reimport]`` (3 rounds of 200
-requests per case; ``--quick``: 1 round of 60).
-Writes ``benchmarks/results/pages.json`` (``pages-postgresql.json`` on PostgreSQL) and prints
-a table. ``--layers`` measures instead whether each read-side optimisation pays its way
-(``page_layers.py``) and writes ``benchmarks/results/pages-layers.json``.
+Run: ``.venv/bin/python benchmarks/bench_pages.py [--quick] [--reimport] [--results=DIR]``
+(3 rounds of 200 requests per case; ``--quick``: 1 round of 60). Writes
+``benchmarks/results/pages.json`` (``pages-postgresql.json`` on PostgreSQL), or into DIR,
+with the requests' raw values beside it (``pages.pyperf.json``). ``--layers`` measures
+instead whether each read-side optimisation pays its way (``page_layers.py``) and writes
+``pages-layers.json``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import pyperf
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
-RESULTS = REPO / "benchmarks" / "results" / "pages.json"
+RESULTS = REPO / "benchmarks" / "results"
 DEFAULT_DB = "sqlite:////tmp/bench-pages.sqlite3"
 GOAL_MS = 50.0
 PASTE_BYTES = 8 * 1024
@@ -46,6 +50,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 os.environ.setdefault("KB_MATCHER_CACHE_DIR", str(REPO / ".cache" / "matcher-bench"))
 
 import django  # noqa: E402
+import timing  # noqa: E402 - beside this file (the script's own folder is on sys.path)
 
 django.setup()
 
@@ -67,15 +72,10 @@ def ensure_data(reimport: bool) -> dict[str, Any]:
     have = ErrorRecord.objects.count()
     if have >= expected and not reimport:
         return {"imported": False, "records": have, "import_seconds": None}
-    started = time.perf_counter()
+    print(f"importing {path.name} ...", flush=True)
     with path.open("rb") as fh:
-        report = import_jsonl(fh, source=path.name)
-    seconds = time.perf_counter() - started
-    print(
-        f"imported {path.name}: created {report.created}, updated {report.updated} "
-        f"in {seconds:.0f} s",
-        flush=True,
-    )
+        done = timing.time_once("import", lambda: import_jsonl(fh, source=path.name))
+    seconds = done.wall.median()
     return {"imported": True, "records": ErrorRecord.objects.count(), "import_seconds": seconds}
 
 
@@ -122,12 +122,6 @@ SEARCHES = [
 ]
 
 
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
 def run_case(
     client: Client,
     name: str,
@@ -136,56 +130,54 @@ def run_case(
     goal: float | None,
     *,
     warm: bool = True,
+    kept: list[pyperf.Benchmark] | None = None,
 ) -> dict[str, Any]:
     """``n`` requests of the case, rotating through ``requests``, after warming each
     distinct request once; ``warm=False``: no warming, and every measured request is one
     not sent before (when ``requests`` holds more than ``n``), for what a cache cannot
-    answer."""
-    cpu_times: list[float] = []
+    answer. The timings are added to ``kept`` when given."""
 
-    def one(i: int) -> float:
-        method, url, kwargs = requests[i % len(requests)]
-        started, cpu_started = time.perf_counter(), time.process_time()
+    def send(request: tuple[str, str, dict[str, Any]]) -> None:
+        method, url, kwargs = request
         response = getattr(client, method)(url, **kwargs)
-        elapsed = (time.perf_counter() - started) * 1000
-        cpu_times.append((time.process_time() - cpu_started) * 1000)
         if response.status_code != 200:
             raise SystemExit(f"{name}: {method.upper()} {url} -> {response.status_code}")
-        return elapsed
 
-    cold = one(0)
+    cold = timing.time_once(f"{name}, cold", lambda: send(requests[0]))
     first = 1  # request 0 was the cold one
     if warm:
         first = 0
-        for i in range(min(len(requests), 20)):  # warm each distinct request once
-            one(i)
-    cpu_times.clear()
-    times = [one(first + i) for i in range(n)]
+        for request in requests[:20]:  # warm each distinct request once
+            send(request)
+    measured = [requests[(first + i) % len(requests)] for i in range(n)]
+    each = timing.time_each(name, send, measured)
+    if kept is not None:
+        kept += [*cold.benchmarks, *each.benchmarks]
+    wall, cpu = timing.summary(each.wall, 1e3, 2), timing.summary(each.cpu, 1e3, 2)
     result = {
         "case": name,
         "example": f"{requests[0][0].upper()} {requests[0][1]}",
         "distinct_requests": len(requests),
         "n": n,
-        "cold_ms": round(cold, 2),
-        "p50_ms": round(percentile(times, 50), 2),
-        "p95_ms": round(percentile(times, 95), 2),
-        "p99_ms": round(percentile(times, 99), 2),
-        "mean_ms": round(statistics.fmean(times), 2),
-        "max_ms": round(max(times), 2),
+        "cold_ms": round(cold.wall.median() * 1e3, 2),
+        **{f"{k}_ms": wall[k] for k in ("p50", "p95", "p99", "mean", "max")},
         # CPU time of this process (Python + in-process SQLite): what the request costs,
         # without waiting for a core on a busy machine.
-        "cpu_p50_ms": round(percentile(cpu_times, 50), 2),
-        "cpu_p95_ms": round(percentile(cpu_times, 95), 2),
+        "cpu_p50_ms": cpu["p50"],
+        "cpu_p95_ms": cpu["p95"],
         "goal_p95_ms": goal,
     }
     result["meets_goal"] = None if goal is None else result["p95_ms"] < goal
     return result
 
 
-def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], n: int) -> int:
+def layers(
+    client: Client, targets: dict[str, list[str]], data: dict[str, Any], n: int, results: Path
+) -> int:
     from page_layers import measure
 
-    results = measure(client, targets, n)
+    kept: list[pyperf.Benchmark] = []
+    layers = measure(client, targets, n, kept)
     meta = {
         "database": connection.vendor,
         "records": data["records"],
@@ -197,38 +189,44 @@ def layers(client: Client, targets: dict[str, list[str]], data: dict[str, Any], 
         "method": "in-process django.test.Client, fragment cache cleared per request; "
         "medians of alternating layered/plain requests",
     }
-    out = RESULTS.with_name(
-        "pages-layers.json" if connection.vendor == "sqlite" else "pages-layers-postgresql.json"
+    name = "pages-layers" if connection.vendor == "sqlite" else "pages-layers-postgresql"
+    out = results / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "layers": layers}, indent=2) + "\n")
+    raw = timing.dump(name, kept, results)
+    verdicts = ", ".join(
+        f"{layer} saves {v['best_saved_share_cpu']:.0%}, "
+        + ("keep" if v["pays_its_way"] else "remove")
+        for layer, v in layers.items()
     )
-    out.write_text(json.dumps({"meta": meta, "layers": results}, indent=2) + "\n")
-    for name, layer in results.items():
-        verdict = "keep" if layer["pays_its_way"] else "remove"
-        print(f"{name}: saves at most {layer['best_saved_share_cpu']:.0%} of a page: {verdict}")
-    print(f"wrote {out.relative_to(REPO)}")
+    print(f"{verdicts}; wrote {out} and {raw.name}")
     return 0
 
 
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    n = 60 if quick else 200
-    n_rounds = 1 if quick else 3
-    data = ensure_data("--reimport" in argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 round of 60 requests a case")
+    parser.add_argument("--reimport", action="store_true", help="import the dataset again")
+    parser.add_argument("--layers", action="store_true", help="what each read-side layer is worth")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
+    args, _ = parser.parse_known_args(argv)  # run_all.py passes every script its flags
+    n = 60 if args.quick else 200
+    n_rounds = 1 if args.quick else 3
+    data = ensure_data(args.reimport)
     # Production-like: no debug query log, no rate limit between our own requests.
     settings.DEBUG = False
     settings.KB_RATE_LIMIT_PER_MINUTE = 0
     rng = random.Random(4)
     targets = pick_targets(rng)
     client = Client()
-    if "--layers" in argv:
-        return layers(client, targets, data, 40 if quick else 150)
+    if args.layers:
+        return layers(client, targets, data, 40 if args.quick else 150, args.results)
     paste = paste_text()
     hx = {"HTTP_HX_REQUEST": "true"}
 
     from kb.matching.holder import get_matcher
 
-    started = time.perf_counter()
-    get_matcher()
-    matcher_warm_s = time.perf_counter() - started
+    matcher_warm_s = timing.time_once("matcher warm", get_matcher).wall.median()
 
     cases: list[tuple[str, list[tuple[str, str, dict[str, Any]]], float | None]] = [
         (
@@ -274,32 +272,28 @@ def main(argv: list[str]) -> int:
     ]
     # Rounds: every case once per round, rounds one after another, so a burst from another
     # process on a shared machine lands in one round of a case, not in all of them. The
-    # table shows each case's round with the lowest p95; every round is in the JSON.
-    rounds: list[list[dict[str, Any]]] = []
-    for round_no in range(n_rounds):
-        this_round = []
-        for name, requests, goal in cases:
-            r = run_case(client, name, requests, n, goal)
-            this_round.append(r)
-            print(
-                f"  round {round_no + 1}: {name}: p50 {r['p50_ms']} ms, p95 {r['p95_ms']} ms",
-                flush=True,
-            )
-        rounds.append(this_round)
+    # page shows each case's round with the lowest p95; every round is in the JSON.
+    kept: list[pyperf.Benchmark] = []
+    rounds = [
+        [
+            run_case(client, f"{name}, round {k + 1}", requests, n, goal, kept=kept)
+            for name, requests, goal in cases
+        ]
+        for k in range(n_rounds)
+    ]
     results = []
-    for i in range(len(cases)):
+    for i, (name, _requests, _goal) in enumerate(cases):
         runs = [rounds[k][i] for k in range(n_rounds)]
-        best = dict(min(runs, key=lambda r: r["p95_ms"]))
+        best = dict(min(runs, key=lambda r: r["p95_ms"]), case=name)
         best["rounds_p95_ms"] = [r["p95_ms"] for r in runs]
         best["rounds_cpu_p95_ms"] = [r["cpu_p95_ms"] for r in runs]
         results.append(best)
 
+    from highlight_costs import highlight_costs
     from page_layers import per_revision_costs
 
-    per_revision = per_revision_costs(3 if quick else 9)
-    from highlight_costs import highlight_costs
-
-    highlight = highlight_costs(3 if quick else 9)
+    per_revision = per_revision_costs(3 if args.quick else 9, kept)
+    highlight = highlight_costs(3 if args.quick else 9)
     meta = {
         "database": connection.vendor,
         "database_url": settings.DATABASES["default"]["NAME"],
@@ -315,14 +309,12 @@ def main(argv: list[str]) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpu",
         "load_average": os.getloadavg(),
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "method": "in-process django.test.Client; server time without network",
+        "method": "in-process django.test.Client; server time without network, one value "
+        "per request (benchmarks/timing.py)",
     }
     # The default database writes pages.json; another backend gets its own file beside it.
-    out = (
-        RESULTS
-        if connection.vendor == "sqlite"
-        else RESULTS.with_name(f"pages-{connection.vendor}.json")
-    )
+    name = "pages" if connection.vendor == "sqlite" else f"pages-{connection.vendor}"
+    out = args.results / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         json.dumps(
@@ -331,36 +323,13 @@ def main(argv: list[str]) -> int:
         )
         + "\n"
     )
-
+    raw = timing.dump(name, kept, args.results)
+    missed = [r["case"] for r in results if r["meets_goal"] is False]
     print(
-        f"\n{meta['records']} records on {meta['database']}, {n} requests per case and round, "
-        f"best round of {n_rounds} by p95, load average {meta['load_average'][0]:.1f}"
+        f"{len(results)} cases on {meta['database']}, best of {n_rounds} round(s) by p95; "
+        f"missed the {GOAL_MS:.0f} ms p95 goal: {', '.join(missed) or 'none'}; "
+        f"wrote {out} and {raw.name}"
     )
-    print("| case | p50 ms | p95 ms | p99 ms | cold ms | CPU p50 | CPU p95 | goal p95 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for r in results:
-        goal = "—"
-        if r["goal_p95_ms"] is not None:
-            verdict = "ok" if r["meets_goal"] else "MISSED"
-            cpu_verdict = "ok" if r["cpu_p95_ms"] < r["goal_p95_ms"] else "MISSED"
-            goal = f"< {r['goal_p95_ms']:.0f}: {verdict} (CPU {cpu_verdict})"
-        print(
-            f"| {r['case']} | {r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['cold_ms']} "
-            f"| {r['cpu_p50_ms']} | {r['cpu_p95_ms']} | {goal} |"
-        )
-    print(
-        f"after a write, the tag counts: {per_revision['tag_counts_ms']} ms "
-        f"(the query they replaced: {per_revision['tag_counts_replaced_query_ms']} ms, "
-        f"{per_revision['tag_counts_speedup']}x); the biggest tag's count: "
-        f"{per_revision['biggest_tag_count_ms']} ms "
-        f"({per_revision['biggest_tag_count_replaced_query_ms']} ms, "
-        f"{per_revision['biggest_tag_count_speedup']}x)"
-    )
-    print(
-        "highlighting a 100 KiB pathological snippet: "
-        + ", ".join(f"{p} {highlight[p]['wall_s']} s" for p in ("x.rs", "x.py", "x.java", "x.go"))
-    )
-    print(f"wrote {out.relative_to(REPO)}")
     return 0
 
 

@@ -21,7 +21,7 @@ matcher store emptied first:
    errors the dataset does not hold (no confident match: the similar-message fallback),
    and the admin's record list (plain and searched), each p95 over many requests
    in-process with Django's test Client, as ``bench_pages.py`` measures them (its cases
-   and percentile code).
+   and its ``run_case``, on ``benchmarks/timing.py``).
 
 Long: opt-in. ``make bench-1m`` (10^6) or ``.venv/bin/python benchmarks/bench_scale.py
 --records 100000``; under ``make bench`` it runs only with ``BENCH_1M=1``. Needs
@@ -219,7 +219,7 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
         return serve({**env, "KB_MATCHER_CACHE_DIR": str(empty)}, work, workers)
 
     one, two = fresh(1), fresh(2)
-    print(f"  fresh host: one worker {one}; two workers {two}", flush=True)
+    print(f"  fresh host: serves after {one['serves_s']} s", flush=True)
     served = {
         "fresh_host_serves_s": one["serves_s"],
         "worker_memory": one["workers"][0] if one["workers"] else {},
@@ -231,8 +231,6 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
         ),
     }
     pages = child(env, PAGES, str(n_requests))
-    for p in pages:
-        print(f"  {p['case']}: p95 {p['p95_ms']} ms", flush=True)
     return {
         "file": path.name,
         "records": report["created"],
@@ -281,8 +279,7 @@ def remeasure_pages(
     report["p95_scaled_over_baseline"] = scaled_over_baseline(sizes, "p95_ms")
     report["cpu_p95_scaled_over_baseline"] = scaled_over_baseline(sizes, "cpu_p95_ms")
     out.write_text(json.dumps(report, indent=2) + "\n")
-    for p in last["pages"]:
-        print(f"  {p['case']}: p95 {p['p95_ms']} ms", flush=True)
+    print(f"CPU p95 over 16.7k: {report['cpu_p95_scaled_over_baseline']}; wrote {out}")
     return 0
 
 

@@ -168,7 +168,6 @@ def compare_methods(
             row["thr_at_5pct_false"] = round(thr, 4)
             row["recall@3_at_that_thr"] = round(recall_at(idx, cases, min_score=thr), 4)
             out[name] = row
-            print(name, row, flush=True)
             for k, v in saved.items():
                 setattr(SimilarityIndex, k, v)
             idx._entry_spec = spec
@@ -211,8 +210,7 @@ def main() -> None:
     kept: list[pyperf.Benchmark] = []
     cases = drift_cases(records, 200 if args.quick else 600)
     neg = negative_lines()
-    idx, bt, mem, _ret = timed_build(records, kept, "16.7k, first")
-    print(f"16.7k build {bt:.2f}s peak {mem:.1f}MB entries {len(idx)}", flush=True)
+    idx, _bt, _mem, _ret = timed_build(records, kept, "16.7k, first")
     results["methods"] = compare_methods(idx, cases, neg)
     q_lines = [c[0] for c in cases]
     sizes_wanted = [("16.7k", 0)] if args.quick else [("16.7k", 0), ("100k", 100_000)]
@@ -242,7 +240,6 @@ def main() -> None:
             row["eval_drifted"] = eval_drifted(idx, records)
             row["long_token_query_ms"] = long_token_query_ms(idx, kept)
         results[label] = row
-        print(label, row, flush=True)
         del idx, items, many
         gc.collect()
     results["n_drift_cases"] = len(cases)
@@ -251,7 +248,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     raw = timing.dump("similar", kept, args.results)
-    print("wrote", out, "and", raw.name)
+    recall = ", ".join(f"{label} {results[label]['recall@3']}" for label, _ in sizes_wanted)
+    print(f"recall@3: {recall}; wrote {out} and {raw.name}")
 
 
 if __name__ == "__main__":

@@ -13,21 +13,23 @@ saves at least ``KEEP_SHARE`` of the page's server time by itself. Measured laye
   request after a write recomputes, against the queries they replaced.
 
 The pages are rendered afresh for every request (the rendered-fragment cache is cleared
-before each one; the per-revision data caches stay warm, as in production), because a
-cached fragment computes neither layer. A and B requests alternate so a burst from another
-process lands on both; the figures are medians of process CPU time and of wall time.
+before each one, untimed; the per-revision data caches stay warm, as in production),
+because a cached fragment computes neither layer. Layered and plain requests alternate
+(one ``timing.time_each`` over both, one value a request) so a burst from another process
+lands on both; the figures are medians of process CPU time and of wall time, and the two
+sides are compared as ``pyperf compare_to`` does.
 """
 
 from __future__ import annotations
 
 import re
-import statistics
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import lru_cache
 from typing import Any
 
+import pyperf
+import timing
 from django.core.cache import caches
 from django.db import connection
 from django.test import Client
@@ -58,7 +60,7 @@ def _cached_link(name: str, arg: str) -> str:
 
 @contextmanager
 def cached_links() -> Iterator[None]:
-    from kb.browse import links
+    from kb.records import links
 
     kept = links._link
     links._link = _cached_link
@@ -84,59 +86,54 @@ def plain_tag_paginator() -> Iterator[None]:
         browse.tag_page = kept
 
 
-def _time(client: Client, url: str, headers: dict[str, str]) -> tuple[float, float, bytes]:
-    caches["fragments"].clear()
-    started, cpu_started = time.perf_counter(), time.process_time()
-    response = client.get(url, **headers)
-    wall = (time.perf_counter() - started) * 1000
-    cpu = (time.process_time() - cpu_started) * 1000
-    if response.status_code != 200:
-        raise SystemExit(f"GET {url} -> {response.status_code}")
-    return cpu, wall, _PER_RESPONSE.sub(b"", response.content)
-
-
 def compare(
+    name: str,
     client: Client,
     urls: list[tuple[str, dict[str, str]]],
-    layered: Callable[[], Any],
-    plain: Callable[[], Any],
+    layered: Callable[[], AbstractContextManager[Any]],
+    plain: Callable[[], AbstractContextManager[Any]],
     n: int,
+    kept: list[pyperf.Benchmark],
 ) -> dict[str, Any]:
     """Median CPU and wall time per request, layered and plain, over ``n`` pairs; the two
     paths must render the same bytes."""
-    layered_cpu, layered_wall, plain_cpu, plain_wall = [], [], [], []
-    for i in range(min(len(urls), 10)):  # warm both paths once per distinct URL
-        with layered():
-            _time(client, *urls[i])
-        with plain():
-            _time(client, *urls[i])
-    for i in range(n):
-        url = urls[i % len(urls)]
-        with layered():
-            cpu, wall, body = _time(client, *url)
-        with plain():
-            cpu_plain, wall_plain, body_plain = _time(client, *url)
-        if body != body_plain:
-            raise SystemExit(f"{url[0]}: the plain path renders a different page")
-        layered_cpu.append(cpu)
-        layered_wall.append(wall)
-        plain_cpu.append(cpu_plain)
-        plain_wall.append(wall_plain)
-    out = {
-        "example": urls[0][0],
-        "distinct_requests": len(urls),
-        "n": n,
-        "layered_cpu_ms": round(statistics.median(layered_cpu), 2),
-        "plain_cpu_ms": round(statistics.median(plain_cpu), 2),
-        "layered_wall_ms": round(statistics.median(layered_wall), 2),
-        "plain_wall_ms": round(statistics.median(plain_wall), 2),
-    }
+    sides = {"layered": layered, "plain": plain}
+
+    def get(request: tuple[str, tuple[str, dict[str, str]]]) -> bytes:
+        side, (url, headers) = request
+        with sides[side]():
+            response = client.get(url, **headers)
+        if response.status_code != 200:
+            raise SystemExit(f"GET {url} -> {response.status_code}")
+        return _PER_RESPONSE.sub(b"", response.content)
+
+    def pairs(count: int) -> list[tuple[str, tuple[str, dict[str, str]]]]:
+        return [(side, urls[i % len(urls)]) for i in range(count) for side in sides]
+
+    clear = caches["fragments"].clear
+    for request in pairs(min(len(urls), 10)):  # warm both paths once per distinct URL
+        clear()
+        get(request)
+    plan = pairs(n)
+    by_side = timing.split(timing.time_each(name, get, plan, before=clear), [s for s, _ in plan])
+    if by_side["layered"].result != by_side["plain"].result:
+        raise SystemExit(f"{name}: the plain path renders a different page")
+    out: dict[str, Any] = {"example": urls[0][0], "distinct_requests": len(urls), "n": n}
+    for side, one in by_side.items():
+        kept += one.benchmarks
+        out[f"{side}_cpu_ms"] = round(one.cpu.median() * 1e3, 2)
+        out[f"{side}_wall_ms"] = round(one.wall.median() * 1e3, 2)
+    for clock in ("cpu", "wall"):
+        ref, changed = (getattr(by_side[side], clock) for side in ("plain", "layered"))
+        out[f"layered_vs_plain_{clock}"] = timing.compare(ref, changed)
     out["saved_share_cpu"] = round(1 - out["layered_cpu_ms"] / out["plain_cpu_ms"], 3)
     out["saved_share_wall"] = round(1 - out["layered_wall_ms"] / out["plain_wall_ms"], 3)
     return out
 
 
-def measure(client: Client, targets: dict[str, list[str]], n: int) -> dict[str, Any]:
+def measure(
+    client: Client, targets: dict[str, list[str]], n: int, kept: list[pyperf.Benchmark]
+) -> dict[str, Any]:
     hx = {"HTTP_HX_REQUEST": "true"}
     tags = targets["tags"]
     popular = targets["popular"]
@@ -165,19 +162,14 @@ def measure(client: Client, targets: dict[str, list[str]], n: int) -> dict[str, 
         ),
     ]
     results: dict[str, Any] = {}
-    for layer, kept, pages, layered, plain in cases:
-        rows = []
-        for page, urls in pages:
-            row = {"page": page, **compare(client, urls, layered, plain, n)}
-            print(
-                f"  {layer}: {page}: layered {row['layered_cpu_ms']} ms CPU, plain "
-                f"{row['plain_cpu_ms']} ms (saves {row['saved_share_cpu']:.0%})",
-                flush=True,
-            )
-            rows.append(row)
+    for layer, in_code, pages, layered, plain in cases:
+        rows = [
+            {"page": page, **compare(f"{layer}: {page}", client, urls, layered, plain, n, kept)}
+            for page, urls in pages
+        ]
         best = max(row["saved_share_cpu"] for row in rows)
         results[layer] = {
-            "in_the_code": kept,
+            "in_the_code": in_code,
             "pages": rows,
             "best_saved_share_cpu": best,
             "keep_share": KEEP_SHARE,
@@ -186,11 +178,12 @@ def measure(client: Client, targets: dict[str, list[str]], n: int) -> dict[str, 
     return results
 
 
-def per_revision_costs(tries: int) -> dict[str, Any]:
+def per_revision_costs(tries: int, kept: list[pyperf.Benchmark]) -> dict[str, Any]:
     """What the first request after a write recomputes (the caches are per revision): the
     tag counts of ``/tags/`` and the count of the biggest tag's page, each timed against
     the query it replaced (an annotated LEFT JOIN from tags with ``COUNT(DISTINCT ...)``;
-    the tag's rows joined to their records), both in this run; median of ``tries``."""
+    the tag's rows joined to their records), both in this run; the median of ``tries``
+    values (``timing.time_call``), the timings added to ``kept``."""
     from django.db.models import Count, Q
 
     from kb.browse.selectors import _count_tag, count_tags
@@ -205,13 +198,10 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
             .values_list("name", "n")
         )
 
-    def median_ms(compute: Any) -> float:
-        times = []
-        for _ in range(tries):
-            started = time.perf_counter()
-            compute()
-            times.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(times), 1)
+    def median_ms(name: str, compute: Callable[[], Any]) -> float:
+        one = timing.time_call(name, compute, values=tries)
+        kept.extend(one.benchmarks)
+        return round(one.wall.median() * 1e3, 1)
 
     def replaced_one() -> int:  # a tag page's count: each of the tag's rows joined
         with connection.cursor() as cursor:
@@ -228,8 +218,9 @@ def per_revision_costs(tries: int) -> dict[str, Any]:
     biggest = Tag.objects.get(name=rows[0][0])
     if not _count_tag(biggest) == replaced_one() == rows[0][1]:
         raise SystemExit("one tag's count: the two queries disagree")
-    now, before = median_ms(count_tags), median_ms(replaced)
-    one_now, one_before = median_ms(lambda: _count_tag(biggest)), median_ms(replaced_one)
+    now, before = median_ms("tag counts", count_tags), median_ms("tag counts, replaced", replaced)
+    one_now = median_ms("one tag's count", lambda: _count_tag(biggest))
+    one_before = median_ms("one tag's count, replaced", replaced_one)
     return {
         "tag_counts_ms": now,
         "tag_counts_replaced_query_ms": before,

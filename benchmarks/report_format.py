@@ -14,13 +14,13 @@ from typing import Any
 MISSING = "—"
 
 
-def get(data: Any, *path: str | int, default: Any = None) -> Any:
-    """``data[path[0]][path[1]]…``, or ``default`` as soon as a step is missing."""
+def get(data: Any, *path: str | int) -> Any:
+    """``data[path[0]][path[1]]…``, or None as soon as a step is missing."""
     for step in path:
         try:
             data = data[step]
         except (KeyError, IndexError, TypeError):
-            return default
+            return None
     return data
 
 
@@ -29,6 +29,22 @@ def obj(data: Any, *path: str) -> dict[str, Any]:
     shape loses its figures, not the section."""
     value = get(data, *path)
     return value if isinstance(value, dict) else {}
+
+
+def items(data: Any, *path: str) -> list[Any]:
+    """``get(data, *path)`` when it is a list, else an empty one."""
+    value = get(data, *path)
+    return value if isinstance(value, list) else []
+
+
+def dicts(data: Any, *path: str) -> dict[str, dict[str, Any]]:
+    """The entries of ``get(data, *path)`` that are objects."""
+    return {k: v for k, v in obj(data, *path).items() if isinstance(v, dict)}
+
+
+def named_rows(data: Any, *path: str, key: str = "name") -> list[dict[str, Any]]:
+    """A row per object in ``get(data, *path)``, its name in the file under ``key``."""
+    return [{key: k, **v} for k, v in dicts(data, *path).items()]
 
 
 def fmt(value: Any) -> str:
@@ -48,12 +64,13 @@ def fmt(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def pct(share: Any, signed: bool = True) -> str:
-    """A share as a whole, signed percent: the layers' decisions rest on a bar in whole
-    percent, and a tenth of a percent is far inside the noise of a shared machine."""
+def pct(share: Any, signed: bool = True, places: int = 0) -> str:
+    """A share as a percent, signed and whole by default: the layers' decisions rest on a
+    bar in whole percent, and a tenth of a percent is far inside the noise of a shared
+    machine; a share of records found (not a timing) may show ``places`` decimals."""
     if not isinstance(share, int | float) or isinstance(share, bool):
         return fmt(share)
-    return f"{share:+.0%}" if signed else f"{share:.0%}"
+    return f"{share:{'+' if signed else ''}.{places}%}"
 
 
 def ms(seconds: Any) -> float | None:
@@ -93,6 +110,18 @@ def loadavg(values: Any) -> str | None:
     if isinstance(values, list) and values:
         return "load average " + ", ".join(f"{v:.1f}" for v in values if isinstance(v, int | float))
     return None
+
+
+def host_line(data: Any, *more: Any) -> str:
+    """The run line of a file that keeps its host under ``machine`` (the server benchmarks'
+    shape): when, the CPUs, the load average at the start, then ``more``."""
+    machine = obj(data, "machine")
+    return machine_line(
+        get(data, "when"),
+        labelled("CPUs:", machine.get("cpus")),
+        loadavg(machine.get("loadavg_at_start")),
+        *more,
+    )
 
 
 def scalar_table(

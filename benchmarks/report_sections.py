@@ -1,14 +1,21 @@
-"""One renderer per benchmark result file, for the performance page.
+"""One renderer per benchmark result file, for the performance page, in page order.
 
 Each takes the parsed JSON and returns the section's body as lines of Markdown; the page
 (``benchmarks/report_md.py``) adds the title, what the benchmark measures and its source.
 A renderer shows what it finds and leaves out what is missing: each table is a list of
 columns naming the key each cell comes from, so a renamed or dropped key is one dash, not
 a broken page.
+
+Three measurements end in a decision rather than a figure to watch: which gap-folding
+method the learning loop uses (``gaps.json``), which read-side layers stay
+(``pages-layers.json``) and which importer layers stay (``import-layers.json``). Their
+sections show the rule the decision follows beside the figures it rests on, so a reader
+can check the decision and a new run can overturn it.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,63 +24,26 @@ from report_format import (
     Column,
     columns_table,
     dict_block,
+    dicts,
     fmt,
-    generic_table,
     get,
+    host_line,
+    items,
     labelled,
     loadavg,
     machine_line,
+    median,
     ms,
+    named_rows,
     obj,
+    pct,
     slug,
     table,
 )
 
+KEEP_SHARE = 0.20  # an optimisation stays only if it saves this much; when a file states no bar
 
-def _items(data: Any, *path: str) -> list[Any]:
-    value = get(data, *path, default=[])
-    return value if isinstance(value, list) else []
-
-
-# The import's section points to the one on its layers, which the page titles so.
-IMPORT_LAYERS_TITLE = "Import: what each layer is worth"
-IMPORT_COLUMNS: list[Column] = [
-    ("file", lambda c: Path(str(c.get("file", ""))).name or MISSING),
-    ("records", "records"),
-    ("import rec/s (wall)", "import_records_per_s_wall"),
-    ("import rec/s (CPU)", "import_records_per_s_cpu"),
-    ("SQLite alone rec/s", "sqlite_floor_records_per_s_wall"),
-    ("import time ÷ SQLite alone", "import_over_sqlite_floor_wall"),
-    ("re-import rec/s", "reimport_records_per_s_wall"),
-    ("export rec/s", "export_records_per_s_wall"),
-    ("peak RSS MB", ("import", "peak_rss_mb")),
-    ("parser peak RSS MB", ("import", "parser_peak_rss_mb")),
-    ("database MB", "db_mb"),
-]
-
-
-def render_import(data: dict[str, Any]) -> list[str]:
-    machine = obj(data, "machine")
-    out = [
-        machine_line(
-            data.get("when"),
-            labelled("CPUs:", machine.get("cpus")),
-            labelled("Python", machine.get("python")),
-            labelled("SQLite", machine.get("sqlite")),
-            loadavg(machine.get("loadavg_before")),
-        ),
-        "",
-        columns_table(IMPORT_COLUMNS, _items(data, "cases"), drop_empty=True),
-    ]
-    layers = data.get("layers")
-    if isinstance(layers, str):  # the layers are measured apart: point to their section
-        link = f"[{IMPORT_LAYERS_TITLE}](#{slug(IMPORT_LAYERS_TITLE)})"
-        return [*out, "", f"Each layer against the plain path: {link} (`{layers}`)."]
-    caption = "Layers, each against the plain path:"
-    if isinstance(layers, list) and layers and isinstance(layers[0], dict):
-        return [*out, "", caption, "", generic_table(layers)]
-    return out + dict_block(data, "layers", caption)
-
+# The matcher (matcher.json).
 
 MATCHER_COLUMNS: list[Column] = [
     ("pattern set", "label"),
@@ -102,10 +72,9 @@ def _scaling_rows(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
     sizes: list[Any] = []
     rows = []
     for r in results:
-        times = dict(zip(_items(r, "scaling", "kib"), _items(r, "scaling", "cpu_ms"), strict=False))
-        ratios = dict(
-            zip(_items(r, "scaling", "kib")[1:], _items(r, "scaling", "ratios"), strict=False)
-        )
+        kib = items(r, "scaling", "kib")
+        times = dict(zip(kib, items(r, "scaling", "cpu_ms"), strict=False))
+        ratios = dict(zip(kib[1:], items(r, "scaling", "ratios"), strict=False))
         sizes += [k for k in times if k not in sizes]
         rows.append((r.get("label"), times, ratios, r.get("scaling_max_ratio")))
     cells = [
@@ -124,7 +93,7 @@ def _scaling_rows(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
 
 
 def render_matcher(data: dict[str, Any]) -> list[str]:
-    results = [r for r in _items(data, "results") if isinstance(r, dict)]
+    results = [r for r in items(data, "results") if isinstance(r, dict)]
     out = [columns_table(MATCHER_COLUMNS, results)]
     build_keys = ("load_s", "edit_to_match_s", "serialised_mb", "peak_rss_mb")
     if any(r.keys() & set(build_keys) for r in results):
@@ -142,6 +111,13 @@ def render_matcher(data: dict[str, Any]) -> list[str]:
     return out + dict_block(data, "goals", "Goals the benchmark checks:", ("figure", "goal"))
 
 
+# The normaliser (normalise.json, normalise_envelopes.json).
+
+
+def _steps(row: dict[str, Any]) -> str:
+    return "; ".join(row.get("steps") or []) or MISSING
+
+
 NORMALISE_COLUMNS: list[Column] = [
     ("log", "log"),
     ("MB", "mb"),
@@ -150,7 +126,16 @@ NORMALISE_COLUMNS: list[Column] = [
     ("MB/s (wall)", "mb_per_s"),
     ("output ÷ input", "output_ratio"),
     ("peak traced MB", "peak_traced_mb"),
-    ("steps taken", lambda r: "; ".join(r.get("steps") or []) or MISSING),
+    ("steps taken", _steps),
+]
+NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
+    ("envelope", "envelope"),
+    ("KiB", "kib"),
+    ("CPU ms clean", "clean_cpu_ms"),
+    ("CPU ms enveloped", "enveloped_cpu_ms"),
+    ("enveloped ÷ clean", "ratio_enveloped_to_clean"),
+    ("time(2N)/time(N)", "ratio_2n_to_n"),
+    ("steps taken", _steps),
 ]
 
 
@@ -164,7 +149,7 @@ def _normalise_section(data: dict[str, Any], columns: list[Column]) -> list[str]
             loadavg(data.get("load_average_at_end")),
         ),
         "",
-        columns_table(columns, _items(data, "rows")),
+        columns_table(columns, items(data, "rows")),
     ]
 
 
@@ -172,84 +157,11 @@ def render_normalise(data: dict[str, Any]) -> list[str]:
     return _normalise_section(data, NORMALISE_COLUMNS)
 
 
-NORMALISE_ENVELOPE_COLUMNS: list[Column] = [
-    ("envelope", "envelope"),
-    ("KiB", "kib"),
-    ("CPU ms clean", "clean_cpu_ms"),
-    ("CPU ms enveloped", "enveloped_cpu_ms"),
-    ("enveloped ÷ clean", "ratio_enveloped_to_clean"),
-    ("time(2N)/time(N)", "ratio_2n_to_n"),
-    ("steps taken", lambda r: "; ".join(r.get("steps") or []) or MISSING),
-]
-
-
 def render_normalise_envelopes(data: dict[str, Any]) -> list[str]:
     return _normalise_section(data, NORMALISE_ENVELOPE_COLUMNS)
 
 
-PAGES_COLUMNS: list[Column] = [
-    ("case", "case"),
-    ("p50 ms", "p50_ms"),
-    ("p95 ms", "p95_ms"),
-    ("p99 ms", "p99_ms"),
-    ("CPU p95 ms", "cpu_p95_ms"),
-    ("cold ms", "cold_ms"),
-    ("goal p95 ms", "goal_p95_ms"),
-    ("meets goal", "meets_goal"),
-]
-PER_REVISION_COLUMNS: list[Column] = [
-    ("figure", "label"),
-    ("ms", "ms"),
-    ("replaced query ms", "replaced_query_ms"),
-    ("speed-up", "speedup"),
-]
-
-
-def pages_run_line(meta: dict[str, Any]) -> str:
-    """The run of a ``bench_pages.py`` file (its ``meta``), with or without ``--layers``."""
-    records = meta.get("records")
-    return machine_line(
-        meta.get("when"),
-        meta.get("database"),
-        f"{fmt(records)} records" if records is not None else None,
-        meta.get("machine"),
-        labelled("Python", meta.get("python")),
-        loadavg(meta.get("load_average")),
-        meta.get("method"),
-        meta.get("headline"),
-    )
-
-
-def render_pages(data: dict[str, Any]) -> list[str]:
-    meta = obj(data, "meta")
-    out = [
-        pages_run_line(meta),
-        "",
-        columns_table(PAGES_COLUMNS, _items(data, "cases")),
-    ]
-    per_revision = get(data, "per_revision")
-    if not isinstance(per_revision, dict) or not per_revision:
-        return out
-    tag = obj(per_revision, "biggest_tag")
-    rows = [
-        {"label": "tag counts (`/tags/`)", "prefix": "tag_counts"},
-        {
-            "label": f"one tag's count ({tag.get('name', '?')}, {fmt(tag.get('records'))} records)",
-            "prefix": "biggest_tag_count",
-        },
-    ]
-    for row in rows:
-        for suffix in ("ms", "replaced_query_ms", "speedup"):
-            row[suffix] = per_revision.get(f"{row['prefix']}_{suffix}")
-    return [
-        *out,
-        "",
-        "Computed once per data revision (the first request after any write pays it), each "
-        "against the query it replaced:",
-        "",
-        columns_table(PER_REVISION_COLUMNS, rows),
-    ]
-
+# Similar-message suggestions (similar.json).
 
 SIMILAR_COLUMNS: list[Column] = [
     ("index", "scale"),
@@ -282,17 +194,443 @@ def render_similar(data: dict[str, Any]) -> list[str]:
         "",
         columns_table(SIMILAR_COLUMNS, scales),
     ]
-    methods = get(data, "methods")
-    if isinstance(methods, dict) and methods:
-        rows = [{"method": m, **v} for m, v in methods.items() if isinstance(v, dict)]
+    methods = named_rows(data, "methods", key="method")
+    if methods:
         out += [
             "",
             "Scoring methods compared (the baseline the chosen score was picked against):",
             "",
-            columns_table(METHOD_COLUMNS, rows),
+            columns_table(METHOD_COLUMNS, methods),
         ]
     return out
 
+
+# Gap folding (gaps.json): a decision.
+
+GAP_METHOD_COLUMNS: list[Column] = [
+    ("method", lambda r: f"`{r['method']}`" + (" (chosen)" if r.get("chosen") else "")),
+    ("threshold", "best_threshold"),
+    ("precision", ("best", "precision")),
+    ("recall", ("best", "recall")),
+    ("F1", ("best", "f1")),
+    ("gaps", ("best", "gaps")),
+]
+SWEEP_COLUMNS: list[Column] = [
+    ("threshold", "threshold"),
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("F1", "f1"),
+    ("gaps", "gaps"),
+]
+WORK_COLUMNS: list[Column] = [
+    ("gaps in the index", lambda r: fmt(int(r["size"])) if r["size"].isdigit() else r["size"]),
+    ("gaps compared, mean", "mean_gaps_compared"),
+    ("gaps compared, max", "max_gaps_compared"),
+    ("ms per report", "ms_per_report"),
+]
+
+
+def _ms(seconds: Any) -> str:
+    shown = fmt(ms(seconds))
+    return f"{shown} ms" if shown != MISSING else shown
+
+
+def _drafting(derive: dict[str, Any]) -> str:
+    return (
+        f"Drafting: of {fmt(derive.get('gaps_with_2_or_more_samples'))} gaps with two or "
+        f"more samples, the draft pattern derived from the template matches every sample in "
+        f"{fmt(derive.get('draft_pattern_matches_all'))} and the matcher admits "
+        f"{fmt(derive.get('draft_admitted_by_matcher'))}; admission (a compile) takes "
+        f"{_ms(derive.get('admission_compile_s_median'))} at the median, "
+        f"{_ms(derive.get('admission_compile_s_max'))} at most."
+    )
+
+
+def render_gaps(data: dict[str, Any]) -> list[str]:
+    chosen = obj(data, "chosen")
+    methods = [
+        {**r, "chosen": r["method"] == chosen.get("method")}
+        for r in named_rows(data, "methods", key="method")
+    ]
+    out = [
+        machine_line(
+            labelled("labelled set", f"`{data['dataset']}`" if data.get("dataset") else None),
+            labelled("pastes:", fmt(data.get("pastes")) if "pastes" in data else None),
+            labelled("with error lines:", data.get("reports_with_error_lines")),
+            labelled("labels:", data.get("labels")),
+            labelled("same-label pairs:", data.get("same_label_pairs")),
+            labelled("report orders averaged:", data.get("orders_averaged")),
+        ),
+    ]
+    if data.get("rule"):
+        out += ["", f"Threshold rule: {data['rule']}; the method with the best F1 then wins."]
+    if methods:
+        out += ["", "Each method at its threshold:", "", columns_table(GAP_METHOD_COLUMNS, methods)]
+    in_code = chosen.get("in_code")
+    if chosen.get("method"):
+        line = f"Decision: `{chosen['method']}` at {fmt(chosen.get('threshold'))}"
+        if isinstance(in_code, dict):
+            line += "; the code's defaults: " + ", ".join(
+                f"{k} {fmt(v)}" for k, v in in_code.items()
+            )
+        out += ["", line + "."]
+    sweep = named_rows(data, "methods", chosen.get("method"), "sweep", key="threshold")
+    if sweep:
+        out += [
+            "",
+            f"The chosen method across the sweep (`{chosen['method']}`):",
+            "",
+            columns_table(SWEEP_COLUMNS, sweep),
+        ]
+    if isinstance(data.get("derive"), dict):
+        out += ["", _drafting(data["derive"])]
+    work = named_rows(data, "fuzzy_work_per_report", key="size")
+    if work:
+        out += [
+            "",
+            "Folding work per report as the index grows (blocking keeps the gaps compared "
+            "far below the gaps stored):",
+            "",
+            columns_table(WORK_COLUMNS, work),
+        ]
+    return out
+
+
+# Pages (pages.json, pages-postgresql.json) and what each read-side layer is worth
+# (pages-layers.json, pages-layers-postgresql.json): a decision.
+
+PAGES_COLUMNS: list[Column] = [
+    ("case", "case"),
+    ("p50 ms", "p50_ms"),
+    ("p95 ms", "p95_ms"),
+    ("p99 ms", "p99_ms"),
+    ("CPU p95 ms", "cpu_p95_ms"),
+    ("cold ms", "cold_ms"),
+    ("goal p95 ms", "goal_p95_ms"),
+    ("meets goal", "meets_goal"),
+]
+PER_REVISION_COLUMNS: list[Column] = [
+    ("figure", "label"),
+    ("ms", "ms"),
+    ("replaced query ms", "replaced_query_ms"),
+    ("speed-up", "speedup"),
+]
+
+
+def _pages_run_line(meta: dict[str, Any]) -> str:
+    """The run of a ``bench_pages.py`` file (its ``meta``), with or without ``--layers``."""
+    records = meta.get("records")
+    return machine_line(
+        meta.get("when"),
+        meta.get("database"),
+        f"{fmt(records)} records" if records is not None else None,
+        meta.get("machine"),
+        labelled("Python", meta.get("python")),
+        loadavg(meta.get("load_average")),
+        meta.get("method"),
+        meta.get("headline"),
+    )
+
+
+def render_pages(data: dict[str, Any]) -> list[str]:
+    out = [
+        _pages_run_line(obj(data, "meta")),
+        "",
+        columns_table(PAGES_COLUMNS, items(data, "cases")),
+    ]
+    per_revision = obj(data, "per_revision")
+    if not per_revision:
+        return out
+    tag = obj(per_revision, "biggest_tag")
+    rows = [
+        {"label": "tag counts (`/tags/`)", "prefix": "tag_counts"},
+        {
+            "label": f"one tag's count ({tag.get('name', '?')}, {fmt(tag.get('records'))} records)",
+            "prefix": "biggest_tag_count",
+        },
+    ]
+    for row in rows:
+        for suffix in ("ms", "replaced_query_ms", "speedup"):
+            row[suffix] = per_revision.get(f"{row['prefix']}_{suffix}")
+    return [
+        *out,
+        "",
+        "Computed once per data revision (the first request after any write pays it), each "
+        "against the query it replaced:",
+        "",
+        columns_table(PER_REVISION_COLUMNS, rows),
+    ]
+
+
+PAGE_LAYERS = {
+    "links": "`reverse()` cache: plain arguments slotted into a pattern reversed once per "
+    "URL name, against `reverse()` per link",
+    "tag_paginator": "raw-SQL paginator behind a tag page (count cached per revision, the "
+    "cheaper of two plans per slice), against Django's `Paginator` over the ORM queryset",
+}
+PAGE_LAYER_COLUMNS: list[Column] = [
+    ("layer", lambda r: f"`{r['layer']}`"),
+    ("page", "page"),
+    ("distinct URLs", "distinct_requests"),
+    ("requests", "n"),
+    (
+        "CPU ms: layered / plain",
+        lambda r: f"{fmt(r.get('layered_cpu_ms'))} / {fmt(r.get('plain_cpu_ms'))}",
+    ),
+    (
+        "wall ms: layered / plain",
+        lambda r: f"{fmt(r.get('layered_wall_ms'))} / {fmt(r.get('plain_wall_ms'))}",
+    ),
+    ("saved, CPU", lambda r: pct(r.get("saved_share_cpu"))),
+    ("saved, wall", lambda r: pct(r.get("saved_share_wall"))),
+]
+PAGE_DECISION_COLUMNS: list[Column] = [
+    ("layer", lambda r: f"`{r['layer']}`"),
+    ("what it is", lambda r: PAGE_LAYERS.get(r["layer"], MISSING)),
+    ("best saving, CPU", lambda r: pct(r.get("best_saved_share_cpu"))),
+    ("bar", lambda r: pct(r.get("keep_share"), signed=False)),
+    ("pays its way", "pays_its_way"),
+    ("in the code", "in_the_code"),
+]
+
+
+def render_page_layers(data: dict[str, Any]) -> list[str]:
+    layers = named_rows(data, "layers", key="layer")
+    rows = [
+        {"layer": layer["layer"], **page}
+        for layer in layers
+        for page in items(layer, "pages")
+        if isinstance(page, dict)
+    ]
+    keep = next((r["keep_share"] for r in layers if "keep_share" in r), KEEP_SHARE)
+    return [
+        _pages_run_line(obj(data, "meta")),
+        "",
+        f"Rule: keep a layer only if it saves at least {pct(keep, signed=False)} of a page's "
+        "server time by itself, on the page it serves best (in CPU time: the machine is "
+        "shared, and wall time moves with the neighbours).",
+        "",
+        columns_table(PAGE_DECISION_COLUMNS, layers),
+        "",
+        "Per page, medians of alternating layered and plain requests:",
+        "",
+        columns_table(PAGE_LAYER_COLUMNS, rows),
+    ]
+
+
+# Import (import.json, import-quick.json), what each of its layers is worth
+# (import-layers.json: a decision), and COPY on PostgreSQL (import-postgresql.json).
+
+# The import's section points to the one on its layers, which the page titles so.
+IMPORT_LAYERS_TITLE = "Import: what each layer is worth"
+IMPORT_COLUMNS: list[Column] = [
+    ("file", lambda c: Path(str(c.get("file", ""))).name or MISSING),
+    ("records", "records"),
+    ("import rec/s (wall)", "import_records_per_s_wall"),
+    ("import rec/s (CPU)", "import_records_per_s_cpu"),
+    ("SQLite alone rec/s", "sqlite_floor_records_per_s_wall"),
+    ("import time ÷ SQLite alone", "import_over_sqlite_floor_wall"),
+    ("re-import rec/s", "reimport_records_per_s_wall"),
+    ("export rec/s", "export_records_per_s_wall"),
+    ("peak RSS MB", ("import", "peak_rss_mb")),
+    ("parser peak RSS MB", ("import", "parser_peak_rss_mb")),
+    ("database MB", "db_mb"),
+]
+
+
+def render_import(data: dict[str, Any]) -> list[str]:
+    machine = obj(data, "machine")
+    out = [
+        machine_line(
+            data.get("when"),
+            labelled("CPUs:", machine.get("cpus")),
+            labelled("Python", machine.get("python")),
+            labelled("SQLite", machine.get("sqlite")),
+            loadavg(machine.get("loadavg_before")),
+        ),
+        "",
+        columns_table(IMPORT_COLUMNS, items(data, "cases"), drop_empty=True),
+    ]
+    layers = data.get("layers")
+    if isinstance(layers, str):  # the layers are measured apart: point to their section
+        link = f"[{IMPORT_LAYERS_TITLE}](#{slug(IMPORT_LAYERS_TITLE)})"
+        out += ["", f"Each layer against the plain path: {link} (`{layers}`)."]
+    return out
+
+
+def _keep_share(text: Any) -> float:
+    found = re.search(r"at least (0?\.\d+)", text) if isinstance(text, str) else None
+    return float(found.group(1)) if found else KEEP_SHARE
+
+
+def _round_shares(layer: dict[str, Any]) -> list[float]:
+    """1 - full / without, round by round (the two runs of a round ran back to back)."""
+    full, without = layer.get("full_wall_s") or [], layer.get("without_wall_s") or []
+    return [1 - f / w for f, w in zip(full, without, strict=False) if w]
+
+
+def _wall_share(layer: dict[str, Any]) -> str:
+    shares = _round_shares(layer)
+    shown = pct(layer.get("share_wall_median"))
+    if len(shares) > 1:
+        shown += f" ({pct(min(shares))} to {pct(max(shares))})"
+    return shown
+
+
+def _pair(layer: dict[str, Any], key: str) -> str:
+    full, without = median(layer.get(f"full_{key}")), median(layer.get(f"without_{key}"))
+    return f"{fmt(full)} / {fmt(without)}"
+
+
+IMPORT_LAYER_COLUMNS: list[Column] = [
+    ("switched off (everything else kept)", lambda r: r.get("what") or r["name"]),
+    ("rounds", "rounds"),
+    ("wall s, full / without (medians)", lambda r: _pair(r, "wall_s")),
+    ("CPU s, full / without (medians)", lambda r: _pair(r, "cpu_s")),
+    ("share, wall (median, range)", _wall_share),
+    ("share, CPU (median)", lambda r: pct(r.get("share_cpu_median"))),
+    ("decision", "verdict"),
+]
+RUN_COLUMNS: list[Column] = [
+    ("importer", "name"),
+    ("runs", "runs"),
+    ("wall s (median)", "wall_s"),
+    ("CPU s (median)", "cpu_s"),
+    ("records/s (median wall)", "rate"),
+    ("peak RSS MB", "peak_rss_mb"),
+    ("load average (1 min)", "load1"),
+]
+
+
+def _span(values: list[float]) -> str | None:
+    if not values:
+        return None
+    low, high = f"{min(values):.1f}", f"{max(values):.1f}"
+    return low if low == high else f"{low} to {high}"
+
+
+def _runs_row(name: str, runs: Any, records: int) -> dict[str, Any] | None:
+    """One importer's runs, summarised by their medians."""
+    runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+    if not runs:
+        return None
+    wall = median([r.get("wall_s") for r in runs])
+    loads = [r.get("load1") for r in runs if isinstance(r.get("load1"), int | float)]
+    return {
+        "name": name.replace("_", " "),
+        "runs": len(runs),
+        "wall_s": wall,
+        "cpu_s": median([r.get("cpu_s") for r in runs]),
+        "rate": round(records / wall) if wall else None,
+        "peak_rss_mb": median([r.get("peak_rss_mb") for r in runs]),
+        "load1": _span(loads),
+    }
+
+
+def _runs_table(data: dict[str, Any], key: str, records: int, caption: str) -> list[str]:
+    rows = [_runs_row(name, runs, records) for name, runs in obj(data, key).items()]
+    rows = [r for r in rows if r]
+    return ["", caption, "", columns_table(RUN_COLUMNS, rows)] if rows else []
+
+
+def render_import_layers(data: dict[str, Any]) -> list[str]:
+    machine = obj(data, "machine")
+    commits = obj(data, "commits")
+    keep = _keep_share(data.get("share"))
+    layers = named_rows(data, "layers_16_7k")
+    out = [
+        machine_line(
+            labelled("CPUs:", machine.get("cpus")),
+            labelled("Python", machine.get("python")),
+            labelled("SQLite", machine.get("sqlite")),
+            machine.get("note"),
+        ),
+        "",
+        f"Rule: keep a layer only if it saves at least {pct(keep, signed=False)} of the "
+        "import's time by itself. A layer's share is 1 - (time with it ÷ time without it), "
+        "round by round (the two runs of a round ran back to back); the decisions rest on "
+        "the medians and on CPU time, which a busy machine moves far less than wall time.",
+    ]
+    if commits:
+        out += [
+            "",
+            "Commits: "
+            + "; ".join(f"{k.replace('_', ' ')} `{v}`" for k, v in commits.items())
+            + ".",
+        ]
+    if layers:
+        out += [
+            "",
+            "Each layer switched off alone in the importer as it was (16.7k records):",
+            "",
+            columns_table(IMPORT_LAYER_COLUMNS, layers),
+        ]
+    copies = get(data, "sql_copies_in_the_one_process_importer_16_7k")
+    if isinstance(copies, dict):
+        with_, without = copies.get("with") or [], copies.get("without") or []
+        out += [
+            "",
+            "The SQL copies measured again in the one-process importer (16.7k records, "
+            f"{len(with_)} rounds): median wall {fmt(median([r.get('wall_s') for r in with_]))} s "
+            f"with them, {fmt(median([r.get('wall_s') for r in without]))} s without; share "
+            f"{pct(copies.get('share_wall_median'))} wall, {pct(copies.get('share_cpu_median'))} "
+            f"CPU, under the {pct(keep, signed=False)} bar.",
+        ]
+    out += _runs_table(
+        data, "before_after_16_7k", 16_720, "Before and after, interleaved (16.7k records):"
+    )
+    out += _runs_table(data, "runs_200k", 200_000, "Runs on the synthesised 200k-record file:")
+    return out + _decision(layers)
+
+
+def _layer_name(layer: dict[str, Any]) -> str:
+    return str(layer.get("what") or layer["name"]).split(":")[0]
+
+
+def _decision(layers: list[dict[str, Any]]) -> list[str]:
+    """Kept and removed layers by name; the variants of one layer ("the same, ...") and the
+    plain path itself are rows of the table, not layers."""
+    layers = [r for r in layers if not str(r.get("what", "")).startswith(("the same", "all of"))]
+    verdicts = {"kept": [], "removed": [], "later": []}
+    for layer in layers:
+        verdict = str(layer.get("verdict", ""))
+        kind = "kept" if verdict == "kept" else "later" if "removed" in verdict else None
+        kind = "removed" if verdict == "removed" else kind
+        if kind:
+            verdicts[kind].append(_layer_name(layer))
+    if not verdicts["kept"] and not verdicts["removed"]:
+        return []
+    removed = verdicts["removed"] + [f"{n} (after the remeasure)" for n in verdicts["later"]]
+    return [
+        "",
+        f"Decision: kept {'; '.join(verdicts['kept']) or 'none'}. Removed: {'; '.join(removed)}.",
+    ]
+
+
+COPY_COLUMNS: list[Column] = [
+    ("file", "file"),
+    ("records", "records"),
+    ("executemany s", "executemany_wall_s"),
+    ("COPY s", "copy_wall_s"),
+    ("executemany records/s", "executemany_records_per_s"),
+    ("COPY records/s", "copy_records_per_s"),
+    ("COPY / executemany (wall)", "copy_over_executemany_wall"),
+    ("same export", "same_export"),
+]
+
+
+def render_copy(data: dict[str, Any]) -> list[str]:
+    return [
+        host_line(data),
+        "",
+        columns_table(COPY_COLUMNS, items(data, "cases")),
+        "",
+        f"COPY kept (at most 0.8 of executemany's wall time on the largest file, same "
+        f"export): {fmt(data.get('keep_copy'))}.",
+    ]
+
+
+# Load on loopback (load.json, load-postgresql.json).
 
 PHASE_COLUMNS: list[Column] = [
     ("phase", "label"),
@@ -304,23 +642,23 @@ PHASE_COLUMNS: list[Column] = [
     ("server CPU ms/request", ("whole", "server_cpu_ms_per_request")),
     ("req/s if the cores were the server's", ("whole", "projected_rps_on_idle_cores")),
 ]
+# The clients a phase may run beside each other, by key, and their name in the table.
+PHASE_SIDES = (
+    ("benign", "benign"),
+    ("adversarial", "adversarial"),
+    ("match_during_writes", "match beside them"),
+    ("loop", "learning loop"),
+)
 
 
-def _phase_rows(phases: Any) -> list[dict[str, Any]]:
+def _phase_rows(phases: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """A row per client of each phase: the phase itself, or its benign and hostile sides."""
     rows = []
-    for phase, whole in (phases if isinstance(phases, dict) else {}).items():
-        if not isinstance(whole, dict):
-            continue
+    for phase, whole in phases.items():
         sides = [(phase, whole)] if "latency_ms" in whole else []
         sides += [
             (f"{phase}: {name}", whole[key])
-            for key, name in (
-                ("benign", "benign"),
-                ("adversarial", "adversarial"),
-                ("match_during_writes", "match beside them"),
-                ("loop", "learning loop"),
-            )
+            for key, name in PHASE_SIDES
             if isinstance(whole.get(key), dict)
         ]
         rows += [{"label": label, "side": side, "whole": whole} for label, side in sides]
@@ -329,12 +667,10 @@ def _phase_rows(phases: Any) -> list[dict[str, Any]]:
 
 def render_load(data: dict[str, Any]) -> list[str]:
     setup = obj(data, "setup")
-    machine = obj(data, "machine")
+    phases = dicts(data, "phases")
     out = [
-        machine_line(
-            data.get("when"),
-            labelled("CPUs:", machine.get("cpus")),
-            loadavg(machine.get("loadavg_at_start")),
+        host_line(
+            data,
             labelled("database:", setup.get("database")),
             labelled("records:", fmt(setup.get("records")) if "records" in setup else None),
             labelled("gunicorn workers:", setup.get("workers")),
@@ -343,10 +679,10 @@ def render_load(data: dict[str, Any]) -> list[str]:
             setup.get("clients"),
         ),
         "",
-        columns_table(PHASE_COLUMNS, _phase_rows(get(data, "phases"))),
+        columns_table(PHASE_COLUMNS, _phase_rows(phases)),
     ]
-    writers = get(data, "phases", "writers")
-    if isinstance(writers, dict) and "writes" in writers:
+    writers = phases.get("writers", {})
+    if "writes" in writers:
         out += [
             "",
             f"Curator writers: {fmt(writers.get('writer_streams'))} streams, "
@@ -354,9 +690,9 @@ def render_load(data: dict[str, Any]) -> list[str]:
             f"errors, all present afterwards: {fmt(writers.get('all_writes_present'))}; "
             f"slowest write {fmt(writers.get('slowest_write_ms'))} ms.",
         ]
-    loop = get(data, "phases", "match+loop")
-    if isinstance(loop, dict) and isinstance(loop.get("stored_during_phase"), dict):
-        grew = loop["stored_during_phase"]
+    loop = phases.get("match+loop", {})
+    grew = obj(loop, "stored_during_phase")
+    if grew:
         out += [
             "",
             f"Learning loop ({fmt(loop.get('loop_mix'))}): stored during the phase "
@@ -366,6 +702,226 @@ def render_load(data: dict[str, Any]) -> list[str]:
     out += dict_block(data, "server", "Server log over all phases:", names=False)
     return out + dict_block(data, "goals", "Goals:", ("goal", "met"), names=False)
 
+
+# Scale on PostgreSQL (scale-<records>.json).
+
+SIZE_COLUMNS: list[Column] = [
+    ("file", "file"),
+    ("records", "records"),
+    ("import s", "import_s"),
+    ("import records/s", "import_records_per_s"),
+    ("matcher build s", "matcher_build_s"),
+    ("build peak RSS MB", "matcher_build_peak_rss_mb"),
+    ("fresh host serves after s", "fresh_host_serves_s"),
+    ("worker RSS MB", ("worker_memory", "rss_mb")),
+    ("worker PSS MB", ("worker_memory", "pss_mb")),
+    ("2 workers' PSS / 1", "two_workers_pss_over_one"),
+]
+
+
+def render_scale(data: dict[str, Any]) -> list[str]:
+    sizes = [s for s in items(data, "sizes") if isinstance(s, dict)]
+    out = [host_line(data)]
+    settings = obj(data, "postgresql")
+    if settings:
+        out[0] += " PostgreSQL: " + ", ".join(f"{k} {fmt(v)}" for k, v in settings.items()) + "."
+    if data.get("mutate"):
+        out[0] += f" Synthesised copies differ from the real records by: {data['mutate']}."
+    out += ["", columns_table(SIZE_COLUMNS, sizes, drop_empty=True)]
+    if sizes:
+        where = sizes[-1].get("matcher_build_where")
+        out += ["", f"Matcher build: {fmt(where)}."]
+    for note in items(data, "notes"):
+        out += ["", f"Note: {note}"]
+    for size in sizes:
+        again = obj(size, "pages_measured")
+        if again:
+            load = loadavg(obj(again, "machine").get("loadavg_at_start")) or "no load average"
+            out += [
+                "",
+                f"The pages at {fmt(size.get('records'))} records were measured again, "
+                f"{fmt(again.get('when'))} ({fmt(again.get('how'))}), on the database this run "
+                f"left; {load}.",
+            ]
+        pages = [p for p in items(size, "pages") if isinstance(p, dict)]
+        calibration = pages[0].get("calibration_ms") if pages else None
+        if calibration:
+            out += [
+                "",
+                f"A fixed Python workload took {fmt(calibration[0])} ms before the pages at "
+                f"{fmt(size.get('records'))} records and {fmt(calibration[-1])} ms after: how "
+                "fast the machine ran during them.",
+            ]
+    cases: dict[str, list[Any]] = {}
+    goals: dict[str, tuple[Any, Any]] = {}
+    for size in sizes:
+        for page in items(size, "pages"):
+            if isinstance(page, dict):
+                name = str(page.get("case"))
+                row = cases.setdefault(name, [])
+                row += [page.get("p95_ms"), page.get("cpu_p95_ms")]
+                goal, p95 = page.get("goal_p95_ms"), page.get("p95_ms")
+                met = None if goal is None or p95 is None else "yes" if p95 <= goal else "no"
+                goals[name] = (goal, met)  # the largest size's, the last one written
+    wall, cpu = obj(data, "p95_scaled_over_baseline"), obj(data, "cpu_p95_scaled_over_baseline")
+    if cases:
+        heads = ["page"]
+        for s in sizes:
+            heads += [
+                f"p95 ms at {fmt(s.get('records'))}",
+                f"CPU p95 ms at {fmt(s.get('records'))}",
+            ]
+        heads += ["ratio (wall)", "ratio (CPU)", "goal p95 ms", "meets goal (largest)"]
+        rows = [[n, *v, wall.get(n), cpu.get(n), *goals[n]] for n, v in cases.items()]
+        out += [
+            "",
+            table(heads, rows),
+            "",
+            "The goal is for the wall p95, which holds the database server's time; the CPU "
+            "p95 is the serving process's alone (the database's is not in it), the figure "
+            "to compare between sizes when the machine is busy. Uncached searches are "
+            "distinct queries each sent once, so no per-revision page cache answers them.",
+        ]
+    return out
+
+
+# The learning loop (loop.json).
+
+PASTE_ARMS = (
+    ("paste_path_production_interval", "production flush interval"),
+    ("paste_path", "flushing every second"),
+)
+PASTE_COLUMNS: list[Column] = [
+    ("usage counting", "label"),
+    ("flush every (s)", "flush_seconds"),
+    ("on req/s", "on_req_per_s"),
+    ("off req/s", "off_req_per_s"),
+    ("on/off", "ratio_on_over_off"),
+    ("CPU on/off", "cpu_ratio_on_over_off"),
+    ("goal", "goal_ratio"),
+    ("meets goal", "meets_goal"),
+]
+USAGE_COST_COLUMNS: list[Column] = [
+    ("counting one paste (µs)", "count_match_us"),
+    ("one flush of keys", "flush_keys"),
+    ("flush median ms", "flush_ms_median"),
+    ("flush max ms", "flush_ms_max"),
+    ("projected on/off at production interval", "projected_ratio_at_production_interval"),
+]
+QUEUE_COLUMNS: list[Column] = [
+    ("work-queue section", "case"),
+    ("rows", "rows"),
+    ("cold ms", "cold_ms"),
+    ("p50 ms", "p50_ms"),
+    ("p95 ms", "p95_ms"),
+    ("goal ms", "goal_ms"),
+    ("meets goal", "meets_goal"),
+]
+
+
+def render_loop(data: dict[str, Any]) -> list[str]:
+    """The paste path with usage counting on against the same build with it off,
+    alternated paste by paste, and the work queue's sections at scale."""
+    meta = obj(data, "meta")
+    scale = ", ".join(
+        f"{meta[k]:,} {k.replace('_', ' ')}"
+        for k in ("records", "gaps", "votes", "proposals", "usage_rows")
+        if isinstance(meta.get(k), int)
+    )
+    arms = [{**obj(data, key), "label": label} for key, label in PASTE_ARMS]
+    return [
+        f"Scale: {scale}." if scale else "",
+        "",
+        columns_table(PASTE_COLUMNS, arms),
+        "",
+        columns_table(USAGE_COST_COLUMNS, [obj(data, "usage_costs")]),
+        "",
+        columns_table(QUEUE_COLUMNS, items(data, "sections")),
+    ]
+
+
+# What the code says (explain.json, explain-pages.json).
+
+KINDS = ("function", "condition", "both", "values", "declared", "sentence")
+EXPLAIN_COLUMNS: list[Column] = [
+    ("records of", "name"),
+    ("records", "records"),
+    *((k, lambda r, k=k: pct(r.get(k), signed=False, places=1)) for k in KINDS),
+]
+EXPLAIN_TIME_COLUMNS: list[Column] = [
+    ("language", "name"),
+    ("p50 ms per record", "p50"),
+    ("p99 ms per record", "p99"),
+]
+EXPLAIN_PAGE_COLUMNS: list[Column] = [
+    ("case", "case"),
+    ("with (CPU ms)", "with_cpu_mean_ms"),
+    ("without (CPU ms)", "without_cpu_mean_ms"),
+    ("ratio", "ratio"),
+    ("goal", "goal_ratio"),
+    ("meets goal", "meets_goal"),
+]
+
+
+def render_explain(data: dict[str, Any]) -> list[str]:
+    groups = [*named_rows(data, "languages"), *named_rows(data, "repos")]
+    return [
+        columns_table(EXPLAIN_COLUMNS, groups),
+        "",
+        columns_table(EXPLAIN_TIME_COLUMNS, named_rows(data, "time_per_record_ms")),
+    ]
+
+
+def render_explain_pages(data: dict[str, Any]) -> list[str]:
+    cases = ("record_page_warm", "record_page_rerendered", "result_cards")
+    rows = [{"case": c, **obj(data, c), "goal_ratio": data.get("goal_ratio")} for c in cases]
+    return [columns_table(EXPLAIN_PAGE_COLUMNS, rows)]
+
+
+# The compiled matcher store (store.json).
+
+START_COLUMNS: list[Column] = [
+    ("start", "label"),
+    ("first match s", "first_match_s"),
+    ("of which fetch + load s", "store_fetch_and_load_s"),
+    ("matched", "matched"),
+    ("loaded from store", "loaded_from_store"),
+    ("compiled", "compiled"),
+]
+MEMORY_COLUMNS: list[Column] = [
+    ("workers", "workers"),
+    ("preload", "preload"),
+    ("processes", "processes"),
+    ("workers that served", "workers_that_served"),
+    ("PSS MiB", "pss_mib"),
+    ("USS MiB", "uss_mib"),
+    ("RSS MiB", "rss_mib"),
+]
+STARTS = (
+    ("fresh_host", "fresh host (empty local cache)"),
+    ("warm_local_cache", "same host again (local cache)"),
+)
+
+
+def render_store(data: dict[str, Any]) -> list[str]:
+    return [
+        host_line(
+            data,
+            labelled("database:", data.get("database")),
+            labelled("records:", fmt(data.get("records"))),
+        ),
+        "",
+        columns_table(START_COLUMNS, [{"label": label, **obj(data, k)} for k, label in STARTS]),
+        "",
+        columns_table(MEMORY_COLUMNS, items(data, "memory")),
+        "",
+        f"Two workers over one (PSS of arbiter and workers): {fmt(data.get('two_over_one_pss'))} "
+        f"with the preload, {fmt(data.get('two_over_one_pss_without_preload'))} without.",
+        *dict_block(data, "goals", "Goals:", ("goal", "bound"), names=False),
+    ]
+
+
+# Fuzzing (fuzz.json).
 
 FUZZ_COLUMNS: list[Column] = [
     ("part", "part"),
@@ -383,7 +939,7 @@ def render_fuzz(data: dict[str, Any]) -> list[str]:
         f"{fmt(data.get('examples_total'))} examples, {fmt(data.get('failures'))} failures; "
         f"the whole target {fmt(data.get('wall_s'))} s.",
     ]
-    parts = _items(data, "parts")
+    parts = items(data, "parts")
     if parts and all(isinstance(p, dict) for p in parts):
         out += ["", columns_table(FUZZ_COLUMNS, parts, drop_empty=True)]
     return out

@@ -1,7 +1,7 @@
 """Run every ``benchmarks/bench_*.py`` in turn (``make bench``).
 
-Each script prints its own table and writes ``benchmarks/results/<name>.json``; this runner
-adds a summary of which ran, then renders ``docs/performance.md`` from every result file
+Each script writes ``benchmarks/results/<name>.json`` and prints one line of summary; this
+runner adds a table of which ran, then renders ``docs/performance.md`` from every result file
 (``benchmarks/report_md.py``), so the page always shows the newest figures of each
 benchmark, including those not run this time. Extra arguments (``BENCH_ARGS``) are passed
 to every script, e.g. ``--quick``; bare words pick scripts by name (``matcher pages``).

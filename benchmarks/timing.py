@@ -30,18 +30,28 @@ Four shapes, one module:
 * :func:`time_each`: one call per input, one value each (no loops, no warm-up): a
   distribution over inputs, such as line latency on first sight, which repeating a call
   would turn into the warm figure;
-* :func:`time_once`: a call whose first run is the figure (a build, a cold start).
+* :func:`time_once`: a call whose first run is the figure (a build, a cold start);
+
+and :func:`split`, which regroups a :func:`time_each` over interleaved A/B inputs by side.
 
 On it: ``bench_normalise.py``, ``bench_matcher.py``, ``bench_order.py``,
-``bench_similar.py``, ``bench_explain.py``, ``bench_gaps.py``, ``highlight_costs.py`` and
-``bench_explain_pages.py``, with no timing loop of their own. Not for the benchmarks that
-time servers in other processes (``benchmarks/load/``: ``wrk`` against gunicorn;
-``bench_store.py``, ``bench_scale.py``, ``bench_import.py``, ``bench_copy.py``: child
-processes and the server's own CPU counters): they keep their own runners, because what
-they time is not a Python callable in this process. The page benchmarks that drive
-Django's test client in this process (``bench_pages.py``, ``page_layers.py``,
-``bench_loop.py``) still take their own per-request times; their requests are callables,
-and :func:`time_each` / :func:`time_alternating` are where they belong next.
+``bench_similar.py``, ``bench_explain.py``, ``bench_gaps.py``, ``highlight_costs.py``,
+``bench_explain_pages.py``, and the benchmarks that drive Django's test client in this
+process: ``bench_pages.py`` (each request a value of :func:`time_each`; the page cases of
+``bench_scale.py`` run through its ``run_case``), ``page_layers.py`` (layered and plain
+requests interleaved in one :func:`time_each`, then :func:`split`) and ``bench_loop.py``
+(usage on and off interleaved the same way; ``count_match`` by :func:`time_call`). None of
+them keeps a timing loop of its own.
+
+Not on it, with runners of their own, because what they time is not a Python callable in
+this process: ``benchmarks/load/`` (``wrk`` against gunicorn: requests a second and
+latencies are the client's, the server's CPU read from ``/proc``); ``bench_store.py`` (a
+gunicorn start until its first answered match, and the memory of its workers);
+``bench_scale.py`` (imports and matcher builds in child processes, a fresh host's start);
+``bench_import.py`` and ``bench_copy.py`` (each import a fresh child process into a fresh
+database, which reports its own wall and CPU seconds and peak memory). There a fresh
+process per run is the point, and one run is minutes of work: a value per run, not
+pyperf's calibrated loops.
 """
 
 from __future__ import annotations
@@ -210,6 +220,25 @@ def time_each(
         wall_values.append(time.perf_counter() - t0)
         cpu_values.append(time.process_time() - c0)
     return _timing(name, wall_values, cpu_values, result=results)
+
+
+def split(each: Timing, sides: Sequence[str]) -> dict[str, Timing]:
+    """A :func:`time_each` over interleaved inputs regrouped by side (``sides[i]`` is the
+    side of input ``i``), in order of first appearance: the two arms of an A/B run whose
+    requests alternated one by one, so a burst on a shared machine hits both."""
+    name = each.wall.get_name()
+    wall, cpu, results = each.wall.get_values(), each.cpu.get_values(), each.result or []
+    if not len(sides) == len(wall) == len(cpu):
+        raise ValueError(f"{name}: {len(sides)} sides for {len(wall)} values")
+    return {
+        side: _timing(
+            f"{name}, {side}",
+            [v for s, v in zip(sides, wall, strict=True) if s == side],
+            [v for s, v in zip(sides, cpu, strict=True) if s == side],
+            result=[r for s, r in zip(sides, results, strict=False) if s == side],
+        )
+        for side in dict.fromkeys(sides)
+    }
 
 
 def time_once(name: str, func: Callable[[], Any]) -> Timing:

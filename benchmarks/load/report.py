@@ -1,4 +1,4 @@
-"""Reading a load run's results: requests per phase, one-line summaries, and the goals
+"""Reading a load run's results: requests per phase, and the goals
 (docs/reliability.md#r20-concurrency, #r24-throughput, #r25-noisy-neighbour) that
 ``run_load.py`` checks and writes."""
 
@@ -11,23 +11,6 @@ def phase_requests(entry: dict[str, Any]) -> int:
     if "requests" in entry:
         return int(entry["requests"])
     return sum(phase_requests(v) for v in entry.values() if isinstance(v, dict))
-
-
-def summary(result: dict[str, Any]) -> str:
-    if "rps" in result:
-        lat = result["latency_ms"]
-        refused = f" ({result['refused_429']} refused with 429)" if result["refused_429"] else ""
-        return (
-            f"{result['rps']} req/s{refused}, p50 {lat['p50']} ms, p99 {lat['p99']} ms, "
-            f"errors {result['errors']}"
-        )
-    parts = []
-    for key, value in result.items():
-        if isinstance(value, dict) and "rps" in value:
-            parts.append(f"{key}: {summary(value)}")
-        elif not isinstance(value, dict | list):
-            parts.append(f"{key}={value}")
-    return "; ".join(parts)
 
 
 def _match_goal(m: dict[str, Any]) -> bool:
