@@ -145,7 +145,10 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--results", type=Path, default=RESULTS, help="where to write")
+    parser.add_argument("--quick", action="store_true", help="fewer records and rounds")
     args = parser.parse_args()
+    if args.quick:
+        args.records, args.rounds = min(args.records, 600), min(args.rounds, 2)
     if not (DATASET_DIR / "records-all.jsonl").exists():
         print(f"bench_explain_pages: no dataset in {DATASET_DIR}; nothing measured")
         return 0
