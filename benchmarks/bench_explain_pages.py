@@ -56,7 +56,7 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from kb.browse import explanations as explaining  # noqa: E402
-from kb.browse import record as records  # noqa: E402
+from kb.browse import record_page as records  # noqa: E402
 from kb.matching import views as paste  # noqa: E402
 
 

@@ -183,7 +183,7 @@ CACHES = {
     "default": _default_cache,
     # Rendered page bodies (record page, record and tag lists), per process: each key
     # carries the data revision, so an entry is only reused while nothing has changed
-    # (``kb.browse.views.fragment_key``, ``kb.browse.record.record_detail``).
+    # (``kb.browse.views.fragment_key``, ``kb.browse.record_page.record_detail``).
     "fragments": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "kb-fragments",

@@ -12,7 +12,7 @@ from django.views.generic import RedirectView
 
 from kb import http
 from kb.api import api
-from kb.browse import record, views
+from kb.browse import record_page, views
 from kb.matching import views as paste
 from kb.ops import views as ops
 
@@ -20,7 +20,7 @@ urlpatterns = [
     path("", paste.paste_page, name="paste"),
     path("match/", paste.match_view, name="match"),
     path("records/", views.record_list, name="record_list"),
-    path("records/<str:record_id>/", record.record_detail, name="record_detail"),
+    path("records/<str:record_id>/", record_page.record_detail, name="record_detail"),
     path("tags/", views.tag_list, name="tag_list"),
     path("tags/<str:tag>/", views.tag_detail, name="tag_detail"),
     path("", include("kb.loop.urls")),

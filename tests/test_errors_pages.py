@@ -50,7 +50,7 @@ def test_500_shows_no_traceback_for_pages_and_htmx(client: Client, monkeypatch) 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("SECRET_KEY=hunter2 in a stack frame")
 
-    monkeypatch.setattr("kb.browse.record.highlight_snippet", boom)
+    monkeypatch.setattr("kb.browse.record_page.highlight_snippet", boom)
     client.raise_request_exception = False
     page = client.get("/records/c36bebe8cdedec02/")
     assert page.status_code == 500

@@ -1,7 +1,7 @@
 """Browse and search: the read side of the records, as pages and as JSON.
 
 Owns the list, tag and record pages (``views``: ``/records/``, ``/tags/``,
-``/tags/<tag>/``; ``record``: ``/records/<id>/``), their JSON twins (``api``, with its
+``/tags/<tag>/``; ``record_page``: ``/records/<id>/``), their JSON twins (``api``, with its
 ``schemas``), the reads behind both (``selectors``: tags, a tag's records, the filtered
 and searched record list, paginated the same way for a page and its twin; ``filters``:
 the list's GET parameters and facet counts), the query side of full-text search
