@@ -283,14 +283,14 @@ def _heading_anchors(page: Path) -> set[str]:
     return found | set(re.findall(r'<a id="([^"]+)"', text))
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
-def test_every_relative_link_reaches_a_file_and_its_section(page: Path) -> None:
+@pytest.mark.parametrize("doc", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_relative_link_reaches_a_file_and_its_section(doc: Path) -> None:
     broken = []
-    for target in LINK.findall(page.read_text()):
+    for target in LINK.findall(doc.read_text()):
         if re.match(r"[a-z]+:", target):  # https:, mailto:
             continue
         path, _, section = target.partition("#")
-        dest = (page.parent / path).resolve() if path else page
+        dest = (doc.parent / path).resolve() if path else doc
         missing = not dest.exists()
         if missing or (section and dest.suffix == ".md" and section not in _heading_anchors(dest)):
             broken.append(target)
