@@ -7,4 +7,3 @@ class BrowseConfig(AppConfig):
     name = "kb.browse"
     label = "browse"
     verbose_name = "Browse and search"
-    default_auto_field = "django.db.models.BigAutoField"

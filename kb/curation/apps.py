@@ -7,4 +7,3 @@ class CurationConfig(AppConfig):
     name = "kb.curation"
     label = "curation"
     verbose_name = "Curation"
-    default_auto_field = "django.db.models.BigAutoField"

@@ -7,7 +7,6 @@ class LoopConfig(AppConfig):
     name = "kb.loop"
     label = "loop"
     verbose_name = "Learning loop"
-    default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         # What the lower apps announce, and the loop acts on (kb.records.signals,

@@ -7,4 +7,3 @@ class MatchingConfig(AppConfig):
     name = "kb.matching"
     label = "matching"
     verbose_name = "Matching"
-    default_auto_field = "django.db.models.BigAutoField"

@@ -7,4 +7,3 @@ class OpsConfig(AppConfig):
     name = "kb.ops"
     label = "ops"
     verbose_name = "Operations"
-    default_auto_field = "django.db.models.BigAutoField"

@@ -7,4 +7,3 @@ class RecordsConfig(AppConfig):
     name = "kb.records"
     label = "kb"
     verbose_name = "Error records"
-    default_auto_field = "django.db.models.BigAutoField"
