@@ -2,7 +2,7 @@
 
 Confirmed hits arrive as `Candidate`s. This module decides which are confident matches
 and which are only suggestions and orders them (the line of reason each match shows is
-written by `report`, from the flags set here). The rules are measured properties of the
+written by `report`, from the flags set here). The rules are properties of the
 pattern and of the match, never words or record ids:
 
 * the score is the number of the pattern's literal characters actually matched (exactly:
