@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_imports import PATH_LOADER, imports
+
 REPO = Path(__file__).resolve().parents[1]
 KB = REPO / "kb"
 
@@ -92,33 +94,6 @@ def test_the_rules_catch_what_they_are_for() -> None:
 # (``tests/test_docs.py`` runs ``benchmarks/report_md.py`` as a program instead).
 TESTS = REPO / "tests"
 BENCHMARKS = REPO / "benchmarks"
-_PATH_LOADERS = {"spec_from_file_location", "run_path", "SourceFileLoader", "load_source"}
-_NAME_LOADERS = {"import_module", "__import__"}
-
-
-def _imports(source: str, package: str) -> list[tuple[int, str]]:
-    """(line, dotted name) of every import in ``source``: a module, a name taken from one
-    (``from a import b`` gives ``a`` and ``a.b``), a relative import resolved from
-    ``package``, a constant handed to ``import_module``, and ``<path loader>`` for a module
-    loaded from a file path, which no rule on names can see through."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            parts = package.split(".") if package else []
-            base = parts[: len(parts) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            found.append((node.lineno, module))
-            found += [(node.lineno, f"{module}.{alias.name}".lstrip(".")) for alias in node.names]
-        elif isinstance(node, ast.Call):
-            func = node.func
-            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            if called in _PATH_LOADERS:
-                found.append((node.lineno, "<path loader>"))
-            elif called in _NAME_LOADERS and node.args and isinstance(node.args[0], ast.Constant):
-                found.append((node.lineno, str(node.args[0].value)))
-    return found
 
 
 def _package(path: Path) -> str:
@@ -138,16 +113,16 @@ def _a_test_module(name: str) -> bool:
 def _test_side_offences(source: str, package: str, benchmark_modules: set[str]) -> list[str]:
     return [
         f"{line}: {name}"
-        for line, name in _imports(source, package)
-        if name == "<path loader>" or name.split(".")[0] in benchmark_modules
+        for line, name in imports(source, package)
+        if name == PATH_LOADER or name.split(".")[0] in benchmark_modules
     ]
 
 
 def _benchmark_side_offences(source: str, package: str) -> list[str]:
     return [
         f"{line}: {name}"
-        for line, name in _imports(source, package)
-        if _a_test_module(name) or name == "<path loader>"
+        for line, name in imports(source, package)
+        if _a_test_module(name) or name == PATH_LOADER
     ]
 
 

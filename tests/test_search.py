@@ -6,7 +6,6 @@ queries must find the same records on both (``docs/reliability.md#r17-backend-pa
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from kb.records.models import ErrorRecord
 from kb.records.search_index import ensure_search_index, search_index_missing
 from kb.records.services import delete_records, save_curated
 from tests.factories import import_lines, make_line
+from tests.source_imports import imports
 
 # --- the query parser (pure) -----------------------------------------------------------------
 
@@ -200,31 +200,9 @@ def test_migrating_back_and_forth_keeps_search_and_indexes_whole(target: str) ->
 
 MIGRATIONS = sorted((Path(__file__).resolve().parents[1] / "kb").glob("*/migrations/*.py"))
 _A_MIGRATION = re.compile(r"kb\.\w+\.migrations(\.|$)")
-_IMPORTERS = {"import_module", "__import__", "import_string"}
 # The one allowed: ``ImportJob.file`` names its storage callable, which Django compares by
 # identity, so a copy in the migration would have makemigrations alter the field back to it.
 _ALLOWED = {("kb/records/migrations/0003_import_job.py", "kb.records.models")}
-
-
-def _imported(tree: ast.Module, package: str) -> list[str]:
-    """Every module or name ``tree`` imports (relative imports resolved from ``package``),
-    and every string constant handed to ``import_module``, ``__import__`` or ``import_string``."""
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            parts = package.split(".")
-            base = parts[: len(parts) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            names += [f"{module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            first = node.args[0]
-            if called in _IMPORTERS and isinstance(first, ast.Constant):
-                names.append(str(first.value))
-    return names
 
 
 def test_migrations_import_nothing_from_kb_but_other_migrations() -> None:
@@ -236,7 +214,7 @@ def test_migrations_import_nothing_from_kb_but_other_migrations() -> None:
     for path in MIGRATIONS:
         where = path.relative_to(root).as_posix()
         package = ".".join(path.relative_to(root).parent.parts)
-        for name in _imported(ast.parse(path.read_text(), where), package):
+        for _line, name in imports(path.read_text(), package):
             from_kb = name == "kb" or name.startswith("kb.")
             allowed = _A_MIGRATION.match(name) or any(
                 where == file and (name == module or name.startswith(f"{module}."))
