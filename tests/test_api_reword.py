@@ -72,7 +72,7 @@ def test_groups_carry_order_reason_and_cause(
     assert [g["order"] for g in groups] == [1, 2]
     assert groups[0]["reason"] == "root cause: innermost Caused by"
     assert groups[0]["cause"] is None
-    assert groups[1]["reason"] == "consequence of the error on line 3"
+    assert groups[1]["reason"] == 'consequence of the error on line 3, linked by a "Caused by" line'
     assert groups[1]["cause"] == records["jdbc"]
     # the command prints the same object
     log = tmp_path / "ci.log"

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from kb.engine import MatchReport, PasteTooLarge
-from kb.matching.holder import GroupView, MatchResult, MatchView, SuggestionView
+from kb.matching.holder import AnswerView, GroupView, MatchResult, MatchView, SuggestionView
 from kb.records.models import ErrorRecord, next_revision
 from tests.factories import SEED, import_lines, make_line, make_record
 from tests.hostile import assert_inert, hostile_overrides
@@ -41,13 +41,30 @@ def result_for(text: str, matches: list[MatchView], **kw: Any) -> MatchResult:
         text=kw.pop("normalised", text), steps=kw.pop("steps", ["stripped timestamps"])
     )
     report = MatchReport(matches=[], suggestions=[], groups=[], normalised=normalised, elapsed_ms=1)
+    groups = kw.pop("groups", [])
     return MatchResult(
         matches=matches,
         suggestions=kw.pop("suggestions", []),
-        groups=kw.pop("groups", []),
+        groups=groups,
         report=report,
         elapsed_ms=1.5,
+        answers=kw.pop("answers", None) or answers_for(matches, groups),
     )
+
+
+def answers_for(matches: list[MatchView], groups: list[GroupView]) -> list[AnswerView]:
+    """One answer per matched record, in the groups' order (as the matcher orders them)."""
+    by_record = {g.record.pk: g for g in groups}
+    out = []
+    for m in matches:
+        g = by_record.get(m.record.pk)
+        if g is None:
+            out.append(AnswerView(m, [], 1, m.line, m.line))
+        else:
+            out.append(AnswerView(m, [], g.count, g.first_line, g.last_line, g.order, g.reason))
+    rank = [g.record.pk for g in groups]
+    out.sort(key=lambda a: rank.index(a.record.pk) if a.record.pk in rank else len(rank))
+    return out
 
 
 def seed_match(text: str, record: ErrorRecord, **kw: Any) -> MatchView:

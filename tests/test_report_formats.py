@@ -225,7 +225,9 @@ def test_escape_text_is_read_back_as_the_same_text() -> None:
 
 def test_text_and_json_formats() -> None:
     text = render("text", result())
-    assert text.splitlines()[0] == "line 3: boom-slug (r1, org/repo)"
+    # the order to read them, as every format and the page give it (the JSON's matches
+    # stay best first)
+    assert text.splitlines()[0] == "line 5: other (r2, org/other)"
     shape = json.loads(render("json", result()))
     assert "records" not in shape
     assert shape["matches"][0]["record_id"] == "r1"

@@ -11,7 +11,7 @@ Nothing here imports Django or keeps state between calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 import regex
 
@@ -56,11 +56,15 @@ def confirm_hits(
     analysis: AnalysisOf,
     notes: list[str],
     weight: Callable[[int], int] | None = None,
+    code_lines: Set[int] = frozenset(),
 ) -> list[Candidate]:
     """Confirm whole-pattern hits (`full`), then prefix-only hits (`heads`), in budget.
 
     ``weight`` (pattern id -> a cheap size, e.g. its length) orders crowded lines'
     prefix-only hits without analysing every pattern (default: literal characters).
+    ``code_lines`` are the starts of lines a traceback quotes from source code: a
+    pattern is confirmed on them only when no line of the paste's own output matches it
+    (the exception line below the quote carries the values; the quote, placeholders).
     """
     deadline = time.perf_counter() + CONFIRM_BUDGET_S
     out: list[Candidate] = []
@@ -71,15 +75,31 @@ def confirm_hits(
             notes.append("confirm budget exhausted; some scan hits were not confirmed")
             break
         a = analysis(pid)
-        for line in list(full[pid].values())[:CONFIRM_LINES_PER_PATTERN]:
+        quoted: Candidate | None = None
+        plain = attempts = 0
+        for line in full[pid].values():
+            if plain >= CONFIRM_LINES_PER_PATTERN or attempts >= 2 * CONFIRM_LINES_PER_PATTERN:
+                break
+            code = line.cstart in code_lines
+            if code and quoted is not None:
+                continue
+            plain += not code
+            attempts += 1
+            floor = 0 if code or not code_lines else _below_code(ntext, line.cstart, code_lines)
             try:
-                c = confirm_one(ntext, pid, a, line)
+                c = confirm_one(ntext, pid, a, line, floor)
             except TimeoutError:
                 timed_out += 1
                 continue
-            if c is not None:
+            if c is not None and c.line_start in code_lines:
+                c.code = True
+                quoted = quoted or c
+            elif c is not None:
                 out.append(c)
+                quoted = None
                 break
+        if quoted is not None:
+            out.append(quoted)
     if timed_out:
         # said, not hidden: whether a regex finishes within its timeout depends on the
         # machine, so the report must not look complete when one did not
@@ -101,7 +121,10 @@ def confirm_hits(
         best: Candidate | None = None
         for line in lines:
             c = confirm_truncated(ntext, pid, a, line.cstart, line.cend)
-            if c is not None and (best is None or c.score > best.score):
+            if c is None:
+                continue
+            c.code = c.line_start in code_lines
+            if best is None or (best.code, c.score) > (c.code, best.score):
                 best = c
         if best is not None:
             out.append(best)
@@ -169,11 +192,28 @@ def make_candidate(
     )  # fmt: skip
 
 
-def confirm_one(ntext: str, pid: int, a: Analysis, line: HitLine) -> Candidate | None:
+def _below_code(ntext: str, start: int, code_lines: Set[int]) -> int:
+    """Where a window above the line at ``start`` must begin so that it holds no quoted
+    source line (0: none within reach)."""
+    pos = start
+    for _ in range(WINDOW_EXTRA_LINES + 1):
+        if pos <= 0:
+            return 0
+        prev = ntext.rfind("\n", 0, pos - 1) + 1
+        if prev in code_lines:
+            return pos
+        pos = prev
+    return 0
+
+
+def confirm_one(
+    ntext: str, pid: int, a: Analysis, line: HitLine, floor: int = 0
+) -> Candidate | None:
     """Confirm a whole-pattern hit on `line`: exact, else relaxed, else nothing (raises
-    TimeoutError when an opaque pattern's regex runs out of time)."""
+    TimeoutError when an opaque pattern's regex runs out of time). The window reaches a
+    few lines up (a message may wrap), never above ``floor``."""
     extra = a.newlines + (WINDOW_EXTRA_LINES if a.template else 0)
-    ws = window_start(ntext, line.cstart, extra, WINDOW_MAX_CHARS)
+    ws = max(floor, window_start(ntext, line.cstart, extra, WINDOW_MAX_CHARS))
     we = line.cend
     for _ in range(a.newlines):  # a trailing placeholder may sit on the next line
         if we >= len(ntext):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from .candidates import (
     confirm_hits,
     fallback,
 )
+from .evidence import Context, FactsOf, Weighed, judge, longest_literal, read_context
 from .normalise import normalise
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -310,7 +311,19 @@ class Matcher(cache.Pickled):
         return {k: why for pid, (why, _) in self._refused.items() for k in self._keys[pid]}
 
     # ------------------------------------------------------------------ matching
-    def match(self, text: str, *, max_bytes: int | None = None) -> MatchReport:
+    def match(
+        self,
+        text: str,
+        *,
+        max_bytes: int | None = None,
+        facts: FactsOf | None = None,
+        repos: Collection[str] = (),
+    ) -> MatchReport:
+        """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
+        the paste's own context (frames, exception classes, quoted source lines) choose
+        between records read on the same text; ``repos`` are every repository the records
+        come from, so that frames pointing at another one can be told from frames of the
+        user's own code."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
@@ -340,10 +353,12 @@ class Matcher(cache.Pickled):
             line = lines[end]
             (heads if is_head else full).setdefault(pid, {}).setdefault(line.number, line)
         notes: list[str] = []
+        ctx = read_context(ntext)
         cands = confirm_hits(
-            ntext, full, heads, self._analysis, notes, lambda pid: len(self._patterns[pid])
-        )
-        return self._report(norm, ntext, cands, full, notes, t0)
+            ntext, full, heads, self._analysis, notes, lambda pid: len(self._patterns[pid]),
+            ctx.code_lines,
+        )  # fmt: skip
+        return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos))
 
     def _report(
         self,
@@ -353,6 +368,9 @@ class Matcher(cache.Pickled):
         full: dict[int, dict[int, HitLine]],
         notes: list[str],
         t0: float,
+        ctx: Context | None = None,
+        facts: FactsOf | None = None,
+        repos: set[str] | None = None,
     ) -> MatchReport:
         sure, unsure = rank(cands)
         sim_hits: list = []
@@ -365,8 +383,18 @@ class Matcher(cache.Pickled):
                 if c.pid not in merged or c.literal_exact > merged[c.pid].literal_exact:
                     merged[c.pid] = c
             sure, unsure = rank(list(merged.values()))
+        ctx = ctx if ctx is not None else Context()
+        judged: dict[int, tuple[list[str], Weighed]] = {}
+        if sure:
+            ctx.read_locations(ntext, [c.start for c in sure])
+            wanted = [k for c in sure for k in self._keys[c.pid]]
+            known = facts(wanted) if facts is not None else {}
+            sure, unsure, judged = judge(
+                sure, unsure, ctx, self._keys, known, repos or set(),
+                lambda pid: longest_literal(self._analysis(pid).pieces or ()),
+            )  # fmt: skip
         elapsed = (time.perf_counter() - t0) * 1000
         return build_report(
             self._keys, norm, sure, unsure, sim_hits, full, notes, elapsed,
-            self._messages, self.root_cause_order,
+            self._messages, self.root_cause_order, judged, ctx.code_lines,
         )  # fmt: skip

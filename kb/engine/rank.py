@@ -52,6 +52,7 @@ class Candidate:
     lead: bool = False  # the pattern starts with a placeholder (its capture runs to line start)
     literals: tuple[tuple[int, int], ...] = ()  # spans read as literal text (exact matches)
     overread: bool = False  # set by `rank`: another match reads this one's text further
+    code: bool = False  # read only on a line of source code a traceback quotes
 
     @property
     def coverage(self) -> float:
@@ -73,6 +74,11 @@ class Candidate:
 
 def confident(c: Candidate) -> tuple[bool, str]:
     """Whether the candidate is a confident match, and if not, why."""
+    if c.code:
+        return False, (
+            "matched only in a line of source code the traceback quotes: evidence of "
+            "where an error is raised, not the message printed"
+        )
     if c.generic:
         return False, (
             f"the pattern is generic: only {c.literal_total} literal characters "

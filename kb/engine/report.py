@@ -7,15 +7,21 @@ whole log) can change without touching scanning or ranking.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
-from .rank import Candidate
+from .evidence import Weighed
+from .rank import Candidate, order_key
 from .rootcause import Occurrences, order_groups
 from .textmap import HitLine
-from .types import Group, Match, MatchReport, Suggestion
+from .types import Alternative, Answer, Group, Match, MatchReport, Suggestion
 from .worddiff import WordDiff, word_diff
 
 SPECIFIC_CHARS = 24  # literal characters at which a pattern counts as fully specific
+
+
+CLEAR = 2.0  # a reading of software the paste does not point at wins only with this
+# many times the score of one it does point at (its match is then clearly better)
 
 
 def build_report(
@@ -29,27 +35,57 @@ def build_report(
     elapsed_ms: float,
     messages: dict[str, str] | None = None,
     order: bool = True,
+    judged: dict[int, tuple[list[str], Weighed]] | None = None,
+    code_lines: Set[int] = frozenset(),
 ) -> MatchReport:
-    matches: list[Match] = []
-    for pos, c in enumerate(sure):
-        os_, oe = norm.to_original(c.start, c.end)
+    judged = judged or {}
+    spans = [norm.to_original(c.start, c.end) for c in sure]
+    clusters = _clusters(spans)
+    weight = {c.pid: judged[c.pid][1].weight if c.pid in judged else 0 for c in sure}
+    bests: list[int] = []  # index into sure of each cluster's best reading
+    lost: dict[int, int] = {}  # index of an alternative -> index of the best it lost to
+    for members in clusters:
+        best = members[0]
+        for i in members[1:]:
+            if _beats(sure[i], sure[best], weight):
+                best = i
+        bests.append(best)
+        for i in members:
+            if i != best:
+                lost[i] = best
+
+    def key_of(i: int) -> tuple[bool, bool, float, int, int]:
+        c = sure[i]
+        k = order_key(c)
+        return (k[0], k[1], k[2] * (CLEAR if weight[c.pid] > 0 else 1.0), k[3], k[4])
+
+    bests.sort(key=key_of)
+    ranked = bests + sorted(lost, key=key_of)
+    built: dict[int, Match] = {}
+    for pos, i in enumerate(ranked):
+        c = sure[i]
+        os_, oe = spans[i]
         oline = norm.line_of(os_)
-        ks = keys[c.pid]
-        matches.append(
-            Match(
-                key=ks[0],
-                line=oline,
-                span=(os_, oe),
-                text=norm.original[os_:oe],
-                captures=c.captures,
-                score=c.score,
-                literal_chars=c.literal_exact,
-                coverage=round(c.coverage, 4),
-                reason=_reason(c, pos, len(sure), oline),
-                same_message=ks[1:],
-                kind=c.kind,
-            )
+        ks, w = judged.get(c.pid, (keys[c.pid], None))
+        reason = _reason(c, pos, len(ranked), oline)
+        if i in lost:
+            reason += "; an alternative reading of the text of a better match"
+        built[i] = Match(
+            key=ks[0],
+            line=oline,
+            span=(os_, oe),
+            text=norm.original[os_:oe],
+            captures=c.captures,
+            score=c.score,
+            literal_chars=c.literal_exact,
+            coverage=round(c.coverage, 4),
+            reason=reason,
+            same_message=ks[1:],
+            kind=c.kind,
+            evidence=w.notes if w is not None else (),
+            diff=_diff(messages, ks[0], norm.text, c.start, c.end) if c.kind != "exact" else None,
         )
+    matches = [built[i] for i in ranked]
     suggestions: list[Suggestion] = []
     for c, why in unsure:
         os_, _ = norm.to_original(c.start, c.end)
@@ -68,8 +104,89 @@ def build_report(
             suggestions.append(Suggestion(key, score, f"similar message: {why}", oline, diff))
             seen.add(key)
     suggestions.sort(key=lambda s: -s.similarity)
-    groups = _groups(keys, norm, full, {c.pid for c in sure}, order)
-    return MatchReport(matches, suggestions, groups, norm, elapsed_ms, notes)
+    alt_pids = {sure[i].pid for i in lost}
+    chosen = {sure[i].pid: built[i].key for i in bests}
+    # a best reading without a scan hit line of its own (a cut-off or reworded message,
+    # confirmed from a prefix) is an occurrence at its own line
+    unscanned = [
+        Occurrences(built[i].key, 1, built[i].line, built[i].line, True, [sure[i].line_start])
+        for i in bests
+        if sure[i].pid not in full
+    ]
+    groups = _groups(keys, norm, full, set(chosen), order, alt_pids, chosen, code_lines, unscanned)
+    answers = _answers(bests, lost, sure, built, weight, groups)
+    return MatchReport(matches, suggestions, groups, norm, elapsed_ms, notes, answers)
+
+
+def _clusters(spans: list[tuple[int, int]]) -> list[list[int]]:
+    """Indexes of matches whose spans overlap, chained (each piece of text read once);
+    each cluster in the matches' own order."""
+    idx = sorted(range(len(spans)), key=lambda i: spans[i])
+    out: list[list[int]] = []
+    end = -1
+    for i in idx:
+        s, e = spans[i]
+        if out and s < end:
+            out[-1].append(i)
+            end = max(end, e)
+        else:
+            out.append([i])
+            end = e
+    for members in out:
+        members.sort()
+    return out
+
+
+def _beats(c: Candidate, best: Candidate, weight: dict[int, int]) -> bool:
+    """Does ``c`` (ranked lower) read the shared text better than ``best``? Only when
+    the paste's evidence favours it and ``best``'s match is not clearly better."""
+    wc, wb = weight[c.pid], weight[best.pid]
+    if wc <= wb:
+        return False
+    return not (best.score >= CLEAR * c.score and not best.wrapper and not best.overread)
+
+
+def _lost_why(alt: Candidate, best: Candidate, weight: dict[int, int], best_match: Match) -> str:
+    if weight[best.pid] > weight[alt.pid] and best_match.evidence:
+        return f"the paste's context favours the other record: {best_match.evidence[0]}"
+    if alt.wrapper:
+        return "it wraps the other matched message, which says more"
+    if alt.overread:
+        return "the other match reads more of the same text"
+    return (
+        f"it matches {alt.literal_exact} fixed characters of its message, "
+        f"the other {best.literal_exact}"
+    )
+
+
+def _answers(
+    bests: list[int],
+    lost: dict[int, int],
+    sure: list[Candidate],
+    built: dict[int, Match],
+    weight: dict[int, int],
+    groups: list[Group],
+) -> list[Answer]:
+    by_key = {g.key: g for g in groups}
+    out: list[Answer] = []
+    for b in bests:
+        m = built[b]
+        alts = tuple(
+            Alternative(built[i].key, built[i].score, _lost_why(sure[i], sure[b], weight, m))
+            for i in sorted(lost, key=lambda i: -sure[i].score)
+            if lost[i] == b
+        )
+        g = by_key.get(m.key)
+        if g is None:
+            out.append(Answer(m, alts, 1, m.line, m.line, 0))
+        else:
+            out.append(
+                Answer(m, alts, max(1, g.count), g.first_line, g.last_line, g.order, g.reason,
+                       g.cause)
+            )  # fmt: skip
+    placed = [a for a in out if a.order]
+    placed.sort(key=lambda a: a.order)
+    return placed + [a for a in out if not a.order]
 
 
 def _reason(c: Candidate, rank: int, n: int, orig_line: int) -> str:
@@ -114,23 +231,33 @@ def _groups(
     full: dict[int, dict[int, HitLine]],
     sure: set[int],
     order: bool = True,
+    skip: Set[int] = frozenset(),
+    chosen: dict[int, str] | None = None,
+    code_lines: Set[int] = frozenset(),
+    unscanned: list[Occurrences] | None = None,
 ) -> list[Group]:
     """Per record: lines of the whole text where its pattern's scan hit, in the order to
-    read them (`rootcause`), or by count when ``order`` is off (the benchmark's baseline)."""
-    items: list[Occurrences] = []
+    read them (`rootcause`), or by count when ``order`` is off (the benchmark's baseline).
+
+    A count is of occurrences in the paste: lines a traceback quotes from source code
+    are not occurrences, and a line the normaliser added (a decoded or joined variant)
+    counts as the original line it came from. The patterns in ``skip`` read the same text
+    as a better match (its alternatives) and get no group of their own; ``chosen`` names
+    the record the evidence put first among those sharing a pattern."""
+    chosen = chosen or {}
+    items: list[Occurrences] = list(unscanned or ())
     for pid, by_line in full.items():
-        if len(by_line) == 1:  # the common case in a whole log: one line, one look-up
-            (first,) = by_line.values()
-            fl = ll = norm.line_of(norm.to_original(first.cstart, first.cstart)[0])
-        else:
-            # extremes of the *original* offsets: a variant line (joined, decoded) comes
-            # after its source lines in the normalised text but maps back to them, so the
-            # first and last normalised lines need not be the first and last original ones
-            offs = [norm.to_original(h.cstart, h.cstart)[0] for h in by_line.values()]
-            fl = norm.line_of(min(offs))
-            ll = norm.line_of(max(offs))
-        starts = [h.cstart for h in by_line.values()]
-        items.append(Occurrences(keys[pid][0], len(by_line), fl, ll, pid in sure, starts))
+        if pid in skip:
+            continue
+        hits = [h for h in by_line.values() if h.cstart not in code_lines]
+        if not hits:
+            continue
+        firsts: dict[int, int] = {}  # original line -> first scanned start on it
+        for h in hits:
+            firsts.setdefault(norm.line_of(norm.to_original(h.cstart, h.cstart)[0]), h.cstart)
+        fl, ll = min(firsts), max(firsts)
+        key = chosen.get(pid, keys[pid][0])
+        items.append(Occurrences(key, len(firsts), fl, ll, pid in sure, list(firsts.values())))
     if order:
         return order_groups(norm.text, items)
     out = [Group(i.key, i.count, i.first_line, i.last_line, i.confident) for i in items]

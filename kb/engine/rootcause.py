@@ -338,7 +338,13 @@ def _reason(
 ) -> str:
     c = cause.get(i)
     if c is not None:
-        return f"consequence of the error on line {items[c].first_line}"
+        chain = chains[occ[i][0]]
+        link = (
+            'a chained traceback ("The above exception ..." / "During handling ...")'
+            if chain.style == "python"
+            else 'a "Caused by" line'
+        )
+        return f"consequence of the error on line {items[c].first_line}, linked by {link}"
     if i in occ:
         chain = chains[occ[i][0]]
         if occ[i][1] < chain.max_depth:

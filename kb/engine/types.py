@@ -51,6 +51,13 @@ class Match:
     reason: str
     same_message: list[str] = field(default_factory=list)  # other keys with the same pattern
     kind: str = "exact"  # "exact" | "relaxed" (case/whitespace) | "truncated"
+    evidence: tuple[str, ...] = ()  # what in the paste says this record raised it
+    diff: WordDiff | None = None  # where the paste's words differ from the record's message
+
+    @property
+    def partial(self) -> bool:
+        """The paste's text is not the record's message word for word."""
+        return self.kind != "exact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,35 @@ class Group:
     cause: str | None = None  # key of the group this one is a consequence of
 
 
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """Another record read on the same text as an answer's match, and why it lost."""
+
+    key: str
+    score: float
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One error of the paste: the best reading of one piece of text (a card and a
+    summary row), the other records that read the same text, and where it is in the
+    order to read the paste's errors."""
+
+    match: Match
+    alternatives: tuple[Alternative, ...] = ()
+    count: int = 1  # occurrences in the paste (a multi-line message counted once)
+    first_line: int = 0
+    last_line: int = 0
+    order: int = 0
+    reason: str = ""
+    cause: str | None = None  # key of the answer this one is a consequence of
+
+    @property
+    def key(self) -> str:
+        return self.match.key
+
+
 @dataclass(slots=True)
 class MatchReport:
     """Everything `Matcher.match` found, best first."""
@@ -88,6 +124,7 @@ class MatchReport:
     normalised: Any  # kb.engine.normalise.Normalised (or the identity fallback)
     elapsed_ms: float
     notes: list[str] = field(default_factory=list)  # e.g. "confirm budget exhausted"
+    answers: list[Answer] = field(default_factory=list)  # one per error, in reading order
 
 
 class PasteTooLarge(ValueError):

@@ -17,6 +17,7 @@ import gc
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 
 from kb.engine import Matcher, MatchReport, PatternSpec, cache
+from kb.engine.evidence import RecordFacts
 from kb.engine.matcher import SHARD_SIZE
 from kb.engine.worddiff import WordDiff
 from kb.matching.store import matcher_store
@@ -53,6 +55,22 @@ class MatchView:
     literal_chars: int = 0
     coverage: float = 0.0
     same_message: list[ErrorRecord] = field(default_factory=list)
+    kind: str = "exact"
+    evidence: tuple[str, ...] = ()  # what in the paste says this record raised it
+    diff: WordDiff | None = None  # the paste's words against the record's message
+    alternative_of: ErrorRecord | None = None  # the better match that read the same text
+
+    @property
+    def partial(self) -> bool:
+        return self.kind != "exact"
+
+
+@dataclass(slots=True)
+class AlternativeView:
+    """Another record read on the same text as a card's match, and why it lost."""
+
+    record: ErrorRecord
+    why: str
 
 
 @dataclass(slots=True)
@@ -75,12 +93,31 @@ class GroupView:
 
 
 @dataclass(slots=True)
+class AnswerView:
+    """One error of the paste: a card and its summary row (``kb.engine.types.Answer``)."""
+
+    match: MatchView
+    alternatives: list[AlternativeView]
+    count: int
+    first_line: int
+    last_line: int
+    order: int = 0
+    reason: str = ""
+    cause: ErrorRecord | None = None
+
+    @property
+    def record(self) -> ErrorRecord:
+        return self.match.record
+
+
+@dataclass(slots=True)
 class MatchResult:
     matches: list[MatchView]
     suggestions: list[SuggestionView]
     groups: list[GroupView]
     report: MatchReport
     elapsed_ms: float
+    answers: list[AnswerView] = field(default_factory=list)  # the cards, in reading order
 
     @property
     def normalised_text(self) -> str:
@@ -91,7 +128,14 @@ class MatchResult:
         return list(self.report.normalised.steps)
 
     def as_json(self) -> dict[str, Any]:
-        """The one JSON shape of a result, for ``manage.py match --json`` and the API."""
+        """The one JSON shape of a result, for ``manage.py match --json`` and the API.
+
+        ``matches`` holds every confident reading, best first: first the best reading of
+        each piece of text (one per error, with ``count``, ``evidence`` and the other
+        records that read the same text as ``also_matches``), then those others, each
+        with ``alternative_of``. ``answers`` is the errors in the order to read them
+        (root cause first), as the page's summary and cards show them."""
+        answer_of = {a.record.id: a for a in self.answers}
         return {
             "matches": [
                 {
@@ -105,8 +149,25 @@ class MatchResult:
                     "score": round(m.score, 4),
                     "reason": m.reason,
                     "same_message": [r.id for r in m.same_message],
+                    "kind": m.kind,
+                    "evidence": list(m.evidence),
+                    "reworded": m.diff.as_json() if m.diff is not None else None,
+                    "alternative_of": m.alternative_of.id if m.alternative_of else None,
+                    **_answer_fields(answer_of.get(m.record.id), m),
                 }
                 for m in self.matches
+            ],
+            "answers": [
+                {
+                    "record_id": a.record.id,
+                    "count": a.count,
+                    "first_line": a.first_line,
+                    "last_line": a.last_line,
+                    "order": a.order,
+                    "reason": a.reason,
+                    "cause": a.cause.id if a.cause is not None else None,
+                }
+                for a in self.answers
             ],
             "suggestions": [
                 {
@@ -135,6 +196,16 @@ class MatchResult:
         }
 
 
+def _answer_fields(answer: AnswerView | None, m: MatchView) -> dict[str, Any]:
+    if answer is None or answer.match is not m:
+        return {}
+    also = [
+        {"record_id": x.record.id, "slug": x.record.slug, "repo": x.record.repo, "why": x.why}
+        for x in answer.alternatives
+    ]
+    return {"count": answer.count, "also_matches": also}
+
+
 def _specs(queryset: Any) -> list[PatternSpec]:
     rows = queryset.values_list("id", "message_pattern", "error_message")
     return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
@@ -152,6 +223,8 @@ class MatcherHolder:
         # Matched records as results show them, for the revision the matcher reflects.
         self._shown: dict[str, ErrorRecord] = {}
         self._shown_revision = -1
+        self._repos: frozenset[str] = frozenset()
+        self._repos_revision = -1
 
     def reset(self) -> None:
         with self._lock:
@@ -182,6 +255,23 @@ class MatcherHolder:
                 shown = self._shown = {}
             shown.update(ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(missing))
         return {k: shown[k] for k in keys if k in shown}
+
+    def repos(self) -> frozenset[str]:
+        """Every repository the records come from (read once per revision): frames of
+        a paste that point at one of them say which software printed it."""
+        if self._repos_revision != self._revision:
+            self._repos = frozenset(
+                ErrorRecord.objects.active().order_by().values_list("repo", flat=True).distinct()
+            )
+            self._repos_revision = self._revision
+        return self._repos
+
+    def facts(self, keys: Iterable[str]) -> dict[str, RecordFacts]:
+        """What the paste's context is weighed against, from the records shown anyway."""
+        return {
+            k: RecordFacts(r.repo, r.file_path, r.error_class or "", r.line_number)
+            for k, r in self.records(list(keys)).items()
+        }
 
     def get(self) -> Matcher:
         now = time.monotonic()
@@ -322,7 +412,8 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     """
     started = time.perf_counter()
     limit = settings.KB_MAX_PASTE_BYTES if max_bytes is None else max_bytes
-    report = get_matcher().match(text, max_bytes=limit)
+    matcher = get_matcher()
+    report = matcher.match(text, max_bytes=limit, facts=holder.facts, repos=holder.repos())
     keys: set[str] = set()
     for m in report.matches:
         keys.add(m.key)
@@ -330,8 +421,9 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     keys.update(s.key for s in report.suggestions)
     keys.update(g.key for g in report.groups)
     records = holder.records(list(keys))
-    matches = [
-        MatchView(
+    alt_of = {x.key: a.match.key for a in report.answers for x in a.alternatives}
+    views = {
+        m.key: MatchView(
             record=records[m.key],
             line=m.line,
             span=m.span,
@@ -342,10 +434,15 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
             literal_chars=m.literal_chars,
             coverage=m.coverage,
             same_message=[records[k] for k in m.same_message if k in records],
+            kind=m.kind,
+            evidence=m.evidence,
+            diff=m.diff,
+            alternative_of=records.get(alt_of[m.key]) if m.key in alt_of else None,
         )
         for m in report.matches
         if m.key in records
-    ]
+    }
+    matches = list(views.values())
     suggestions = [
         SuggestionView(records[s.key], s.similarity, s.reason, s.diff)
         for s in report.suggestions
@@ -364,5 +461,19 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
         for g in report.groups
         if g.key in records
     ]
+    answers = [
+        AnswerView(
+            views[a.key],
+            [AlternativeView(records[x.key], x.why) for x in a.alternatives if x.key in records],
+            a.count,
+            a.first_line,
+            a.last_line,
+            a.order,
+            a.reason,
+            records.get(a.cause) if a.cause else None,
+        )
+        for a in report.answers
+        if a.key in views
+    ]
     elapsed = (time.perf_counter() - started) * 1000
-    return MatchResult(matches, suggestions, groups, report, elapsed)
+    return MatchResult(matches, suggestions, groups, report, elapsed, answers)

@@ -19,6 +19,11 @@ the arguments the code passes to the message (``kb.explain``'s values) when ever
 positional placeholder has exactly one argument that is a plain name; otherwise they
 stay unnamed rather than guessed.
 
+A capture that is itself a format placeholder (``%s``, ``{}``, ``{alias}``,
+``%(name)s``, quoted or not) is no value of the user's: it was read from source code (a
+traceback quoting the ``raise`` line, a log of the format string), so it is not shown as
+one, and the title keeps the template's own placeholder there.
+
 Everything here is plain text from the paste or the record: the template escapes it.
 """
 
@@ -106,21 +111,33 @@ def _code_names(names: list[str | None], code_values: Sequence[str]) -> list[str
     return out
 
 
+_QUOTES = "'\"`"
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a captured value is a format placeholder rather than a value."""
+    bare = value.strip().strip(_QUOTES).strip()
+    return bool(bare) and PLACEHOLDER_RE.fullmatch(bare) is not None and bare not in _LITERAL
+
+
 def fill_message(
     message: str, captures: Sequence[str], code_values: Sequence[str] = ()
 ) -> FilledMessage:
     """``message`` with ``captures`` in place of its placeholders, when they line up."""
     literals, names = _split(message)
     if len(names) != len(captures):
-        return FilledMessage((), tuple(Value("", c) for c in captures))
+        return FilledMessage((), tuple(Value("", c) for c in captures if not is_placeholder(c)))
     names = _code_names(names, code_values)
-    values = tuple(Value(n or "", c) for n, c in zip(names, captures, strict=True))
+    slots = [(Value(n or "", c), is_placeholder(c)) for n, c in zip(names, captures, strict=True)]
+    values = tuple(v for v, code in slots if not code)
     if not values:
         return FilledMessage((), ())
+    tokens = [m.group(0) for m in PLACEHOLDER_RE.finditer(message) if m.group(0) not in _LITERAL]
     pieces: list[Piece] = []
-    for literal, value in zip(literals, [*values, None], strict=True):
+    for i, literal in enumerate(literals):
         if literal:
             pieces.append(Piece(literal))
-        if value is not None:
-            pieces.append(Piece(value.value, value=True))
+        if i < len(slots):
+            value, code = slots[i]
+            pieces.append(Piece(tokens[i]) if code else Piece(value.value, value=True))
     return FilledMessage(tuple(pieces), values)

@@ -38,7 +38,7 @@ from kb.explain import Explanation
 from kb.http import HtmxHttpRequest, TooLarge, check, from_matcher
 from kb.matching import formats
 from kb.matching.formats.data import line_pieces, report_data
-from kb.matching.holder import GroupView, MatchResult, MatchView, match_text
+from kb.matching.holder import AlternativeView, AnswerView, MatchResult, MatchView, match_text
 from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
 from kb.records.models import ErrorRecord
@@ -96,9 +96,10 @@ class BoundedMemoryUploadHandler(FileUploadHandler):
 
 @dataclass(slots=True)
 class Card:
-    """One matched error as the results partial shows it."""
+    """One error of the paste as the results partial shows it: the best reading of its
+    text (``answer.match``), the other records that read the same text under it."""
 
-    match: MatchView
+    answer: AnswerView
     before: str  # text on the matched line before the span (plain, escaped by the template)
     hit: str
     after: str
@@ -110,28 +111,34 @@ class Card:
     filled: FilledMessage | None = None
 
     @property
+    def match(self) -> MatchView:
+        return self.answer.match
+
+    @property
     def record(self) -> ErrorRecord:
-        return self.match.record
+        return self.answer.match.record
+
+    @property
+    def alternatives(self) -> list[AlternativeView]:
+        return self.answer.alternatives
 
     @property
     def explanation(self) -> Explanation | None:
-        return explanation_for(self.match.record)
+        return explanation_for(self.answer.match.record)
 
 
 def build_cards(text: str, result: MatchResult) -> list[Card]:
-    """One card per matched record, best first; only the first ``MAX_CARDS`` get their
-    title filled with the paste's values (the cards past it are counted, not rendered)."""
+    """One card per error of the paste (``result.answers``: root cause first, the order
+    of the summary above them); only the first ``MAX_CARDS`` get their title filled with
+    the paste's values (the cards past it are counted, not rendered)."""
     cards: list[Card] = []
-    seen: set[str] = set()
-    for m in result.matches:
-        if m.record.pk in seen:
-            continue
-        seen.add(m.record.pk)
+    for a in result.answers:
+        m = a.match
         before, hit, after, cut_before, cut_after = line_pieces(text, m.span, m.text)
         solutions = m.record.solutions or []
         cards.append(
             Card(
-                match=m,
+                answer=a,
                 before=before,
                 hit=hit,
                 after=after,
@@ -151,24 +158,10 @@ def filled_title(m: MatchView) -> FilledMessage:
     return fill_message(m.record.error_message, m.captures, code_values)
 
 
-def summary_rows(cards: list[Card], result: MatchResult) -> list[GroupView]:
-    """The summary table: one row per card, so the count above it and the cards below it
-    agree. The matcher's groups also hold records whose pattern only hit unconfirmed
-    (a generic word, a suggestion): those are counted and shown with the suggestions.
-    A card without a group of its own (a match the whole-log scan did not count) gets a
-    row from its matches."""
-    grouped = {g.record.pk for g in result.groups}
-    carded = {c.record.pk for c in cards}
-    rows = [g for g in result.groups if g.record.pk in carded]
-    lines_of: dict[str, list[int]] = {}
-    for m in result.matches:
-        lines_of.setdefault(m.record.pk, []).append(m.line)
-    for card in cards:
-        if card.record.pk in grouped:
-            continue
-        lines = lines_of[card.record.pk]
-        rows.append(GroupView(card.record, len(lines), min(lines), max(lines)))
-    return rows
+def summary_rows(cards: list[Card]) -> list[AnswerView]:
+    """The summary table: one row per card, from the same list in the same order, so the
+    count above it, its rows and the cards below it tell one story."""
+    return [c.answer for c in cards]
 
 
 def limit_context() -> dict[str, int]:
@@ -233,7 +226,7 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         return _too_large(request, from_matcher(exc, what))
     matched(result)  # usage signals: counted in memory, never fails the paste
     cards = build_cards(text, result)
-    groups = summary_rows(cards, result)
+    groups = summary_rows(cards)
     show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
     normalised = result.normalised_text
     context = {

@@ -347,11 +347,17 @@ def check_report(report: MatchReport, text: str) -> None:
             where = "most specific of" if pos == 0 else f"ranked {pos + 1} of"
             assert f"{where} {n} confident candidates" in match.reason
 
-    # best first: matches that wrap or are read further by another come last; otherwise
-    # by score (a match on an INFO/DEBUG line counts INFO_FACTOR of its score)
-    def demoted(match: object) -> tuple[bool, bool]:
+    # best first: one match per piece of text (each answer's best), then the other
+    # readings of those texts; in each part, matches that wrap or are read further by
+    # another come last; otherwise by score (a match on an INFO/DEBUG line counts
+    # INFO_FACTOR of its score)
+    def demoted(match: object) -> tuple[bool, bool, bool]:
         r = match.reason
-        return ("it wraps another matched message" in r, "reads more of this line" in r)
+        return (
+            "an alternative reading of the text of a better match" in r,
+            "it wraps another matched message" in r,
+            "reads more of this line" in r,
+        )
 
     flags = [demoted(x) for x in report.matches]
     assert flags == sorted(flags)

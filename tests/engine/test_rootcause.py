@@ -105,6 +105,10 @@ def m(tmp_path_factory: pytest.TempPathFactory) -> Matcher:
     return Matcher.build(SPECS, cache_dir=tmp_path_factory.mktemp("rc"))
 
 
+CAUSED_BY = ', linked by a "Caused by" line'
+CHAINED = ', linked by a chained traceback ("The above exception ..." / "During handling ...")'
+
+
 def order(m: Matcher, text: str) -> list[tuple[str, str, str | None]]:
     return [(g.key, g.reason, g.cause) for g in m.match(text).groups]
 
@@ -114,8 +118,8 @@ def test_java_caused_by_chain_innermost_first(m: Matcher) -> None:
     assert [k for k, _, _ in got] == ["disk", "psql", "jdbc", "jpa"]
     assert got[0][1] == "first error in the log"
     assert got[1][1] == "root cause: innermost Caused by"
-    assert got[2] == ("jdbc", "consequence of the error on line 11", "psql")
-    assert got[3] == ("jpa", "consequence of the error on line 7", "jdbc")
+    assert got[2] == ("jdbc", "consequence of the error on line 11" + CAUSED_BY, "psql")
+    assert got[3] == ("jpa", "consequence of the error on line 7" + CAUSED_BY, "jdbc")
     assert [g.order for g in m.match(JAVA).groups] == [1, 2, 3, 4]
 
 
@@ -134,7 +138,7 @@ def test_python_direct_cause_the_first_traceback_first(m: Matcher) -> None:
     got = order(m, PY_DIRECT)
     assert [k for k, _, _ in got] == ["pg-refused", "db-down"]
     assert got[0][1] == "root cause: the first exception of a chained traceback"
-    assert got[1] == ("db-down", "consequence of the error on line 7", "pg-refused")
+    assert got[1] == ("db-down", "consequence of the error on line 7" + CHAINED, "pg-refused")
 
 
 def test_python_during_handling(m: Matcher) -> None:

@@ -30,10 +30,15 @@ def render_text(data: dict[str, Any], **_options: Any) -> str:
     lines: list[str] = []
     if not data["matches"]:
         lines.append("No known error found.")
-    for m in data["matches"]:
+    for k in known_errors(data):
+        m = k.match
         lines.append(f"line {m['line']}: {m['slug']} ({m['record_id']}, {m['repo']})")
         lines.append(f"  {m['text']}")
         lines.append(f"  {m.get('reason', '')}")
+        for e in m.get("evidence") or []:
+            lines.append(f"  evidence: {e}")
+        for alt in m.get("also_matches") or []:
+            lines.append(f"  also matches {alt['record_id']} ({alt['repo']}): {alt['why']}")
     for s in data["suggestions"]:
         lines.append(f"maybe {s['record_id']} ({s['similarity']:.2f}): {s['reason']}")
     lines.append(f"{data.get('elapsed_ms', 0):.1f} ms")

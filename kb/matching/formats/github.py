@@ -56,6 +56,8 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
         body = [m["text"], f"Known error {m['slug']} ({m['repo']}), {where}."]
         if k.reason:
             body.append(f"Why here: {k.reason}")
+        for alt in m.get("also_matches") or []:
+            body.append(f"Also matches {alt['slug']} ({alt['repo']}), not chosen: {alt['why']}")
         if info.get("first_step"):
             body.append(f"First thing to try: {info['first_step']}")
         if info.get("url"):

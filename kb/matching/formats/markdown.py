@@ -71,6 +71,11 @@ def render_markdown(data: dict[str, Any], **_options: Any) -> str:
         out.append(f"   - {occurrences(k.count, k.first_line, k.last_line).capitalize()}")
         if k.reason:
             out.append(f"   - Why here: {escape_text(k.reason)}")
+        if m.get("evidence"):
+            out.append(f"   - Evidence: {escape_text('; '.join(m['evidence']))}")
+        for alt in m.get("also_matches") or []:
+            also = f"{alt['repo']} {alt['slug']}, not chosen: {alt['why']}"
+            out.append(f"   - Also matches: {escape_text(also)}")
         out.append(f"   - Line {m['line']}: {code_span(info.get('line_text') or m['text'])}")
         if info.get("first_step"):
             out.append(f"   - First thing to try: {escape_text(info['first_step'])}")

@@ -1,9 +1,11 @@
-"""The known errors of a result, one entry per record, in the order a reader takes them.
+"""The known errors of a result, one entry per error, in the order a reader takes them.
 
-The summary's order is the groups' (``groups`` in the JSON shape: the matcher's order for a
-whole log, root cause first once the matcher gives one); a group is a known error only
-when its record also has a confident match (a group can be a bare scan hit). Matches whose
-record has no group follow in the matches' own order, so nothing confident is dropped.
+The order and the counts are the answers' (``answers`` in the JSON shape: one per piece of
+text read, root cause first, the same list the paste page's summary and cards show); the
+other records read on the same text (``alternative_of`` set) are not errors of their own.
+A shape without ``answers`` (an older server) is read by its groups: a group is a known
+error only when its record also has a confident match (a group can be a bare scan hit).
+Matches with neither follow in the matches' own order, so nothing confident is dropped.
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ def headline(found: list[KnownError], verb: str) -> str:
 def known_errors(data: dict[str, Any]) -> list[KnownError]:
     first: dict[str, dict[str, Any]] = {}
     for m in data.get("matches", []):
-        first.setdefault(m["record_id"], m)
+        if not m.get("alternative_of"):
+            first.setdefault(m["record_id"], m)
     out: list[KnownError] = []
-    for g in data.get("groups", []):
+    rows = data["answers"] if "answers" in data else data.get("groups", [])
+    for g in rows:
         m = first.pop(g["record_id"], None)
         if m is not None:
             out.append(

@@ -1,0 +1,320 @@
+"""What the paste itself says about which software raised its errors.
+
+A phrase such as ``must not be empty`` is in the source of several projects; the paste
+around it usually says which one printed it: the file paths and module names of its
+frames (``site-packages/django/``, ``org.apache.kafka.``, ``risingwave_stream::``,
+``go.etcd.io/etcd``), the exception class printed beside the message
+(``ImproperlyConfigured: ...``), and, strongest of all, a Python traceback quoting the
+very line of source that raised it (``raise ImproperlyConfigured("The SECRET_KEY ...")``
+under ``File ".../django/conf/__init__.py"``).
+
+This module reads that context once per paste (`read_context`) and weighs each confident
+candidate against the facts of its record (`RecordFacts`: repository, file, exception
+class), handed in by the caller, who owns the records. It also marks the lines a
+traceback quotes from source code: such a line is evidence of where an error was raised,
+never the error's message (its values would be the source's placeholders, ``'%s'``).
+
+Repositories are never named here: a record's repository counts as pointed at when the
+last part of its name (``django`` of ``django/django``) is a component of a file path or
+module name in the paste, so a new repository needs no code. Every regex is a run of
+character classes without nested repetition, and each scan is bounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .rank import Candidate
+
+# Values: the weight of each kind of evidence in the choice between readings of one text.
+RAISING_LINE = 4  # the traceback quotes the record's own raising line
+SAME_FILE = 2  # a frame (or module path) in the record's file
+SAME_CLASS = 1  # the exception class printed beside the message is the record's
+SAME_REPO = 1  # frames or module names point at the record's repository
+OTHER_CLASS = -1  # a different exception class is printed beside the message
+OTHER_REPO = -2  # the paste's frames point at other software, never at this repository
+
+MAX_LOCATIONS = 2000  # paths and module names read from one paste
+MAX_CODE_LINES = 5000  # quoted source lines marked in one paste
+_CLASS_HEAD = 200  # characters before a match searched for the exception class
+
+# `File "path", line N, in func` (Python tracebacks)
+_PY_FRAME = re.compile(r'^([ \t]*)File "([^"\n]{1,400})", line (\d{1,7})', re.MULTILINE)
+# A run of the characters paths and module names are made of (one class, greedy: linear);
+# a run is a location when it holds a separator (`/`, `\\`, `::`, or two dots).
+_TOKEN = re.compile(r"[\w.$@+/\\:-]+")
+MAX_TOKEN = 400  # characters of a run read
+AROUND_LINES = 60  # lines each side of a match searched for paths and module names
+MAX_AROUND_CHARS = 200_000
+_PYTEST_SOURCE = re.compile(r"^>[ \t]{2,}", re.MULTILINE)
+_SPLIT = re.compile(r"[/\\.:$]+")
+# `pkg.mod.ClassName: ` or `ClassName: ` right before a message (Python, Java, Kotlin)
+_CLASS_BEFORE = re.compile(r"(?:^|[\s(\[])(?:[\w$]+\.)*([A-Z][\w$]*)\s*:\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """What the caller knows of a record that the paste can confirm or contradict."""
+
+    repo: str = ""
+    file_path: str = ""
+    error_class: str = ""
+    line_number: int | None = None
+
+
+FactsOf = Callable[[Iterable[str]], Mapping[str, RecordFacts]]
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A Python traceback frame and the source lines it quotes."""
+
+    path: str
+    line: int
+    quoted: tuple[str, ...]  # the source lines it quotes
+
+
+@dataclass(slots=True)
+class Context:
+    """The paste's own evidence, read once."""
+
+    frames: list[Frame] = field(default_factory=list)
+    code_lines: set[int] = field(default_factory=set)  # starts of quoted source lines
+    components: set[str] = field(default_factory=set)  # lowercased path/module parts
+    locations: list[str] = field(default_factory=list)  # "/"-joined, lowercased
+
+    def read_locations(self, text: str, near: Iterable[int]) -> None:
+        """The file paths and module names of the paste around the offsets ``near`` (a
+        match's frames are printed beside it; a whole log is not read end to end)."""
+        spans: list[tuple[int, int]] = []
+        for at in sorted(set(near)):
+            start = end = at
+            for _ in range(AROUND_LINES):
+                start = text.rfind("\n", 0, max(0, start - 1)) + 1
+                if start <= 0:
+                    break
+            for _ in range(AROUND_LINES):
+                nl = text.find("\n", end + 1)
+                if nl < 0:
+                    end = len(text)
+                    break
+                end = nl
+            if spans and start <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+        budget = MAX_AROUND_CHARS
+        found = 0
+        for start, end in spans:
+            end = min(end, start + budget)
+            budget -= end - start
+            for m in _TOKEN.finditer(text, start, end):
+                tok = m.group(0)[:MAX_TOKEN]
+                if "/" in tok or "\\" in tok or "::" in tok or tok.count(".") >= 2:
+                    self._add_location(tok)
+                    found += 1
+                    if found >= MAX_LOCATIONS:
+                        break
+            if budget <= 0 or found >= MAX_LOCATIONS:
+                break
+        for fr in self.frames:
+            self._add_location(fr.path)
+
+    def _add_location(self, where: str) -> None:
+        parts = [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
+        if len(parts) < 2:
+            return
+        self.components.update(parts)
+        self.locations.append("/".join(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class Weighed:
+    """A candidate's evidence: its weight and one phrase per piece, for "Why this match"."""
+
+    weight: int = 0
+    notes: tuple[str, ...] = ()
+    raising_line: bool = False
+    other_repo: bool = False
+
+
+def read_context(text: str) -> Context:
+    """The traceback frames and quoted source lines (before confirming: which lines are
+    code decides where a pattern is confirmed); paths and module names are read later,
+    by `Context.read_locations`, only when there is a confident match to weigh."""
+    ctx = Context()
+    if 'File "' in text:
+        _python_frames(text, ctx)
+    if "\n>  " in text or text.startswith(">  "):
+        _pytest_lines(text, ctx)
+    return ctx
+
+
+def _python_frames(text: str, ctx: Context) -> None:
+    """Each traceback frame, and the lines under it that quote source (indented deeper
+    than the ``File`` line; the ``^^^`` markers of Python 3.11 included)."""
+    for m in _PY_FRAME.finditer(text):
+        if len(ctx.code_lines) >= MAX_CODE_LINES:
+            return
+        indent = len(m.group(1))
+        pos = text.find("\n", m.end())
+        code: list[tuple[int, int]] = []
+        while pos >= 0 and len(code) < 8:
+            start = pos + 1
+            nl = text.find("\n", start)
+            end = len(text) if nl < 0 else nl
+            line = text[start:end]
+            body = line.lstrip(" \t")
+            if not body or len(line) - len(body) <= indent or body.startswith('File "'):
+                break
+            code.append((start, end))
+            ctx.code_lines.add(start)
+            pos = nl
+        quoted = tuple(text[s:e] for s, e in code)
+        ctx.frames.append(Frame(m.group(2), int(m.group(3)), quoted))
+
+
+def _pytest_lines(text: str, ctx: Context) -> None:
+    """pytest's report quotes the failing source line after a ``>`` and an indent (a
+    Markdown quote has one space, so it is not taken for code)."""
+    for m in _PYTEST_SOURCE.finditer(text):
+        if len(ctx.code_lines) >= MAX_CODE_LINES:
+            return
+        ctx.code_lines.add(m.start())
+
+
+def _tail(path: str, n: int) -> str:
+    parts = [p.lower() for p in _SPLIT.split(path) if p]
+    if parts and parts[-1] in ("py", "pyx", "java", "scala", "kt", "rs", "go"):
+        parts = parts[:-1]
+    return "/".join(parts[-n:])
+
+
+def repo_name(repo: str) -> str:
+    """The part of ``owner/name`` that shows in paths and module names."""
+    return repo.rsplit("/", 1)[-1].lower()
+
+
+def points_at(ctx: Context, repo: str) -> bool:
+    name = repo_name(repo)
+    if not name:
+        return False
+    if name in ctx.components:
+        return True
+    return any(c.startswith((name + "_", name + "-")) for c in ctx.components)
+
+
+def printed_class(line_text: str, start_in_line: int) -> str:
+    """The exception class printed right before the message on its line, or ""."""
+    head = line_text[max(0, start_in_line - _CLASS_HEAD) : start_in_line]
+    m = _CLASS_BEFORE.search(head)
+    return m.group(1) if m else ""
+
+
+def weigh(
+    ctx: Context,
+    facts: RecordFacts | None,
+    line_text: str,
+    start_in_line: int,
+    literal: str,
+    repos: set[str],
+) -> Weighed:
+    """The evidence for one candidate: ``line_text`` is the line it matched on,
+    ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
+    the record's pattern (found in a quoted source line, it names the raising line);
+    ``repos`` the repositories of every candidate, to say where frames point instead."""
+    weight = 0
+    notes: list[str] = []
+    raising = False
+    other = False
+    if facts is None:
+        return Weighed()
+    cls = printed_class(line_text, start_in_line)
+    own_class = facts.error_class.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    if cls and own_class:
+        if cls == own_class:
+            weight += SAME_CLASS
+            notes.append(f"the exception class printed beside the message, {cls}, is the record's")
+        else:
+            weight += OTHER_CLASS
+            notes.append(
+                f"the paste prints {cls} beside the message; the record raises {own_class}"
+            )
+    if facts.file_path:
+        tail2 = _tail(facts.file_path, 2)
+        for fr in ctx.frames:
+            if _tail(fr.path, 2) != tail2 or not literal:
+                continue
+            if any(literal in q for q in fr.quoted):
+                raising = True
+                weight += RAISING_LINE
+                notes.append(
+                    f'the traceback quotes the record\'s own raising line (File "{fr.path}", '
+                    f"line {fr.line}): the strongest evidence there is"
+                )
+                break
+        if (
+            not raising
+            and tail2
+            and any(
+                loc == tail2 or loc.endswith("/" + tail2) or f"/{tail2}/" in loc
+                for loc in ctx.locations
+            )
+        ):
+            weight += SAME_FILE
+            notes.append(f"a frame of the paste is in the record's file, {facts.file_path}")
+    if facts.repo and ctx.components:
+        if points_at(ctx, facts.repo):
+            weight += SAME_REPO
+            notes.append(f"the paste's file paths and module names point at {facts.repo}")
+        else:
+            elsewhere = sorted(r for r in repos if r != facts.repo and points_at(ctx, r))
+            if elsewhere:
+                other = True
+                weight += OTHER_REPO
+                notes.append(
+                    f"the paste's frames point at {', '.join(elsewhere)}, not at {facts.repo}"
+                )
+    notes.sort(key=lambda n: not n.startswith("the traceback quotes"))
+    return Weighed(weight, tuple(notes), raising, other)
+
+
+SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not point at,
+# is a phrase many projects print, not that software's error
+
+
+def judge(
+    sure: list[Candidate],
+    unsure: list[tuple[Candidate, str]],
+    ctx: Context,
+    keys: list[list[str]],
+    facts: Mapping[str, RecordFacts],
+    repos: set[str],
+    literal_of: Callable[[int], str],
+) -> tuple[list[Candidate], list[tuple[Candidate, str]], dict[int, tuple[list[str], Weighed]]]:
+    """Weigh every confident candidate; the records behind one pattern put the one the
+    paste points at first; a short phrase of software the paste's frames do not point at
+    becomes a suggestion. Returns (sure, unsure, pid -> (keys, evidence))."""
+    judged: dict[int, tuple[list[str], Weighed]] = {}
+    kept: list[Candidate] = []
+    for c in sure:
+        ks = keys[c.pid]
+        lit = literal_of(c.pid)
+        at = c.start - c.line_start
+        scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos), k) for k in ks]
+        order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
+        best = scored[order[0]][0]
+        judged[c.pid] = ([ks[i] for i in order], best)
+        if best.other_repo and best.weight < 0 and c.literal_exact < SHARED_PHRASE_CHARS:
+            unsure.append((c, f"a phrase other software prints too: {best.notes[-1]}"))
+        else:
+            kept.append(c)
+    return kept, unsure, judged
+
+
+def longest_literal(pieces: Iterable[object]) -> str:
+    """The longest fixed text of a template pattern's pieces ("" for an opaque one)."""
+    texts = [getattr(p, "text", None) for p in pieces]
+    return max((t for t in texts if t), key=len, default="")
