@@ -84,6 +84,7 @@ class Context:
     code_lines: set[int] = field(default_factory=set)  # starts of quoted source lines
     components: set[str] = field(default_factory=set)  # lowercased path/module parts
     locations: list[str] = field(default_factory=list)  # "/"-joined, lowercased
+    _blocks: dict[int, set[str]] = field(default_factory=dict)
 
     def read_locations(self, text: str, near: Iterable[int]) -> None:
         """The file paths and module names of the paste around the offsets ``near`` (a
@@ -123,11 +124,31 @@ class Context:
             self._add_location(fr.path)
 
     def _add_location(self, where: str) -> None:
-        parts = [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
+        parts = _parts(where)
         if len(parts) < 2:
             return
         self.components.update(parts)
         self.locations.append("/".join(parts))
+
+    def block_components(self, text: str, line_start: int) -> set[str]:
+        """Path and module parts of the error block around the line at ``line_start``:
+        the line, the log line above it, the indented frames above it (a Python
+        traceback) and the frames below it (a Java or Go stack trace). Only these say
+        that the error on this line was raised by other software; a frame of another
+        error further away in the same log says nothing about it."""
+        got = self._blocks.get(line_start)
+        if got is not None:
+            return got
+        start, end = _block(text, line_start)
+        parts: set[str] = set()
+        for m in _TOKEN.finditer(text, start, end):
+            tok = m.group(0)[:MAX_TOKEN]
+            if "/" in tok or "\\" in tok or "::" in tok or tok.count(".") >= 2:
+                found = _parts(tok)
+                if len(found) >= 2:
+                    parts.update(found)
+        self._blocks[line_start] = parts
+        return parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +206,58 @@ def _pytest_lines(text: str, ctx: Context) -> None:
         ctx.code_lines.add(m.start())
 
 
+def _parts(where: str) -> list[str]:
+    return [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
+
+
+BLOCK_LINES = 200  # lines walked each way from a match for its error block
+
+
+def _indented(line: str) -> bool:
+    return line[:1] in (" ", "\t")
+
+
+def _block(text: str, line_start: int) -> tuple[int, int]:
+    """(start, end) of the error block around the line at ``line_start``."""
+    start = line_start
+    pos = line_start
+    for _ in range(BLOCK_LINES):  # the frames above, when they are a Python traceback's
+        if pos <= 0:
+            break
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        line = text[prev : pos - 1]
+        if line.startswith("Traceback (most recent"):
+            start = prev
+            break
+        if not _indented(line):
+            break
+        pos = prev
+    if start == line_start and start > 0:  # else the log line that printed it, if plain
+        prev = text.rfind("\n", 0, start - 1) + 1
+        line = text[prev : start - 1]
+        if line.strip() and not _indented(line):
+            start = prev
+    end = text.find("\n", line_start)
+    end = len(text) if end < 0 else end
+    for _ in range(BLOCK_LINES):
+        if end >= len(text):
+            break
+        nl = text.find("\n", end + 1)
+        stop = len(text) if nl < 0 else nl
+        line = text[end + 1 : stop]
+        after = text[stop + 1 : stop + 2] if nl >= 0 else ""
+        if (
+            _indented(line)
+            or not line.strip()
+            or line.startswith(("Caused by", "goroutine ", "..."))
+            or after in (" ", "\t")
+        ):
+            end = stop
+        else:
+            break
+    return start, end
+
+
 def _tail(path: str, n: int) -> str:
     parts = [p.lower() for p in _SPLIT.split(path) if p]
     if parts and parts[-1] in ("py", "pyx", "java", "scala", "kt", "rs", "go"):
@@ -198,12 +271,15 @@ def repo_name(repo: str) -> str:
 
 
 def points_at(ctx: Context, repo: str) -> bool:
-    name = repo_name(repo)
+    return _named(ctx.components, repo_name(repo))
+
+
+def _named(components: set[str], name: str) -> bool:
     if not name:
         return False
-    if name in ctx.components:
+    if name in components:
         return True
-    return any(c.startswith((name + "_", name + "-")) for c in ctx.components)
+    return any(c.startswith((name + "_", name + "-")) for c in components)
 
 
 def printed_class(line_text: str, start_in_line: int) -> str:
@@ -220,11 +296,14 @@ def weigh(
     start_in_line: int,
     literal: str,
     repos: set[str],
+    block: set[str] | None = None,
 ) -> Weighed:
     """The evidence for one candidate: ``line_text`` is the line it matched on,
     ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
     the record's pattern (found in a quoted source line, it names the raising line);
-    ``repos`` the repositories of every candidate, to say where frames point instead."""
+    ``repos`` every repository the records come from, to say where frames point
+    instead, and ``block`` the path parts of the match's own error block (only those
+    can say that other software raised it)."""
     weight = 0
     notes: list[str] = []
     raising = False
@@ -270,7 +349,8 @@ def weigh(
             weight += SAME_REPO
             notes.append(f"the paste's file paths and module names point at {facts.repo}")
         else:
-            elsewhere = sorted(r for r in repos if r != facts.repo and points_at(ctx, r))
+            near = block if block is not None else ctx.components
+            elsewhere = sorted(r for r in repos if r != facts.repo and _named(near, repo_name(r)))
             if elsewhere:
                 other = True
                 weight += OTHER_REPO
@@ -286,6 +366,7 @@ SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not
 
 
 def judge(
+    text: str,
     sure: list[Candidate],
     unsure: list[tuple[Candidate, str]],
     ctx: Context,
@@ -303,7 +384,8 @@ def judge(
         ks = keys[c.pid]
         lit = literal_of(c.pid)
         at = c.start - c.line_start
-        scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos), k) for k in ks]
+        block = ctx.block_components(text, c.line_start)
+        scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos, block), k) for k in ks]
         order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
         best = scored[order[0]][0]
         judged[c.pid] = ([ks[i] for i in order], best)

@@ -390,7 +390,7 @@ class Matcher(cache.Pickled):
             wanted = [k for c in sure for k in self._keys[c.pid]]
             known = facts(wanted) if facts is not None else {}
             sure, unsure, judged = judge(
-                sure, unsure, ctx, self._keys, known, repos or set(),
+                ntext, sure, unsure, ctx, self._keys, known, repos or set(),
                 lambda pid: longest_literal(self._analysis(pid).pieces or ()),
             )  # fmt: skip
         elapsed = (time.perf_counter() - t0) * 1000
