@@ -5,7 +5,9 @@ Pure Python (no Django). See docs/matcher-interface.md for the contract; the pie
 content hash), `cache` (the whole built matcher cached under the hash of its specs, and
 bounded clean-up of the cache directory), `engine` (scan, confirm, orchestration),
 `confirm` (regex-free confirms of template patterns), `rank` (confidence and order),
-`report`, `suggest`, `lineclass`, `worddiff`, `rootcause`.
+`evidence` (what the paste's frames, exception classes and quoted source say of which
+software raised an error), `report` (overlapping readings folded into one answer each),
+`suggest`, `lineclass`, `worddiff`, `rootcause`.
 
 Extensions to the documented interface:
 
@@ -27,6 +29,10 @@ Extensions to the documented interface:
   pasted line) and `Group.order` / `reason` / `cause` (`rootcause`: a whole log's groups
   root cause first, each saying why it is where it is).
 
+* `Matcher.match(text, facts=..., repos=...)` and `MatchReport.answers`: one `Answer`
+  per error of the paste (the best reading of one piece of text, the others as
+  alternatives), chosen with the paste's own evidence (`evidence.RecordFacts`).
+
 Thread safety: one Matcher may be shared by threads; each thread gets its own Hyperscan
 scratch per shard (threading.local). `with_changes` returns a new Matcher and never
 mutates the old one, so swapping the reference is the only synchronisation needed.
@@ -34,19 +40,33 @@ mutates the old one, so swapping the reference is the only synchronisation neede
 
 from __future__ import annotations
 
+from .evidence import RecordFacts
 from .matcher import Matcher
 from .patterns import analyse
 from .shards import HS_FLAGS_OPAQUE, HS_FLAGS_TEMPLATE, _hs_accepts, _re2_accepts
-from .types import Admission, Group, Match, MatchReport, PasteTooLarge, PatternSpec, Suggestion
+from .types import (
+    Admission,
+    Alternative,
+    Answer,
+    Group,
+    Match,
+    MatchReport,
+    PasteTooLarge,
+    PatternSpec,
+    Suggestion,
+)
 
 __all__ = [
     "Admission",
+    "Alternative",
+    "Answer",
     "Group",
     "Match",
     "MatchReport",
     "Matcher",
     "PasteTooLarge",
     "PatternSpec",
+    "RecordFacts",
     "Suggestion",
     "admit_pattern",
 ]
