@@ -238,3 +238,37 @@ def test_one_error_seen_once_reads_in_the_singular() -> None:
     assert render("markdown", one).startswith("### 1 known error in this log (1 occurrence)\n")
     notice = parse_commands(render("github", one))[-1][2]
     assert notice == "1 known error found (1 occurrence); 1 possible (warnings)."
+
+
+def with_alternative() -> dict[str, Any]:
+    """r4 read the same text as r2 and lost to it: one error, not two."""
+    data = result()
+    r2 = data["matches"][2]
+    r2["also_matches"] = [
+        {"record_id": "r4", "slug": "shorter", "repo": "org/x", "why": "reads fewer words"}
+    ]
+    r2["evidence"] = ["the exception class printed beside the message, Boom, is the record's"]
+    alt = {**r2, "record_id": "r4", "slug": "shorter", "alternative_of": "r2", "score": 4.0}
+    alt.pop("also_matches")
+    data["matches"].append(alt)
+    data["answers"] = [
+        {"record_id": "r2", "count": 1, "first_line": 5, "last_line": 5, "reason": "root"},
+        {"record_id": "r1", "count": 2, "first_line": 3, "last_line": 9},
+    ]
+    return data
+
+
+def test_an_alternative_reading_is_listed_under_its_error_never_as_one() -> None:
+    data = with_alternative()
+    assert known_count(data) == 2
+    md = render("markdown", data)
+    assert md.startswith("### 2 known errors in this log (3 occurrences)")
+    assert "Also matches: org/x shorter, not chosen: reads fewer words" in md
+    assert "Evidence: the exception class printed beside the message, Boom" in md
+    errors = [c for c in parse_commands(render("github", data)) if c[0] == "error"]
+    assert len(errors) == 2
+    assert "Also matches shorter (org/x), not chosen: reads fewer words" in errors[0][2]
+    text = render("text", data)
+    assert "also matches r4 (org/x): reads fewer words" in text
+    assert "line 5: other (r2, org/other)" in text.splitlines()[0]
+    assert not any(line.startswith("line 5: shorter") for line in text.splitlines())

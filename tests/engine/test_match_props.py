@@ -16,6 +16,7 @@ matcher's share of ``tests/fuzz_budget.py``.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 import string
@@ -377,6 +378,16 @@ def check_report(report: MatchReport, text: str) -> None:
         assert isinstance(x.reason, str)
         assert x.reason
         assert x.line is None or 1 <= x.line <= n_lines
+
+    # one answer per piece of text: no two answers' spans overlap; the answers are the
+    # best readings among the matches, each other reading lost to one of them
+    spans = sorted(a.match.span for a in report.answers)
+    assert all(x[1] <= y[0] for x, y in itertools.pairwise(spans)), spans
+    best = [x.key for x in report.matches if not demoted(x)[0]]
+    assert sorted(a.key for a in report.answers) == sorted(best)
+    alternatives = {x.key for a in report.answers for x in a.alternatives}
+    assert alternatives == {x.key for x in report.matches if demoted(x)[0]}
+    assert all(a.count >= 1 and a.first_line <= a.last_line for a in report.answers)
 
     group_keys = [g.key for g in report.groups]
     assert len(group_keys) == len(set(group_keys))
