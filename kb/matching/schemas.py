@@ -13,6 +13,15 @@ class MatchIn(Schema):
     text: str = Field(description="The pasted text: one line or a whole log.")
 
 
+class AlsoMatch(Schema):
+    """Another record that read the same text as a match, and why it was not chosen."""
+
+    record_id: str
+    slug: str
+    repo: str
+    why: str
+
+
 class MatchHit(Schema):
     record_id: str
     slug: str
@@ -22,6 +31,21 @@ class MatchHit(Schema):
     text: str
     captures: list[str]
     score: float
+    kind: str = Field(
+        "exact", description="exact, or a partial match: relaxed, truncated, diverged, fuzzy"
+    )
+    evidence: list[str] = Field(
+        [], description="what in the paste says this record raised it (frames, class, ...)"
+    )
+    alternative_of: str | None = Field(
+        None, description="record_id of the better match that read the same text"
+    )
+    count: int | None = Field(
+        None, description="occurrences of this error in the input (best readings only)"
+    )
+    also_matches: list[AlsoMatch] = Field(
+        [], description="the other records that read the same text (best readings only)"
+    )
 
 
 class WordChange(Schema):
@@ -70,6 +94,18 @@ class MatchGroup(Schema):
     cause: str | None = Field(description="record_id of the error this one is a consequence of")
 
 
+class MatchAnswer(Schema):
+    """One error of the input: the page's card and summary row, in the order to read them."""
+
+    record_id: str
+    count: int = Field(description="occurrences in the input (a multi-line message once)")
+    first_line: int
+    last_line: int
+    order: int
+    reason: str
+    cause: str | None
+
+
 class MatchOut(Schema):
     """What ``manage.py match --json`` prints (more keys may follow: normalisation,
     reasons); tools rely on these keys, so they only ever grow."""
@@ -77,4 +113,7 @@ class MatchOut(Schema):
     matches: list[MatchHit]
     suggestions: list[MatchSuggestion]
     groups: list[MatchGroup] = []
+    answers: list[MatchAnswer] = Field(
+        [], description="one per error (each piece of text read once), root cause first"
+    )
     elapsed_ms: float
