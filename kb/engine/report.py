@@ -8,11 +8,12 @@ whole log) can change without touching scanning or ranking.
 from __future__ import annotations
 
 from collections.abc import Set
+from dataclasses import replace
 from typing import Any
 
 from .evidence import Weighed
 from .rank import Candidate, order_key
-from .rootcause import Occurrences, order_groups
+from .rootcause import Occurrences, link_answers, order_groups
 from .textmap import HitLine
 from .types import Alternative, Answer, Group, Match, MatchReport, Suggestion
 from .worddiff import WordDiff, word_diff
@@ -111,11 +112,30 @@ def build_report(
     unscanned = [
         Occurrences(built[i].key, 1, built[i].line, built[i].line, True, [sure[i].line_start])
         for i in bests
-        if sure[i].pid not in full
+        if all(h.cstart in code_lines for h in full.get(sure[i].pid, {}).values())
     ]
     groups = _groups(keys, norm, full, set(chosen), order, alt_pids, chosen, code_lines, unscanned)
     answers = _answers(bests, lost, sure, built, weight, groups)
+    if order:
+        answers = link_answers(answers, norm.original)
+        groups = _in_answer_order(groups, answers)
     return MatchReport(matches, suggestions, groups, norm, elapsed_ms, notes, answers)
+
+
+def _in_answer_order(groups: list[Group], answers: list[Answer]) -> list[Group]:
+    """The groups with the answers' places, reasons and causes: the confident ones in the
+    answers' order, then the others (scan hits short of confident) as they were."""
+    by_key = {a.key: a for a in answers}
+    confident = [g for g in groups if g.key in by_key]
+    rest = [g for g in groups if g.key not in by_key]
+    confident = [
+        replace(g, order=by_key[g.key].order, reason=by_key[g.key].reason,
+                cause=by_key[g.key].cause)
+        for g in confident
+    ]  # fmt: skip
+    confident.sort(key=lambda g: g.order)
+    n = len(confident)
+    return confident + [replace(g, order=n + i + 1) for i, g in enumerate(rest)]
 
 
 def _clusters(spans: list[tuple[int, int]]) -> list[list[int]]:

@@ -17,10 +17,10 @@ Record tags are not used as hints: a tag says what an error is about, not what i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .lineclass import INFO_WORDS, is_frame, is_infoish
-from .types import Group
+from .types import Answer, Group
 
 CAUSED = "Caused by"  # Java "Caused by: x.Y: msg"; anyhow "Caused by:" and its list
 PY_MARKERS = (
@@ -355,3 +355,69 @@ def _reason(
     if placed == 0 and items[i].confident:
         return "first error in the log"
     return f"first seen on line {items[i].first_line}"
+
+
+# `request_id=abc123`, `"trace_id": "4bf92f35"`, `X-Request-ID: 9f1c…`: one request's errors
+_REQUEST_ID = re.compile(
+    r"(?i)\b(?:x-)?(?:request|req|trace|correlation)[_-]?id[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"([\w.:/-]{6,80})"
+)
+GO_CHAIN = ": "  # Go's fmt.Errorf("...: %w", err) prints the wrapped error after this
+LINK_LINE_CHARS = 4000  # characters of a line searched for an id or a chained message
+
+
+def link_answers(answers: list[Answer], text: str) -> list[Answer]:
+    """Errors a chained exception does not link, linked by what else ties them: the same
+    request or trace id on both lines, or a Go error chain (a later line ending with
+    ``": "`` and an earlier error's message: the later one wraps it). A consequence comes
+    right after the error it follows, and its reason names the link; the earlier error
+    is the cause, so links never form a cycle. ``text`` is the original paste."""
+    if len(answers) < 2:
+        return answers
+    line_of: dict[str, str] = {}
+    ids: dict[str, set[str]] = {}
+    for a in answers:
+        s, e = a.match.span
+        ls = text.rfind("\n", 0, s) + 1
+        le = text.find("\n", e)
+        line = text[ls : len(text) if le < 0 else le][:LINK_LINE_CHARS]
+        line_of[a.key] = line
+        ids[a.key] = set(_REQUEST_ID.findall(line))
+    links: dict[str, tuple[Answer, str]] = {}
+    for b in answers:
+        if b.cause is not None:
+            continue
+        for a in answers:
+            if a is b or a.first_line >= b.first_line:
+                continue
+            shared = ids[a.key] & ids[b.key]
+            if shared:
+                links[b.key] = (a, f"the same request id {min(shared)}")
+                break
+            inner = a.match.text.strip()
+            if inner and line_of[b.key].rstrip().endswith(GO_CHAIN + inner):
+                why = f"a Go error chain (this message ends with the error of line {a.first_line})"
+                links[b.key] = (a, why)
+                break
+    if not links:
+        return answers
+    children: dict[str, list[Answer]] = {}
+    for b in answers:
+        if b.key in links:
+            children.setdefault(links[b.key][0].key, []).append(b)
+    out: list[Answer] = []
+
+    def place(a: Answer) -> None:
+        link = links.get(a.key)
+        if link is not None:
+            cause, why = link
+            reason = f"consequence of the error on line {cause.first_line}, linked by {why}"
+            a = replace(a, reason=reason, cause=cause.key)
+        out.append(replace(a, order=len(out) + 1))
+        for child in children.get(a.key, ()):
+            place(child)
+
+    for a in answers:
+        if a.key not in links:
+            place(a)
+    return out

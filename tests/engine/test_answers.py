@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from kb.engine import Matcher
+from kb.engine import Matcher, PatternSpec
 from kb.engine.evidence import FactsOf, RecordFacts
 from tests.datasets import ALL_RECORDS, requires_dataset
 from tests.engine import samples as S
@@ -153,3 +153,61 @@ def facts_of(by_id: dict[str, dict]) -> FactsOf:
         }
 
     return facts
+
+
+LINKED = [
+    PatternSpec("pool", r"connection pool exhausted after (.+?) waiting", "pool {}"),
+    PatternSpec("render", r"failed to render the dashboard for (.+?)", "render {}"),
+    PatternSpec("disk", r"no space left on device while writing (.+?)", "disk {}"),
+    PatternSpec("apply", r"failed to apply the change set: (.+?)", "apply: %w"),
+    PatternSpec("quorum", r"etcdserver: request timed out waiting for quorum", "quorum"),
+]
+
+# Go services' JSON log lines: two errors of one request, and an unrelated one between.
+REQUEST_LOG = """\
+{"level":"error","ts":"2024-03-01T10:00:00.101Z","msg":"connection pool exhausted after 30s waiting","request_id":"7f3c9a1e-42"}
+{"level":"error","ts":"2024-03-01T10:00:00.140Z","msg":"no space left on device while writing wal-0003","request_id":"c0ffee00-17"}
+{"level":"error","ts":"2024-03-01T10:00:00.180Z","msg":"failed to render the dashboard for team-7","request_id":"7f3c9a1e-42"}
+"""  # noqa: E501
+
+# An etcd client logging the error, then the caller logging it wrapped (fmt.Errorf %w).
+GO_CHAIN_LOG = """\
+2024-03-01T10:00:00.101Z\twarn\tetcdserver: request timed out waiting for quorum
+2024-03-01T10:00:00.102Z\terror\tfailed to apply the change set: etcdserver: request timed out waiting for quorum
+"""  # noqa: E501
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory: pytest.TempPathFactory) -> Matcher:
+    return Matcher.build(LINKED, cache_dir=tmp_path_factory.mktemp("linked"))
+
+
+def test_the_same_request_id_links_two_errors_and_says_so(linked: Matcher) -> None:
+    rep = linked.match(REQUEST_LOG)
+    assert [a.key for a in rep.answers] == ["pool", "render", "disk"]
+    _pool, render, disk = rep.answers
+    assert render.cause == "pool"
+    assert render.reason == (
+        "consequence of the error on line 1, linked by the same request id 7f3c9a1e-42"
+    )
+    assert disk.cause is None
+    assert [a.order for a in rep.answers] == [1, 2, 3]
+    assert [(g.key, g.order, g.cause) for g in rep.groups if g.confident] == [
+        ("pool", 1, None),
+        ("render", 2, "pool"),
+        ("disk", 3, None),
+    ]
+
+
+def test_unrelated_lines_are_never_a_consequence(linked: Matcher) -> None:
+    text = REQUEST_LOG.replace("c0ffee00-17", "0badf00d-99").replace("7f3c9a1e-42", "x", 1)
+    rep = linked.match(text)
+    assert all(a.cause is None for a in rep.answers)
+    assert not any("consequence" in a.reason for a in rep.answers)
+
+
+def test_a_go_error_chain_links_the_wrapper_to_the_error_it_wraps(linked: Matcher) -> None:
+    rep = linked.match(GO_CHAIN_LOG)
+    assert [a.key for a in rep.answers] == ["quorum", "apply"]
+    assert rep.answers[1].cause == "quorum"
+    assert "linked by a Go error chain" in rep.answers[1].reason
