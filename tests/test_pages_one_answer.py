@@ -105,3 +105,13 @@ def test_the_summary_rows_are_the_cards_in_the_same_order(client: Client, record
     assert rows == carded == ["06afaf5115e90cca", "3358a242ac30556c", "3d48507c0fdbb943"]
     counts = re.findall(r"<td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>", table.group(0))
     assert [c[0] for c in counts] == ["1", "1", "3"]
+
+
+def test_a_paste_cut_at_the_raise_line_shows_no_placeholder_as_a_value(
+    client: Client, records: None
+) -> None:
+    cut = S.PY_INVALID_FILTER.rsplit("django.template", 1)[0]
+    (card,) = cards(page(client, cut))
+    assert 'href="/records/548dd4f336d6880e/"' in card
+    assert '<div class="captures">' not in card  # its only value would be `%s`
+    assert "raising line a traceback quotes" in card

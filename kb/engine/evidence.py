@@ -25,8 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .rank import Candidate
+from .rank import Candidate, confident, order_key
 
 # Values: the weight of each kind of evidence in the choice between readings of one text.
 RAISING_LINE = 4  # the traceback quotes the record's own raising line
@@ -42,9 +43,10 @@ _CLASS_HEAD = 200  # characters before a match searched for the exception class
 
 # `File "path", line N, in func` (Python tracebacks)
 _PY_FRAME = re.compile(r'^([ \t]*)File "([^"\n]{1,400})", line (\d{1,7})', re.MULTILINE)
-# A run of the characters paths and module names are made of (one class, greedy: linear);
-# a run is a location when it holds a separator (`/`, `\\`, `::`, or two dots).
-_TOKEN = re.compile(r"[\w.$@+/\\:-]+")
+# Runs of the characters paths and module names are made of, split apart at C speed (no
+# backtracking whatever the text); a run is a location when it holds `/`, `\\`, `::` or
+# two dots (`ValueError:` and `3.14` are not).
+_NOT_LOCATION = re.compile(r"[^\w$@+/\\.:-]+")
 MAX_TOKEN = 400  # characters of a run read
 AROUND_LINES = 60  # lines each side of a match searched for paths and module names
 MAX_AROUND_CHARS = 200_000
@@ -82,14 +84,20 @@ class Context:
 
     frames: list[Frame] = field(default_factory=list)
     code_lines: set[int] = field(default_factory=set)  # starts of quoted source lines
+    # a last frame's quoted lines (the source that raised) -> start of the line after them
+    raise_lines: dict[int, int] = field(default_factory=dict)
     components: set[str] = field(default_factory=set)  # lowercased path/module parts
     locations: list[str] = field(default_factory=list)  # "/"-joined, lowercased
+    pairs: set[str] = field(default_factory=set)  # every two adjacent parts of a location
     _blocks: dict[int, set[str]] = field(default_factory=dict)
 
     def read_locations(self, text: str, near: Iterable[int]) -> None:
         """The file paths and module names of the paste around the offsets ``near`` (a
         match's frames are printed beside it; a whole log is not read end to end)."""
         spans: list[tuple[int, int]] = []
+        if len(text) <= MAX_AROUND_CHARS:  # a paste: read it whole, once
+            spans.append((0, len(text)))
+            near = ()
         for at in sorted(set(near)):
             start = end = at
             for _ in range(AROUND_LINES):
@@ -111,13 +119,11 @@ class Context:
         for start, end in spans:
             end = min(end, start + budget)
             budget -= end - start
-            for m in _TOKEN.finditer(text, start, end):
-                tok = m.group(0)[:MAX_TOKEN]
-                if "/" in tok or "\\" in tok or "::" in tok or tok.count(".") >= 2:
-                    self._add_location(tok)
-                    found += 1
-                    if found >= MAX_LOCATIONS:
-                        break
+            for tok in _locations(text[start:end]):
+                self._add_location(tok[:MAX_TOKEN])
+                found += 1
+                if found >= MAX_LOCATIONS:
+                    break
             if budget <= 0 or found >= MAX_LOCATIONS:
                 break
         for fr in self.frames:
@@ -127,8 +133,9 @@ class Context:
         parts = _parts(where)
         if len(parts) < 2:
             return
-        self.components.update(parts)
+        self.components.update(_with_heads(parts))
         self.locations.append("/".join(parts))
+        self.pairs.update("/".join(parts[i : i + 2]) for i in range(len(parts) - 1))
 
     def block_components(self, text: str, line_start: int) -> set[str]:
         """Path and module parts of the error block around the line at ``line_start``:
@@ -141,12 +148,10 @@ class Context:
             return got
         start, end = _block(text, line_start)
         parts: set[str] = set()
-        for m in _TOKEN.finditer(text, start, end):
-            tok = m.group(0)[:MAX_TOKEN]
-            if "/" in tok or "\\" in tok or "::" in tok or tok.count(".") >= 2:
-                found = _parts(tok)
-                if len(found) >= 2:
-                    parts.update(found)
+        for tok in _locations(text[start:end]):
+            found = _parts(tok[:MAX_TOKEN])
+            if len(found) >= 2:
+                parts.update(_with_heads(found))
         self._blocks[line_start] = parts
         return parts
 
@@ -195,6 +200,17 @@ def _python_frames(text: str, ctx: Context) -> None:
             pos = nl
         quoted = tuple(text[s:e] for s, e in code)
         ctx.frames.append(Frame(m.group(2), int(m.group(3)), quoted))
+        after = len(text) if pos < 0 else pos + 1
+        if not text.startswith('File "', after + _indent_at(text, after)):
+            for s_, _e in code:  # the last frame: its quoted line raised the error
+                ctx.raise_lines[s_] = after
+
+
+def _indent_at(text: str, pos: int) -> int:
+    n = 0
+    while pos + n < len(text) and text[pos + n] in " \t" and n < 200:
+        n += 1
+    return n
 
 
 def _pytest_lines(text: str, ctx: Context) -> None:
@@ -204,6 +220,18 @@ def _pytest_lines(text: str, ctx: Context) -> None:
         if len(ctx.code_lines) >= MAX_CODE_LINES:
             return
         ctx.code_lines.add(m.start())
+        nl = text.find("\n", m.start())
+        ctx.raise_lines[m.start()] = len(text) if nl < 0 else nl + 1
+
+
+def _locations(text: str) -> list[str]:
+    """The runs of ``text`` that are paths or module names (one comprehension, no call per
+    run: a paste has thousands of runs, few of them locations)."""
+    return [
+        t
+        for t in _NOT_LOCATION.split(text)
+        if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2
+    ]
 
 
 def _parts(where: str) -> list[str]:
@@ -258,6 +286,7 @@ def _block(text: str, line_start: int) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=8192)
 def _tail(path: str, n: int) -> str:
     parts = [p.lower() for p in _SPLIT.split(path) if p]
     if parts and parts[-1] in ("py", "pyx", "java", "scala", "kt", "rs", "go"):
@@ -275,11 +304,18 @@ def points_at(ctx: Context, repo: str) -> bool:
 
 
 def _named(components: set[str], name: str) -> bool:
-    if not name:
-        return False
-    if name in components:
-        return True
-    return any(c.startswith((name + "_", name + "-")) for c in components)
+    """``name`` is a part, or the first word of one (``risingwave`` of
+    ``risingwave_stream``); ``components`` hold those first words too (`_with_heads`)."""
+    return bool(name) and name in components
+
+
+def _with_heads(parts: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for p in parts:
+        out.add(p)
+        out.add(p.split("_", 1)[0])
+        out.add(p.split("-", 1)[0])
+    return out
 
 
 def printed_class(line_text: str, start_in_line: int) -> str:
@@ -296,14 +332,14 @@ def weigh(
     start_in_line: int,
     literal: str,
     repos: set[str],
-    block: set[str] | None = None,
+    block: Callable[[], set[str]] | None = None,
 ) -> Weighed:
     """The evidence for one candidate: ``line_text`` is the line it matched on,
     ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
     the record's pattern (found in a quoted source line, it names the raising line);
     ``repos`` every repository the records come from, to say where frames point
-    instead, and ``block`` the path parts of the match's own error block (only those
-    can say that other software raised it)."""
+    instead, and ``block`` gives the path parts of the match's own error block (only
+    those can say that other software raised it; asked only when needed)."""
     weight = 0
     notes: list[str] = []
     raising = False
@@ -334,14 +370,7 @@ def weigh(
                     f"line {fr.line}): the strongest evidence there is"
                 )
                 break
-        if (
-            not raising
-            and tail2
-            and any(
-                loc == tail2 or loc.endswith("/" + tail2) or f"/{tail2}/" in loc
-                for loc in ctx.locations
-            )
-        ):
+        if not raising and tail2.count("/") == 1 and tail2 in ctx.pairs:
             weight += SAME_FILE
             notes.append(f"a frame of the paste is in the record's file, {facts.file_path}")
     if facts.repo and ctx.components:
@@ -349,7 +378,7 @@ def weigh(
             weight += SAME_REPO
             notes.append(f"the paste's file paths and module names point at {facts.repo}")
         else:
-            near = block if block is not None else ctx.components
+            near = block() if block is not None else ctx.components
             elsewhere = sorted(r for r in repos if r != facts.repo and _named(near, repo_name(r)))
             if elsewhere:
                 other = True
@@ -384,7 +413,10 @@ def judge(
         ks = keys[c.pid]
         lit = literal_of(c.pid)
         at = c.start - c.line_start
-        block = ctx.block_components(text, c.line_start)
+
+        def block(c: Candidate = c) -> set[str]:
+            return ctx.block_components(text, c.line_start)
+
         scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos, block), k) for k in ks]
         order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
         best = scored[order[0]][0]
@@ -400,3 +432,38 @@ def longest_literal(pieces: Iterable[object]) -> str:
     """The longest fixed text of a template pattern's pieces ("" for an opaque one)."""
     texts = [getattr(p, "text", None) for p in pieces]
     return max((t for t in texts if t), key=len, default="")
+
+
+QUOTED_ONLY = (
+    "read in the raising line a traceback quotes: the paste shows no exception line "
+    "that names this error, so the source that raised it is the evidence there is"
+)
+
+
+def quoted_raises(
+    sure: list[Candidate], unsure: list[tuple[Candidate, str]], ctx: Context
+) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+    """A match found only in quoted source stays a suggestion, except in the line a
+    traceback's last frame quotes (the statement that raised) when the line below it (the
+    exception line) has no confident match of its own: a paste cut before its exception
+    line still names its error. Its values are the source's, never shown as the user's."""
+    if not ctx.raise_lines:
+        return sure, unsure
+    answered = {c.line_start for c in sure}
+    kept: list[tuple[Candidate, str]] = []
+    promoted = False
+    for c, why in unsure:
+        below = ctx.raise_lines.get(c.line_start) if c.code else None
+        if below is not None and below not in answered:
+            c.code = False
+            ok, _ = confident(c)
+            if ok:
+                c.quoted = True
+                sure.append(c)
+                promoted = True
+                continue
+            c.code = True
+        kept.append((c, why))
+    if promoted:
+        sure.sort(key=order_key)
+    return sure, kept

@@ -29,7 +29,15 @@ from .candidates import (
     confirm_hits,
     fallback,
 )
-from .evidence import Context, FactsOf, Weighed, judge, longest_literal, read_context
+from .evidence import (
+    Context,
+    FactsOf,
+    Weighed,
+    judge,
+    longest_literal,
+    quoted_raises,
+    read_context,
+)
 from .normalise import normalise
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -384,6 +392,7 @@ class Matcher(cache.Pickled):
                     merged[c.pid] = c
             sure, unsure = rank(list(merged.values()))
         ctx = ctx if ctx is not None else Context()
+        sure, unsure = quoted_raises(sure, unsure, ctx)
         judged: dict[int, tuple[list[str], Weighed]] = {}
         if sure:
             ctx.read_locations(ntext, [c.start for c in sure])

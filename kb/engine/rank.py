@@ -53,6 +53,7 @@ class Candidate:
     literals: tuple[tuple[int, int], ...] = ()  # spans read as literal text (exact matches)
     overread: bool = False  # set by `rank`: another match reads this one's text further
     code: bool = False  # read only on a line of source code a traceback quotes
+    quoted: bool = False  # ... and taken as the error all the same (`evidence.quoted_raises`)
 
     @property
     def coverage(self) -> float:

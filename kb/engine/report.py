@@ -11,7 +11,7 @@ from collections.abc import Set
 from dataclasses import replace
 from typing import Any
 
-from .evidence import Weighed
+from .evidence import QUOTED_ONLY, Weighed
 from .rank import Candidate, order_key
 from .rootcause import Occurrences, link_answers, order_groups
 from .textmap import HitLine
@@ -83,8 +83,12 @@ def build_report(
             reason=reason,
             same_message=ks[1:],
             kind=c.kind,
-            evidence=w.notes if w is not None else (),
-            diff=_diff(messages, ks[0], norm.text, c.start, c.end) if c.kind != "exact" else None,
+            evidence=(*(w.notes if w is not None else ()), *((QUOTED_ONLY,) if c.quoted else ())),
+            diff=(
+                _diff(messages, ks[0], norm.text, c.start, c.end)
+                if c.kind != "exact" and i not in lost  # a card's title says it
+                else None
+            ),
         )
     matches = [built[i] for i in ranked]
     suggestions: list[Suggestion] = []

@@ -67,11 +67,28 @@ def test_a_quoted_raise_line_with_a_placeholder_gives_the_exception_lines_values
     assert a.count == 1
 
 
-def test_a_match_only_in_quoted_source_is_evidence_not_an_answer(m: Matcher) -> None:
-    cut = S.PY_INVALID_FILTER.rsplit("django.template", 1)[0]  # the paste stops at the quote
+def test_a_paste_cut_before_its_exception_line_is_named_by_the_raising_line(
+    m: Matcher,
+) -> None:
+    cut = S.PY_INVALID_FILTER.rsplit("django.template", 1)[0]  # stops at the `raise` line
     rep = answer(m, cut)
+    (a,) = rep.answers
+    assert a.key == "548dd4f336d6880e"
+    assert a.match.line == 15
+    assert any("raising line a traceback quotes" in e for e in a.match.evidence)
+
+
+def test_source_quoted_by_a_calling_frame_is_never_the_error(m: Matcher) -> None:
+    text = (
+        S.PY_INVALID_FILTER.replace(
+            "    filter_expression = self.compile_filter(token.contents)",
+            "    logger.warning(\"Invalid filter: '%s'\", name)",
+        )
+        .replace("TemplateSyntaxError(\"Invalid filter: '%s'\" % filter_name)", "KeyError(name)")
+        .replace("django.template.exceptions.TemplateSyntaxError: Invalid filter:", "KeyError:")
+    )
+    rep = answer(m, text)
     assert rep.answers == []
-    assert rep.matches == []
     why = {s.key: s.reason for s in rep.suggestions}["548dd4f336d6880e"]
     assert "source code the traceback quotes" in why
 
