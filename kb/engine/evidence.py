@@ -119,7 +119,7 @@ class Context:
         for start, end in spans:
             end = min(end, start + budget)
             budget -= end - start
-            for tok in _locations(text[start:end]):
+            for tok in dict.fromkeys(_locations(text[start:end])):  # each once
                 self._add_location(tok[:MAX_TOKEN])
                 found += 1
                 if found >= MAX_LOCATIONS:
@@ -148,7 +148,7 @@ class Context:
             return got
         start, end = _block(text, line_start)
         parts: set[str] = set()
-        for tok in _locations(text[start:end]):
+        for tok in set(_locations(text[start:end])):
             found = _parts(tok[:MAX_TOKEN])
             if len(found) >= 2:
                 parts.update(_with_heads(found))
