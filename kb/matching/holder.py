@@ -119,6 +119,16 @@ class MatchResult:
     elapsed_ms: float
     answers: list[AnswerView] = field(default_factory=list)  # the cards, in reading order
 
+    def __post_init__(self) -> None:
+        # A result put together by hand (a test's stand-in for the matcher) without
+        # answers has one per matched record, in the matches' order.
+        if not self.answers and self.matches:
+            seen: set[str] = set()
+            for m in self.matches:
+                if m.alternative_of is None and m.record.pk not in seen:
+                    seen.add(m.record.pk)
+                    self.answers.append(AnswerView(m, [], 1, m.line, m.line))
+
     @property
     def normalised_text(self) -> str:
         return self.report.normalised.text
