@@ -16,8 +16,8 @@ never the error's message (its values would be the source's placeholders, ``'%s'
 
 Repositories are never named here: a record's repository counts as pointed at when the
 last part of its name (``django`` of ``django/django``) is a component of a file path or
-module name in the paste, so a new repository needs no code. Every regex is a run of
-character classes without nested repetition, and each scan is bounded.
+module name in the paste, so a new repository needs no code. No regex here can read the
+same text two ways (paths are split apart, not matched), and each scan is bounded.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from .rank import Candidate, confident, order_key
 
-# Values: the weight of each kind of evidence in the choice between readings of one text.
+# The weight of each kind of evidence in the choice between readings of one text.
 RAISING_LINE = 4  # the traceback quotes the record's own raising line
 SAME_FILE = 2  # a frame (or module path) in the record's file
 SAME_CLASS = 1  # the exception class printed beside the message is the record's
@@ -341,7 +341,7 @@ def weigh(
     instead, and ``block`` gives the path parts of the match's own error block (only
     those can say that other software raised it; asked only when needed)."""
     weight = 0
-    notes: list[str] = []
+    notes: list[tuple[int, str]] = []  # (strength, phrase): the strongest is said first
     raising = False
     other = False
     if facts is None:
@@ -351,11 +351,13 @@ def weigh(
     if cls and own_class:
         if cls == own_class:
             weight += SAME_CLASS
-            notes.append(f"the exception class printed beside the message, {cls}, is the record's")
+            notes.append(
+                (2, f"the exception class printed beside the message, {cls}, is the record's")
+            )
         else:
             weight += OTHER_CLASS
             notes.append(
-                f"the paste prints {cls} beside the message; the record raises {own_class}"
+                (2, f"the paste prints {cls} beside the message; the record raises {own_class}")
             )
     if facts.file_path:
         tail2 = _tail(facts.file_path, 2)
@@ -366,17 +368,20 @@ def weigh(
                 raising = True
                 weight += RAISING_LINE
                 notes.append(
-                    f'the traceback quotes the record\'s own raising line (File "{fr.path}", '
-                    f"line {fr.line}): the strongest evidence there is"
+                    (
+                        0,
+                        f"the traceback quotes the record's own raising line "
+                        f'(File "{fr.path}", line {fr.line}): the strongest evidence there is',
+                    )
                 )
                 break
         if not raising and tail2.count("/") == 1 and tail2 in ctx.pairs:
             weight += SAME_FILE
-            notes.append(f"a frame of the paste is in the record's file, {facts.file_path}")
+            notes.append((1, f"a frame of the paste is in the record's file, {facts.file_path}"))
     if facts.repo and ctx.components:
         if points_at(ctx, facts.repo):
             weight += SAME_REPO
-            notes.append(f"the paste's file paths and module names point at {facts.repo}")
+            notes.append((3, f"the paste's file paths and module names point at {facts.repo}"))
         else:
             near = block() if block is not None else ctx.components
             elsewhere = sorted(r for r in repos if r != facts.repo and _named(near, repo_name(r)))
@@ -384,10 +389,10 @@ def weigh(
                 other = True
                 weight += OTHER_REPO
                 notes.append(
-                    f"the paste's frames point at {', '.join(elsewhere)}, not at {facts.repo}"
+                    (3, f"the paste's frames point at {', '.join(elsewhere)}, not at {facts.repo}")
                 )
-    notes.sort(key=lambda n: not n.startswith("the traceback quotes"))
-    return Weighed(weight, tuple(notes), raising, other)
+    notes.sort(key=lambda n: n[0])
+    return Weighed(weight, tuple(text for _n, text in notes), raising, other)
 
 
 SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not point at,
