@@ -3,9 +3,12 @@ eval-public.jsonl (real pastes). Marked slow: it uses the full dataset's matcher
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+
 import pytest
 
-from kb.engine import Matcher
+from kb.engine import Matcher, RecordFacts
 
 pytestmark = pytest.mark.slow
 
@@ -67,3 +70,51 @@ def test_drifted_top3(outcomes: dict) -> None:
     if not rows:
         pytest.skip("no drifted cases")
     assert _rate(rows) >= DRIFTED_TOP3, [cid for cid, ok in rows if not ok]
+
+
+EXTRA_CARDS = 0.03  # share of positives showing a confident card for an error not pasted
+
+
+@pytest.fixture(scope="module")
+def answered(full_matcher: Matcher, eval_cases: list[dict], records: list[dict]) -> list:
+    """Every case matched as the site matches it: with the records' facts, so that the
+    paste's own context chooses between records."""
+    by_id = {r["id"]: r for r in records}
+    repos = {r["repo"] for r in records}
+
+    def facts(keys: Iterable[str]) -> dict[str, RecordFacts]:
+        return {
+            k: RecordFacts(r["repo"], r["filePath"], r["errorClass"] or "", r["lineNumber"])
+            for k in keys
+            if (r := by_id.get(k)) is not None
+        }
+
+    return [
+        (case, _acceptable(case, by_id), full_matcher.match(case["text"], facts=facts, repos=repos))
+        for case in eval_cases
+    ]
+
+
+def test_each_piece_of_text_is_one_card(answered: list) -> None:
+    overlapping = []
+    for case, _ok, rep in answered:
+        spans = sorted(a.match.span for a in rep.answers)
+        if any(x[1] > y[0] for x, y in itertools.pairwise(spans)):
+            overlapping.append(case["id"])
+    assert overlapping == []
+
+
+def test_the_pastes_context_keeps_top1(answered: list) -> None:
+    exact = [(c, ok, rep) for c, ok, rep in answered if c["stratum"] == "exact"]
+    right = sum(bool(rep.matches) and rep.matches[0].key in ok for _c, ok, rep in exact)
+    assert right / len(exact) >= EXACT_TOP1
+
+
+def test_few_positives_show_a_card_for_an_error_not_pasted(answered: list) -> None:
+    positives = [(c, ok, rep) for c, ok, rep in answered if c["stratum"] in ("exact", "drifted")]
+    extra = [
+        c["id"]
+        for c, ok, rep in positives
+        if any(a.key not in ok and not set(a.match.same_message) & ok for a in rep.answers)
+    ]
+    assert len(extra) / len(positives) <= EXTRA_CARDS, extra
