@@ -38,8 +38,9 @@ from kb.http import (
     text_bytes,
 )
 from kb.loop import services
-from kb.loop.gates import gate, is_curator
+from kb.loop.gates import gate
 from kb.loop.models import Gap
+from kb.records.access import is_curator
 
 router = Router(tags=["learning loop"])
 

@@ -7,8 +7,6 @@ proposals is the same abuse as a flood of pastes). Pages and API word refusals a
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
@@ -46,14 +44,3 @@ def gate(request: HttpRequest, setting: str) -> HttpResponse | None:
     if not getattr(settings, setting):
         return refusal_response(request, turned_off(setting))
     return rate_limit_response(request)
-
-
-# Who does curators' work, on the work queue and in the API alike: staff allowed to change
-# records (the Curators group the migration made has that permission; superusers have all).
-CURATOR_PERMISSION = "kb.change_errorrecord"
-
-
-def is_curator(user: Any) -> bool:
-    return bool(
-        getattr(user, "is_active", False) and user.is_staff and user.has_perm(CURATOR_PERMISSION)
-    )

@@ -23,6 +23,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from kb.records.access import is_curator
 from kb.records.links import record_url, tag_url
 from kb.records.schema import record_to_dataset
 from kb.records.validation import (
@@ -106,14 +107,16 @@ class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
         return self.filter(status=Status.PUBLISHED)
 
     def visible_to(self, user: Any) -> Self:
-        """The records ``user`` may open by id (the record page and its JSON twin).
+        """The records ``user`` may open by id (the record page and its JSON twin, and
+        the votes and proposals made on a record).
 
         Published and retired records are public: old links and logs still point at a
-        retired record, and its page says it is retired. Drafts are for staff (curators
-        are staff) only; for anyone else a draft is a plain 404, so its existence does
-        not leak. ``user`` may be ``None`` (no session): the public.
+        retired record, and its page says it is retired. Drafts are for curators only
+        (`kb.records.access.is_curator`, not any staff account); for anyone else a draft is
+        a plain 404, so its existence does not leak. ``user`` may be ``None`` (no
+        session): the public.
         """
-        if getattr(user, "is_staff", False):
+        if is_curator(user):
             return self.all()
         return self.exclude(status=Status.DRAFT)
 
