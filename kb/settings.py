@@ -96,6 +96,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # Sets the voter id a page's vote form issued, as the CSRF middleware sets its cookie.
+    "kb.loop.votes.VoterCookieMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -312,11 +314,16 @@ KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
 KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)
 # The longest proposal text taken: a solution step or a note, not an article.
 KB_PROPOSAL_MAX_CHARS = env_int("KB_PROPOSAL_MAX_CHARS", 4000)
-# Votes on a record's steps before the page orders the steps by helpfulness. Below it, a
-# single visitor's one or two clicks would reorder what the curator wrote; five distinct
-# browsers (one vote each per day) is the smallest count where a majority of them
-# outweighs one person voting on several days.
+# Distinct voters on a record's steps before the page orders the steps by helpfulness,
+# counted by address and day (kb.loop.selectors.step_order), since voter ids cost nothing
+# to collect. Below it, a single visitor's one or two clicks would reorder what the
+# curator wrote; five is the smallest count where a majority of them outweighs one person
+# voting on several days.
 KB_VOTE_THRESHOLD = env_int("KB_VOTE_THRESHOLD", 5)
+# Voters counted from one address per record and day, whatever voter ids they carry
+# (kb.loop.votes): a few people behind one office or home address each count, a client
+# collecting ids counts no more than they do.
+KB_VOTERS_PER_ADDRESS = env_int("KB_VOTERS_PER_ADDRESS", 3)
 
 # --- Matcher --------------------------------------------------------------------------
 # Compiled pattern databases are cached here, keyed by content, shared by all workers.

@@ -9,9 +9,15 @@ answers 403 while its setting turns it off. Every write is ``kb.loop.services``'
 report stores is redacted on the server, whatever the client sent. ``GET /api/gaps``
 reads the session: 401 without one, 403 for anyone but curators and superusers.
 
-A vote's "same client" is the browser's voter cookie when it sends one, else its address
-under a salt that lives one day (``kb.loop.votes`` says why): either way a client votes
-once per record and day, and nothing about its address is kept past the day.
+A vote's "same client" is the voter id the server signed for the browser when it sends
+one, else its address under a salt that lives one day (``kb.loop.votes`` says why): either
+way a client votes once per record and day, and nothing about its address is kept past
+the day. One address counts at most ``KB_VOTERS_PER_ADDRESS`` voters per record and day,
+whatever ids they carry; a vote past that answers 200 with ``"counted": false,
+"capped": true``, not 429: the request was well formed and is answered at once, nothing
+changes by retrying it later the same day (which 429 and its ``Retry-After`` would invite
+a client to do), and a person behind a shared address is told their vote is not needed
+rather than shown an error.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from kb.http import (
 from kb.loop import services
 from kb.loop.gates import gate
 from kb.loop.models import Gap
+from kb.loop.votes import AddressCapReached
 from kb.records.access import is_curator
 
 router = Router(tags=["learning loop"])
@@ -94,7 +101,13 @@ class FeedbackOut(Schema):
     record_id: str
     verdict: str
     step: int | None
-    counted: bool = Field(description="False: this client voted the same way today already.")
+    counted: bool = Field(
+        description="False: this client voted the same way today already, or capped."
+    )
+    capped: bool = Field(
+        description="True: not counted, this address counted its share of voters for the "
+        "record today (KB_VOTERS_PER_ADDRESS)."
+    )
 
 
 class ProposalIn(Schema):
@@ -180,6 +193,10 @@ def reports(request: HttpRequest, body: ReportIn) -> Any:
     "/feedback",
     response={200: FeedbackOut, 201: FeedbackOut, 404: ErrorOut, **REFUSALS, 422: ValidationOut},
     summary="This fixed it / Didn't help / Wrong match, once per client, record and day",
+    description=(
+        "201 when counted; 200 when this client voted the same way today already, or when "
+        "its address counted its share of voters for the record today (`capped`)."
+    ),
     url_name="feedback",
 )
 def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
@@ -190,13 +207,18 @@ def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
         return refused
     if body.step is not None and body.step > len(record.solutions or []):
         return Reply(404, {"detail": f"This record has no solution step {body.step}."})
-    voter, new_cookie = services.voter_id(request)
-    counted = services.cast_vote(record=record, verdict=body.verdict, voter=voter, step=body.step)
-    shown = {"record_id": record.pk, "verdict": body.verdict, "step": body.step, "counted": counted}
-    response = JsonResponse(shown, status=201 if counted else 200)
-    if new_cookie is not None:
-        services.set_voter_cookie(response, new_cookie)
-    return response
+    voter = services.voter_id(request)
+    counted = capped = False
+    try:
+        counted = services.cast_vote(
+            record=record, verdict=body.verdict, voter=voter.id, source=voter.source, step=body.step
+        )
+    except AddressCapReached:
+        capped = True
+    shown = {"record_id": record.pk, "verdict": body.verdict, "step": body.step}
+    return JsonResponse(
+        {**shown, "counted": counted, "capped": capped}, status=201 if counted else 200
+    )
 
 
 @router.post(

@@ -124,6 +124,10 @@ class Vote(models.Model):
 
     day = models.DateField()
     voter = models.CharField(max_length=64)
+    # The address the vote came from, as that day's digest (`kb.loop.votes.voter_id`),
+    # whatever voter id it carried: what caps the voters one address counts for a record a
+    # day, and what the steps' order counts distinct voters by. Never the address itself.
+    source = models.CharField(max_length=64, blank=True, default="")
     record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, related_name="votes")
     verdict = models.CharField(max_length=16, choices=Verdict)
     step = models.PositiveSmallIntegerField(null=True, blank=True)  # 1-based solution step
@@ -147,6 +151,7 @@ class Vote(models.Model):
         indexes = [
             models.Index(fields=["record", "verdict"], name="kb_vote_record"),
             models.Index(fields=["day"], name="kb_vote_day"),
+            models.Index(fields=["record", "day", "source"], name="kb_vote_source"),
         ]
 
     def __str__(self) -> str:

@@ -32,6 +32,7 @@ from kb.loop import services
 from kb.loop.gates import flags, gate
 from kb.loop.models import Proposal, Vote
 from kb.loop.selectors import step_order, vote_counts
+from kb.loop.votes import AddressCapReached
 from kb.records.models import ErrorRecord
 
 
@@ -101,18 +102,22 @@ def feedback(request: HtmxHttpRequest) -> HttpResponse:
     except ValueError:
         context = {"record": record, "invalid": True}
         return _render(request, "feedback", "feedback", context, 400)
-    voter, new_cookie = services.voter_id(request)
-    counted = services.cast_vote(record=record, verdict=verdict, voter=voter, step=step)
+    voter = services.voter_id(request)
+    counted = capped = False
+    try:
+        counted = services.cast_vote(
+            record=record, verdict=verdict, voter=voter.id, source=voter.source, step=step
+        )
+    except AddressCapReached:  # answered as the API does (kb.loop.api says why)
+        capped = True
     context = {
         "record": record,
         "counted": counted,
+        "capped": capped,
         "verdict": Vote.Verdict(verdict).label,
         "step": step,
     }
-    response = _render(request, "feedback", "feedback", context, 201 if counted else 200)
-    if new_cookie is not None:
-        services.set_voter_cookie(response, new_cookie)
-    return response
+    return _render(request, "feedback", "feedback", context, 201 if counted else 200)
 
 
 # ---------------------------------------------------------------------- proposals
