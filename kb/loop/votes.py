@@ -25,7 +25,8 @@ Who "the same voter" is (`voter_id`), stored as a digest that changes every day:
 
 Ids are free to collect (each page view without one makes one), so an id alone does not
 bound anything: every vote also stores its **source**, the address's digest of the day
-(the same HMAC as above), and `cast_vote` counts at most ``KB_VOTERS_PER_ADDRESS``
+(the same HMAC as above; an IPv6 address counts as its /64, which one line or host holds
+whole), and `cast_vote` counts at most ``KB_VOTERS_PER_ADDRESS``
 voters from one source per record and day, whatever ids they carry. A voter already
 counted there may still change their verdict or vote on the steps. The steps' order
 (`kb.loop.selectors.step_order`) counts distinct sources, not ids, against its threshold,
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 from collections.abc import Callable, Iterable
 from datetime import date
@@ -128,10 +130,25 @@ def _issued_id(request: HttpRequest) -> str | None:
     return value or None
 
 
+def _household(address: str) -> str:
+    """What one client's address is, for counting: an IPv6 address's /64 (one subscriber
+    line or host gets a whole /64 and picks addresses in it at will), an IPv4 address (or
+    one mapped into IPv6) as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:  # "unknown", or whatever a misconfigured proxy passed on
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def voter_id(request: HttpRequest, *, today: date | None = None) -> Voter:
     """The stored voter and source of this request's vote today (the module docstring)."""
     day = today or timezone.localdate()
-    source = _digest(day_salt(day), client_address(request))
+    source = _digest(day_salt(day), _household(client_address(request)))
     browser = _issued_id(request)
     if browser is None:
         return Voter(id=source, source=source)

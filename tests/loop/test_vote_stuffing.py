@@ -184,3 +184,19 @@ def test_the_paste_pages_vote_forms_issue_an_id_too(record: ErrorRecord) -> None
     assert hit.cookies[VOTER_COOKIE]["httponly"]
     assert api_vote(client, record, "fixed").status_code == 201
     assert Vote.objects.get().voter != Vote.objects.get().source  # counted as the id
+
+
+def test_addresses_of_one_ipv6_64_are_one_address(record: ErrorRecord, settings: Any) -> None:
+    """One subscriber line or host holds a whole /64 and picks addresses from it at will."""
+    settings.KB_VOTERS_PER_ADDRESS = 2
+    prefix = "2001:db8:aa:bb"
+    clients = [browser(f"{prefix}:{n:x}::{n + 1:x}", record) for n in range(6)]
+    assert [api_vote(c, record, "wrong_match").status_code for c in clients] == [201] * 2 + [
+        200
+    ] * 4
+    neighbour = browser("2001:db8:aa:cc::1", record)  # the next /64: someone else
+    assert api_vote(neighbour, record, "wrong_match").status_code == 201
+    mapped = Client(REMOTE_ADDR="::ffff:192.0.2.7")  # an IPv4 client on a dual stack
+    plain = Client(REMOTE_ADDR="192.0.2.7")
+    assert api_vote(mapped, record, "fixed").status_code == 201
+    assert api_vote(plain, record, "fixed").status_code == 200  # the same address
