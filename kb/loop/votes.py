@@ -13,8 +13,8 @@ Who "the same voter" is (`voter_id`), stored as a digest that changes every day:
   shows a vote form (`issue_voter_id`, the ``{% voter_form_id %}`` tag, set on the response
   by `VoterCookieMiddleware`), the way the CSRF cookie is. It is never derived from
   anything the client sends: a cookie with a bad or missing signature counts as no id.
-  (The id used to be derived from the CSRF cookie, which a client makes up at will, with
-  a matching form token: each made-up cookie was a new voter.)
+  Never the CSRF cookie either: a client makes that up at will, with a matching form
+  token, so each made-up cookie would be a new voter.
 - a client without a valid id (a script calling ``POST /api/feedback``, a browser that
   dropped its cookie): an HMAC of its address under that day's random salt (`VoterSalt`),
   deleted once the day is over. Such a client votes once per record and day. No address
@@ -72,9 +72,9 @@ __all__ = [
 ]
 
 VOTER_COOKIE = "kb_voter"
-# The signing salt of the ids this server issues. Ids signed under an earlier salt were
-# derived from client-made CSRF cookies, so they no longer verify: those clients count
-# as having no id until a page gives them one.
+# The signing salt of the ids this server issues, its own so that no other value the
+# site signs passes for an id, and not the salt of the ids once derived from CSRF cookies
+# (which clients made up), so that none of those verifies.
 _VOTER_SALT = "kb.loop.voter.issued"
 # A returning browser stays the same voter across visits; the stored voter changes daily.
 VOTER_COOKIE_AGE = 365 * 24 * 3600
