@@ -44,7 +44,13 @@ from kb.loop.models import Gap
 router = Router(tags=["learning loop"])
 
 # 400 is also django-ninja's own answer to an unreadable body (``{"detail": ...}`` only).
-REFUSALS: dict[int, Any] = {400: ErrorOut, 403: RefusalOut, 413: RefusalOut, 429: RefusalOut}
+REFUSALS: dict[int, Any] = {
+    400: ErrorOut,
+    403: RefusalOut,
+    413: RefusalOut,
+    415: RefusalOut,
+    429: RefusalOut,
+}
 #: The most gaps one ``GET /api/gaps`` answers with.
 MAX_GAPS = 1000
 
