@@ -312,6 +312,9 @@ KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
 KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)
 # The longest proposal text taken: a solution step or a note, not an article.
 KB_PROPOSAL_MAX_CHARS = env_int("KB_PROPOSAL_MAX_CHARS", 4000)
+# Pending proposals one address may have on one record (per day: the address is known only
+# through the day's salted digest). A person proposes a step or two; past this it is a flood.
+KB_PROPOSALS_PENDING_PER_ADDRESS = env_int("KB_PROPOSALS_PENDING_PER_ADDRESS", 3)
 # Votes on a record's steps before the page orders the steps by helpfulness. Below it, a
 # single visitor's one or two clicks would reorder what the curator wrote; five distinct
 # browsers (one vote each per day) is the smallest count where a majority of them

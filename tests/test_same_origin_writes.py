@@ -86,6 +86,9 @@ def test_writes_take_json_only(content_type: str) -> None:
         assert data["status"] == 415
         assert "application/json" in data["detail"]
     assert nothing_stored()
+    # The same bodies as JSON: served.
+    for path, body in write_bodies():
+        assert post(client, path, body, "application/json; charset=utf-8").status_code == 201
 
 
 @pytest.mark.django_db
@@ -123,13 +126,14 @@ def test_writes_from_a_browser_of_another_origin_are_refused(headers: dict[str, 
     "headers",
     [{}, {"Origin": SITE, "Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}],
 )
-def test_json_writes_from_the_site_or_a_tool_are_served(headers: dict[str, str]) -> None:
+def test_json_writes_from_the_site_or_a_tool_are_served_and_others_refused(
+    headers: dict[str, str],
+) -> None:
     client = Client()
-    statuses = [
-        post(client, path, body, "application/json; charset=utf-8", **headers).status_code
-        for path, body in write_bodies()
-    ]
-    assert statuses == [201, 201, 201]
+    other = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    for path, body in write_bodies():
+        assert post(client, path, body, "application/json", **other).status_code == 403
+        assert post(client, path, body, "application/json", **headers).status_code == 201
     assert Gap.objects.count() == Proposal.objects.count() == Vote.objects.count() == 1
 
 
@@ -145,12 +149,15 @@ def test_json_writes_from_the_site_or_a_tool_are_served(headers: dict[str, str])
 def test_match_is_a_read_open_to_every_origin_and_its_body_types(
     content_type: str, body: Any
 ) -> None:
-    """The contract: ``POST /api/match`` takes JSON or ``text/plain`` (and a form field)."""
+    """The contract: ``POST /api/match`` takes JSON or ``text/plain`` (and a form field),
+    from a browser of another origin too, while a write from there is refused."""
     client = Client()
-    for headers in ({}, {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}):
+    other = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    for headers in ({}, other):
         response = post(client, "/api/match", body, content_type, **headers)
         assert response.status_code == 200, response.content
         assert set(response.json()) >= {"matches", "suggestions"}
+    assert post(client, "/api/reports", body, content_type, **other).status_code == 403
 
 
 @pytest.mark.django_db
@@ -160,6 +167,7 @@ def test_reads_are_open_to_every_origin() -> None:
     other = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
     assert client.get(f"/api/records/{record.pk}", headers=other).status_code == 200
     assert client.get("/api/gaps", headers=other).status_code == 401  # its own rule
+    assert post(client, "/api/feedback", {}, "application/json", **other).status_code == 403
 
 
 @pytest.mark.django_db

@@ -21,17 +21,20 @@ The bulk jobs (retention purge, JSONL export) are `kb.loop.retention`'s, named h
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
+from django.http import HttpRequest
 from django.utils import timezone
 
+from kb.http import client_address
 from kb.loop.closing import close_matched_gaps
 from kb.loop.models import Gap, GapWord, Proposal
 from kb.loop.retention import export_jsonl, gap_json, purge
@@ -39,16 +42,18 @@ from kb.loop.text import gaps as folding
 from kb.loop.text.derive import pattern_from_template
 from kb.loop.text.error_lines import clip_line, find_error_lines
 from kb.loop.text.redact import Redacted, redact
-from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
+from kb.loop.votes import VOTER_COOKIE, cast_vote, day_salt, set_voter_cookie, voter_id
 from kb.matching.holder import match_text
 from kb.records.models import ErrorRecord, Status
 from kb.records.schema import BY_KEY
 from kb.records.services import save_curator_edit
 
 __all__ = [
+    "HONEYPOT",
     "VOTER_COOKIE",
     "FiledReport",
     "ReportPreview",
+    "TooManyPending",
     "accept_proposal",
     "cast_vote",
     "close_matched_gaps",
@@ -61,6 +66,7 @@ __all__ = [
     "purge",
     "reject_proposal",
     "set_voter_cookie",
+    "submitter_of",
     "voter_id",
 ]
 
@@ -227,9 +233,35 @@ def _clean_text(text: str) -> str:
     return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def propose(*, record: ErrorRecord, field: str, text: str, author: str = "") -> Proposal:
-    """Store a pending proposal. Raises ``ValidationError`` for an unknown field, or a text
-    that is empty or longer than ``KB_PROPOSAL_MAX_CHARS``."""
+#: The proposal form's honeypot: a field no person sees or fills. The page answers a filled
+#: one like a stored proposal and drops it; the API, whose clients never send it, refuses
+#: a body that has it at all.
+HONEYPOT = "website"
+
+
+class TooManyPending(ValidationError):
+    """This address has ``KB_PROPOSALS_PENDING_PER_ADDRESS`` proposals waiting on the
+    record already."""
+
+
+def submitter_of(request: HttpRequest, *, today: date | None = None) -> str:
+    """Who sent a proposal, as the per-record cap counts it: an HMAC of the client's
+    address under the day's salt (the salt cookieless votes use, `kb.loop.votes`), so no
+    address is stored and none can be found again once the day's salt is deleted."""
+    salt = day_salt(today or timezone.localdate())
+    message = f"proposal:{client_address(request)}".encode()
+    return hmac.new(salt.encode(), message, hashlib.sha256).hexdigest()
+
+
+def propose(
+    *, record: ErrorRecord, field: str, text: str, author: str = "", submitter: str = ""
+) -> Proposal:
+    """Store a pending proposal, or answer with the pending one of the same record and
+    field that has the same text (a double click, a resend, a flood of one text: no new
+    row). Raises ``ValidationError`` for an unknown field, or a text that is empty or
+    longer than ``KB_PROPOSAL_MAX_CHARS``; ``TooManyPending`` when ``submitter`` (see
+    `submitter_of`; empty: not capped) has ``KB_PROPOSALS_PENDING_PER_ADDRESS`` pending
+    proposals on the record already."""
     if field not in Proposal.Field.values:
         raise ValidationError(f"Unknown field {field!r}.")
     text = _clean_text(text if isinstance(text, str) else "")
@@ -239,7 +271,24 @@ def propose(*, record: ErrorRecord, field: str, text: str, author: str = "") -> 
     if len(text) > limit:
         raise ValidationError(f"Keep it under {limit} characters ({len(text)} sent).")
     author = _clean_text(author or "")[:_AUTHOR_CHARS]
-    return Proposal.objects.create(record=record, field=field, text=text, author=author)
+    pending = Proposal.objects.filter(record=record, status=Proposal.State.PENDING)
+    with transaction.atomic():
+        # One proposal of a record at a time decides (a row lock on PostgreSQL; SQLite's
+        # write transactions are serialised already), so two identical ones sent at once
+        # make one row and a burst cannot slip past the cap.
+        ErrorRecord.objects.select_for_update().filter(pk=record.pk).exists()
+        same = pending.filter(field=field, text=text).order_by("pk").first()
+        if same is not None:
+            return same
+        cap = settings.KB_PROPOSALS_PENDING_PER_ADDRESS
+        if submitter and pending.filter(submitter=submitter).count() >= cap:
+            raise TooManyPending(
+                f"You have {cap} proposals for this record waiting for a curator already. "
+                "Thank you: please wait until they are looked at."
+            )
+        return Proposal.objects.create(
+            record=record, field=field, text=text, author=author, submitter=submitter
+        )
 
 
 def _decide(proposal: Proposal, status: str, user: Any) -> None:
