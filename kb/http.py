@@ -27,7 +27,9 @@ does, so it falls back to a fixed string if even its template fails to render.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from django.conf import settings
@@ -177,6 +179,47 @@ def check_body(request: HttpRequest) -> None:
         shown = settings.KB_MAX_PASTE_BYTES
     if content_length(request) > body_limit:
         raise TooLarge(what, shown)
+
+
+# --- JSON nesting --------------------------------------------------------------------
+# Python's json parser recurses once per level, so a body of ``[`` repeated fails with
+# RecursionError deep inside whoever parses it. Every JSON body is measured here first
+# (``kb.ops.middleware``, before anything parses it), in C-speed steps: strings cut out,
+# the brackets left summed.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_STEP = tuple(1 if c in b"[{" else -1 if c in b"]}" else 0 for c in range(256))
+
+
+def json_depth(body: bytes) -> int:
+    """How deep the JSON text ``body`` nests: its most arrays and objects open at once,
+    brackets inside strings not counted. Linear in the body, whatever it holds (an
+    unterminated string's brackets count: that text is refused either way)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def is_json(request: HttpRequest) -> bool:
+    kind = request.content_type or ""
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
+
+
+def too_deep(request: HttpRequest) -> Refusal | None:
+    """The 400 for a JSON body nested deeper than ``KB_MAX_JSON_DEPTH``, else ``None``."""
+    if not is_json(request):
+        return None
+    limit = settings.KB_MAX_JSON_DEPTH
+    body = request.body
+    # No deeper than the brackets it opens: an ordinary body is passed on two counts.
+    if body.count(b"[") + body.count(b"{") <= limit or json_depth(body) <= limit:
+        return None
+    return Refusal(
+        400,
+        "Bad request",
+        f"The JSON body nests deeper than {limit} levels; no request here needs that many.",
+    )
 
 
 FALLBACK_500 = (

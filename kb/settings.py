@@ -283,6 +283,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", 3 * KB_MAX_PASTE_BYTES + 64 * 1024
 )
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The deepest JSON body taken (arrays and objects open at once); deeper ones get 400 before
+# anything parses them. Every body the API takes nests two or three levels.
+KB_MAX_JSON_DEPTH = env_int("KB_MAX_JSON_DEPTH", 32)
 # Whole multipart bodies (admin JSONL upload) may be up to this size.
 KB_MAX_UPLOAD_BYTES = env_int("KB_MAX_UPLOAD_BYTES", KB_MAX_LOG_BYTES + 1024 * 1024)
 # An import job that shows no sign of life for this long is shown as stalled (its worker
@@ -293,6 +296,11 @@ KB_IMPORT_STALL_SECONDS = env_int("KB_IMPORT_STALL_SECONDS", 300)
 KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)
 # A match request counts once per started unit of body: big pastes use more of the budget.
 KB_RATE_LIMIT_UNIT_BYTES = env_int("KB_RATE_LIMIT_UNIT_BYTES", 32 * 1024)
+# Reports and proposals also count their handling's CPU time, one unit per started this many
+# milliseconds (when that is more than their body's units): the budget is then at most
+# KB_RATE_LIMIT_PER_MINUTE x this much CPU a minute per client, whatever the text makes
+# redaction and folding cost. 0 turns it off.
+KB_RATE_LIMIT_CPU_UNIT_MS = env_int("KB_RATE_LIMIT_CPU_UNIT_MS", 10)
 # How many reverse proxies in front of the app append to X-Forwarded-For; the client is the
 # address that many hops from the right. 0 (no proxy): REMOTE_ADDR is the client.
 KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)
@@ -314,6 +322,9 @@ KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
 KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)
 # The longest proposal text taken: a solution step or a note, not an article.
 KB_PROPOSAL_MAX_CHARS = env_int("KB_PROPOSAL_MAX_CHARS", 4000)
+# Pending proposals one address may have on one record (per day: the address is known only
+# through the day's salted digest). A person proposes a step or two; past this it is a flood.
+KB_PROPOSALS_PENDING_PER_ADDRESS = env_int("KB_PROPOSALS_PENDING_PER_ADDRESS", 3)
 # Distinct voters on a record's steps before the page orders the steps by helpfulness,
 # counted by address and day (kb.loop.selectors.step_order), since voter ids cost nothing
 # to collect. Below it, a single visitor's one or two clicks would reorder what the

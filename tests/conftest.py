@@ -56,6 +56,16 @@ def _empty_cache() -> None:
         caches["default"].clear()
 
 
+@pytest.fixture(autouse=True)
+def _cpu_clock_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process requests cost no CPU time as the rate limit counts it (a report's charge
+    would otherwise depend on the machine and on what an earlier test warmed up); the
+    tests of that charge put their own clock in (tests/test_ratelimit.py)."""
+    from kb.ops import middleware
+
+    monkeypatch.setattr(middleware, "cpu_clock", FakeClock(0.0))
+
+
 @pytest.fixture(scope="session")
 def migrated_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A migrated SQLite file for tests that run ``manage.py`` in a real process (copy it,

@@ -25,7 +25,8 @@ from django.test.utils import CaptureQueriesContext
 
 from kb.http import client_address
 from kb.ops.middleware import RATE_WINDOW_SECONDS
-from tests.clocks import FakeClock
+from tests.clocks import FakeClock, SteppingClock
+from tests.factories import make_record
 from tests.servers import Gunicorn, json_post
 
 LIMIT = 5
@@ -226,3 +227,101 @@ def test_limiter_fails_open_when_its_counter_is_unavailable(
     ):
         assert 429 not in statuses(client, LIMIT + 2)
     assert "rate limiter unavailable" in caplog.text
+
+
+# --- charges follow cost (docs/reliability.md#r35-costs-and-proposals) ------------------
+
+
+def report(client: Client, text: str = "ERROR Widget frobnication failed badly") -> int:
+    body = {"text": text, "dry_run": True}
+    return client.post("/api/reports", body, content_type="application/json").status_code
+
+
+@pytest.fixture
+def cpu_costs(monkeypatch: pytest.MonkeyPatch, settings: object) -> SteppingClock:
+    """Every request charged by cost takes 0.5 s of CPU on the limiter's clock; 10 ms a
+    unit makes that 50 units."""
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 10
+    cpu = SteppingClock(0.5)
+    monkeypatch.setattr(middleware, "cpu_clock", cpu)
+    return cpu
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited", "cpu_costs")
+def test_reports_and_proposals_are_charged_the_cpu_time_they_took(settings: object) -> None:
+    """With a budget of 100 units, two reports of 50 units each fill a minute and the
+    third is refused: before, each counted one unit, its body's."""
+    settings.KB_RATE_LIMIT_PER_MINUTE = 100
+    client = Client()
+    assert [report(client) for _ in range(3)] == [200, 200, 429]
+    record = make_record()
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    body = {"record_id": record.pk, "field": "solutions"}
+    statuses = [
+        other.post(
+            "/api/proposals", {**body, "text": f"Step {n}"}, content_type="application/json"
+        ).status_code
+        for n in range(3)
+    ]
+    assert statuses == [201, 201, 429]
+    form = Client(REMOTE_ADDR="10.0.0.10")  # the HTML form too: it shares the gate
+    pages = [form.post("/report/", {"text": "ERROR Widget failed"}).status_code for _ in range(3)]
+    assert pages == [200, 200, 429]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited", "cpu_costs")
+def test_matches_and_votes_are_charged_their_body_only(settings: object) -> None:
+    """Matching's cost follows the paste's size (the bytes charge); a vote is one row."""
+    client = Client()
+    assert 429 not in statuses(client)  # LIMIT small matches, each "taking" 0.5 s
+    record = make_record()
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    vote = {"record_id": record.pk, "verdict": "fixed"}
+    votes = [
+        other.post("/api/feedback", vote, content_type="application/json").status_code
+        for _ in range(LIMIT)
+    ]
+    assert 429 not in votes
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_the_cpu_charge_counts_beyond_the_bodys_and_never_past_the_budget(
+    settings: object, monkeypatch: pytest.MonkeyPatch, limited: FakeClock
+) -> None:
+    """A 5 KiB report counts 5 units (1 KiB a unit) up front; 30 ms of CPU (3 units) adds
+    nothing to that, 80 ms (8 units) adds 3; a handling that took the whole budget and more
+    is charged the budget, so the next window serves the client again."""
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_PER_MINUTE = 10
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 1024
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 10
+    text = "ERROR Widget failed " + "x" * 5000
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(0.03))
+    assert [report(Client(), text) for _ in range(3)] == [200, 200, 429]  # 5 + 5, then 15
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(0.08))
+    second = Client(REMOTE_ADDR="10.0.0.9")
+    assert [report(second, text) for _ in range(2)] == [200, 429]  # 8, then 16
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(600.0))
+    third = Client(REMOTE_ADDR="10.0.0.10")
+    assert [report(third) for _ in range(2)] == [200, 429]
+    limited.advance(RATE_WINDOW_SECONDS)
+    assert report(third) == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_a_cpu_unit_of_zero_charges_the_body_only(
+    settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 0
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(600.0))
+    client = Client()
+    assert [report(client) for _ in range(LIMIT + 1)] == [200] * LIMIT + [429]

@@ -46,13 +46,19 @@ from kb.http import (
 from kb.loop import services
 from kb.loop.gates import gate
 from kb.loop.models import Gap
-from kb.loop.votes import AddressCapReached
+from kb.loop.votes import AddressCapReached, address_digest
 from kb.records.access import is_curator
 
 router = Router(tags=["learning loop"])
 
 # 400 is also django-ninja's own answer to an unreadable body (``{"detail": ...}`` only).
-REFUSALS: dict[int, Any] = {400: ErrorOut, 403: RefusalOut, 413: RefusalOut, 429: RefusalOut}
+REFUSALS: dict[int, Any] = {
+    400: ErrorOut,
+    403: RefusalOut,
+    413: RefusalOut,
+    415: RefusalOut,
+    429: RefusalOut,
+}
 #: The most gaps one ``GET /api/gaps`` answers with.
 MAX_GAPS = 1000
 
@@ -117,6 +123,14 @@ class ProposalIn(Schema):
     ]
     text: str = Field(max_length=settings.KB_PROPOSAL_MAX_CHARS, pattern=SOME_TEXT)
     author: str = Field("", max_length=100)
+    # The form's honeypot (``services.HONEYPOT``), declared so that a body carrying it is
+    # refused (400) rather than its key silently dropped.
+    website: Any = Field(
+        None, description="Never send it: the form's honeypot; a proposal with it is refused."
+    )
+
+    def has_honeypot(self) -> bool:
+        return services.HONEYPOT in self.model_fields_set
 
 
 class ProposalOut(Schema):
@@ -228,13 +242,25 @@ def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
     url_name="proposals",
 )
 def proposals(request: HttpRequest, body: ProposalIn) -> Any:
+    """The same text pending on the same record and field answers as that proposal (201,
+    its id; no new row); past ``KB_PROPOSALS_PENDING_PER_ADDRESS`` pending proposals of one
+    address on the record, 429."""
     record, refused = _open_record(request, "KB_PROPOSALS_ENABLED", body.record_id)
     if record is None:
         return refused
+    if body.has_honeypot():
+        return _bad(request, f'A proposal has no field "{services.HONEYPOT}".')
     try:
         proposal = services.propose(
-            record=record, field=body.field, text=body.text, author=body.author
+            record=record,
+            field=body.field,
+            text=body.text,
+            author=body.author,
+            submitter=address_digest(request),
         )
+    except services.TooManyPending as exc:
+        refusal = Refusal(429, "Too many proposals waiting", " ".join(exc.messages))
+        return refusal_response(request, refusal)
     except ValidationError as exc:
         return _bad(request, " ".join(exc.messages))
     return Reply(201, {"id": proposal.pk, "status": proposal.status})

@@ -19,6 +19,9 @@ FEATURES = {
     "KB_FEEDBACK_ENABLED": "Feedback on answers",
     "KB_PROPOSALS_ENABLED": "Proposing fixes",
 }
+# The parts charged their handling's CPU time as well as their body's size (redaction,
+# folding, a stored row: kb.ops.middleware.CostCharge).
+CHARGED_BY_COST = frozenset(("KB_REPORTS_ENABLED", "KB_PROPOSALS_ENABLED"))
 
 
 def flags() -> dict[str, bool | int]:
@@ -43,4 +46,4 @@ def gate(request: HttpRequest, setting: str) -> HttpResponse | None:
     """The refusal for this request, or ``None`` when it may go on."""
     if not getattr(settings, setting):
         return refusal_response(request, turned_off(setting))
-    return rate_limit_response(request)
+    return rate_limit_response(request, by_cost=setting in CHARGED_BY_COST)

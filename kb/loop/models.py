@@ -97,6 +97,10 @@ class Proposal(models.Model):
     field = models.CharField(max_length=32, choices=Field)
     text = models.TextField()
     author = models.CharField(max_length=100, blank=True)
+    # Who sent it, as far as the per-record cap needs to know: an HMAC of the client's
+    # address under the day's salt (`kb.loop.votes.day_salt`), never the address, and
+    # unlinkable to it once that salt is gone (`kb.loop.votes.address_digest`).
+    submitter = models.CharField(max_length=64, blank=True, default="", editable=False)
     status = models.CharField(max_length=16, choices=State, default=State.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)

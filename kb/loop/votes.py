@@ -63,6 +63,7 @@ __all__ = [
     "AddressCapReached",
     "Voter",
     "VoterCookieMiddleware",
+    "address_digest",
     "cast_vote",
     "day_salt",
     "issue_voter_id",
@@ -145,10 +146,18 @@ def _household(address: str) -> str:
     return str(ip)
 
 
+def address_digest(request: HttpRequest, *, today: date | None = None) -> str:
+    """The client's address as the day's digest (an IPv6 address as its /64): what a vote's
+    source and a proposal's submitter store, so that a cap per address can be counted with
+    no address kept, and none found again once the day's salt is deleted."""
+    day = today or timezone.localdate()
+    return _digest(day_salt(day), _household(client_address(request)))
+
+
 def voter_id(request: HttpRequest, *, today: date | None = None) -> Voter:
     """The stored voter and source of this request's vote today (the module docstring)."""
     day = today or timezone.localdate()
-    source = _digest(day_salt(day), _household(client_address(request)))
+    source = address_digest(request, today=day)
     browser = _issued_id(request)
     if browser is None:
         return Voter(id=source, source=source)

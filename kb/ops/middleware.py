@@ -17,6 +17,13 @@ IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL); on Redis it is one atomi
 ``INCRBY``: either way concurrent requests cannot lose increments. A cache that is down
 (``kb.ops.caching``) lets requests through uncounted.
 
+Charges follow cost (``CostCharge``, docs/reliability.md#r35-costs-and-proposals): a
+request counts its body's units before it runs; a report or a proposal (which run the
+redaction, the folding and a database write, far dearer per byte than a match) also counts
+the CPU time its handling took, charged when it is done, beyond what it was charged up
+front. And a JSON body nested deeper than ``KB_MAX_JSON_DEPTH`` is refused (400) here, on
+every path, before anything parses it (``kb.http.too_deep``).
+
 Match responses also get ``Cache-Control: no-store``: a paste may hold secrets, and its
 result must not sit in a browser or proxy cache. Nothing here logs or keeps a body.
 """
@@ -24,9 +31,11 @@ result must not sit in a browser or proxy cache. Nothing here logs or keeps a bo
 from __future__ import annotations
 
 import logging
+import math
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
@@ -35,7 +44,15 @@ from django.db import DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
-from kb.http import TooLarge, check_body, client_address, no_store, rate_limited, refusal_response
+from kb.http import (
+    TooLarge,
+    check_body,
+    client_address,
+    no_store,
+    rate_limited,
+    refusal_response,
+    too_deep,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +62,9 @@ RATE_WINDOW_SECONDS = 60
 # The limiter's clock: windows follow wall-clock time, the same in every worker and host.
 # Tests replace it to move between windows instead of waiting for one to end.
 clock: Callable[[], float] = time.time
+# What a request's handling cost, for the charges that follow it: this thread's CPU time
+# (a threaded server's other requests are not this one's cost). Tests replace it.
+cpu_clock: Callable[[], float] = time.thread_time
 # How long a match waits for SQLite's write lock to count itself before giving up.
 LIMITER_LOCK_WAIT_MS = 50
 
@@ -142,8 +162,9 @@ def request_weight(request: HttpRequest, limit: int) -> int:
     return min(limit, max(1, -(-length // unit)))
 
 
-def rate_limit_hit(request: HttpRequest) -> int | None:
-    """Count this request; return seconds to wait when over the limit, else ``None``."""
+def rate_limit_hit(request: HttpRequest, *, by_cost: bool = False) -> int | None:
+    """Count this request; return seconds to wait when over the limit, else ``None``.
+    ``by_cost``: its handling's CPU time is charged too once it is done (``CostCharge``)."""
     limit = settings.KB_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
         return None
@@ -155,8 +176,9 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     cache = caches["default"]
     if getattr(cache, "is_down", bool)():
         return None  # no counter for now (kb.ops.caching): an on-call tool must keep answering
+    weight = request_weight(request, limit)
     try:
-        count = _increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
+        count = _increment(key, RATE_WINDOW_SECONDS + 5, weight)
     except DatabaseError as exc:
         # No counter: let the request through rather than fail it. A write lock held by an
         # import skips one count; anything else (the cache table gone) is an outage, which
@@ -166,18 +188,70 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
             cache.mark_down(exc)
         return None
     if count <= limit:
+        if by_cost:
+            CostCharge(key=key, limit=limit, charged=weight, started=cpu_clock()).attach(request)
         return None
-    if len(_refused) >= MAX_REMEMBERED_REFUSALS:
-        _refused.clear()  # bounded; old windows' entries are never consulted again
-    _refused[key] = limit
+    _remember_refusal(key, limit)
     return _retry_after(window, now)
 
 
-def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
+def _remember_refusal(key: str, limit: int) -> None:
+    if len(_refused) >= MAX_REMEMBERED_REFUSALS:
+        _refused.clear()  # bounded; old windows' entries are never consulted again
+    _refused[key] = limit
+
+
+@dataclass(frozen=True, slots=True)
+class CostCharge:
+    """What a request admitted ``by_cost`` owes once handled: the CPU time it took, one
+    unit per started ``KB_RATE_LIMIT_CPU_UNIT_MS``, beyond the ``charged`` units its body
+    counted up front, at most the whole ``limit`` (so the client is served again in the
+    next window), added to the window's count it was admitted under (``key``).
+
+    Why after, and by CPU: what a report costs depends on its text far more than on its
+    size (a line of addresses or numbers costs the redaction many times a line of words),
+    and on the redaction rules, which grow; the measured time follows both. The body's
+    units still count first, so a client past its budget is refused before any work. The
+    price: a request that happens to do a process's shared work (the first to load a new
+    matcher, for a report's nearest records) pays for it, at most the budget, once."""
+
+    ATTR = "_kb_cost_charge"
+
+    key: str
+    limit: int
+    charged: int
+    started: float
+
+    def attach(self, request: HttpRequest) -> None:
+        setattr(request, self.ATTR, self)
+
+    @classmethod
+    def settle(cls, request: HttpRequest) -> None:
+        """Charge what ``request``'s handling cost, if it was admitted by cost."""
+        charge = getattr(request, cls.ATTR, None)
+        unit_ms = settings.KB_RATE_LIMIT_CPU_UNIT_MS
+        if not isinstance(charge, cls) or unit_ms <= 0:
+            return
+        spent_ms = max(0.0, cpu_clock() - charge.started) * 1000
+        owed = min(charge.limit, math.ceil(spent_ms / unit_ms)) - charge.charged
+        if owed <= 0:
+            return
+        if getattr(caches["default"], "is_down", bool)():
+            return  # no counter for now, as when the request was admitted
+        try:
+            count = _increment(charge.key, RATE_WINDOW_SECONDS + 5, owed)
+        except DatabaseError as exc:  # a count skipped, as rate_limit_hit skips one
+            log.warning("rate limiter unavailable, cost not charged: %s", type(exc).__name__)
+            return
+        if count > charge.limit:
+            _remember_refusal(charge.key, charge.limit)
+
+
+def rate_limit_response(request: HttpRequest, *, by_cost: bool = False) -> HttpResponse | None:
     """Count this request; the 429 (with ``Retry-After``) when over the limit, else ``None``.
     For the match paths here, and for the views that share their budget (the learning
-    loop's reports, votes and proposals)."""
-    wait = rate_limit_hit(request)
+    loop's reports, votes and proposals; ``by_cost`` for reports and proposals)."""
+    wait = rate_limit_hit(request, by_cost=by_cost)
     if wait is None:
         return None
     response = refusal_response(request, rate_limited(wait))
@@ -186,7 +260,8 @@ def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
 
 
 class RequestLimitsMiddleware:
-    """413 for oversized bodies, 429 past the match rate limit, no-store on match results."""
+    """413 for oversized bodies, 400 for JSON nested too deep, 429 past the match rate
+    limit, the cost of what was admitted by cost, no-store on match results."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -200,6 +275,7 @@ class RequestLimitsMiddleware:
         response = self._limit(request)
         if response is None:
             response = self.get_response(request)
+            CostCharge.settle(request)
         if _is_match_path(request.path) and "no-store" not in response.get("Cache-Control", ""):
             no_store(response)
         return response
@@ -209,6 +285,9 @@ class RequestLimitsMiddleware:
             check_body(request)
         except TooLarge as exc:
             return refusal_response(request, exc.refusal)
+        refusal = too_deep(request)
+        if refusal is not None:
+            return refusal_response(request, refusal)
         if request.method == "POST" and _is_match_path(request.path):
             return rate_limit_response(request)
         return None
