@@ -8,12 +8,12 @@ build options, and the source of this package (so a code change never loads a ma
 built by older code) -- and a worker start is: hash the specs, load one file.
 
 The file format runs no code, whoever wrote the file (`pack`/`unpack`): a line naming the
-format, a JSON header with the plain data (patterns, keys, messages, offsets), then raw
-byte sections (Hyperscan's own serialised databases, ``array`` tables) that the header
-only counts. A file that is not in the current format -- an older pickle, a foreign or
-damaged file -- is refused with a log line and rebuilt, never loaded: the files travel
-between hosts through a shared store (below), so whoever can write that store must not
-be able to run code on every host that reads it.
+format, a JSON header with the plain data, then raw byte sections that the header only
+counts (Hyperscan's own serialised databases, ``array`` tables, lists of strings joined by
+NUL). A file that is not in the current format -- an older pickle, a foreign or damaged
+file -- is refused with a log line and rebuilt, never loaded: the files travel between
+hosts through a shared store (below), so whoever can write that store must not be able to
+run code on every host that reads it (docs/reliability.md#r30-no-code-from-data).
 
 Files in the cache directory are named by content hash, so nothing ever goes stale; but
 every distinct set of records leaves files behind. `cleanup` bounds that: a file no current

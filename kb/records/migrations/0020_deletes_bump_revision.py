@@ -4,7 +4,8 @@ Why a trigger and not ``post_delete`` or the services: every worker keeps matchi
 record until the revision moves (``kb.matching.holder`` reads it, then finds the deleted
 keys), and a delete can come from anywhere -- ``QuerySet.delete()`` in a shell (no
 ``post_delete`` per row on Django's fast path), an instance's ``delete()``, a ``TRUNCATE``
-or an ``sqlite3``/``psql`` session. Only the database sees them all.
+or an ``sqlite3``/``psql`` session. Only the database sees them all
+(docs/reliability.md#r38-deletes-bump-revision).
 
 The trigger only moves an existing counter (``UPDATE``, never an ``INSERT``): a flush
 followed by a copy of the counter's row (``copy_database``) must not collide with a row the
