@@ -195,6 +195,8 @@ class SimilarityIndex(cache.Serialised):
         "_idf": "d",
         "_post": "I",
         "_post_off": "I",
+        "_entry_spec": "d",  # derived from the weights, stored: computing them costs more
+        "_entry_inv_sqrt_w": "d",  # than reading them
     }
 
     def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
@@ -218,7 +220,7 @@ class SimilarityIndex(cache.Serialised):
         self._entry_lit = cache.get_texts(plain["lit"], blobs)
         self._entry_proc = cache.get_texts(plain["proc"], blobs)
         words = cache.get_texts(plain["vocab"], blobs)
-        self._vocab = {w: i for i, w in enumerate(words)}
+        self._vocab = dict(zip(words, range(len(words)), strict=True))
         where = plain["tables"]
         for name, typecode in self._TABLES.items():
             setattr(self, name, cache.get_table(where[name], typecode, blobs))
@@ -229,6 +231,7 @@ class SimilarityIndex(cache.Serialised):
             and all(self._entry_keys)
             and len(self._vocab) == v == len(self._idf) == len(post_off) - 1
             and len(off) == n + 1 == len(self._entry_weight) + 1
+            and n == len(self._entry_spec) == len(self._entry_inv_sqrt_w)
             and off[0] == 0 == post_off[0]
             and off[-1] == len(tok)
             and post_off[-1] == len(post)
@@ -238,7 +241,6 @@ class SimilarityIndex(cache.Serialised):
             and (not post or max(post) < n)
         ):
             raise ValueError("similarity tables do not fit together")
-        self._compute_spec()
         return self
 
     # ------------------------------------------------------------------ query
