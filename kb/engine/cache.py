@@ -246,7 +246,7 @@ class Serialised:
 # Writers and readers of the byte sections a `Serialised` object is made of. Long lists
 # go to sections, not into the JSON header: one split or one array read at C speed, and
 # what comes back has its type by construction (a string split yields strings), so a
-# large matcher loads as fast as a pickle of it did, and is checked as it is read.
+# large matcher loads mostly at C speed and is checked as it is read.
 
 
 def section(ref: Any, blobs: Sequence[memoryview]) -> memoryview:
