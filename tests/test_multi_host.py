@@ -132,7 +132,10 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             assert b"(Queued)" in body
             assert job.state == ImportJob.State.QUEUED
             assert ErrorRecord.objects.count() == 0
-            worker = db_worker(KB_MATCHER_CACHE_DIR=str(tmp_path / "worker-cache"))
+            worker = db_worker(
+                KB_MATCHER_CACHE_DIR=str(tmp_path / "worker-cache"),
+                SECRET_KEY=web_env["SECRET_KEY"],  # one deployment: the store's MACs need it
+            )
 
             # The worker imports it, and pages keep answering meanwhile.
             def done() -> bool:
