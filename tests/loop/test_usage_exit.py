@@ -7,6 +7,7 @@ The flush interval is set far beyond the test, so only the stop can write the co
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -71,7 +72,8 @@ def test_a_gunicorn_stopped_with_a_signal_writes_every_count(
 
 
 class Runserver:
-    """A real ``manage.py runserver --noreload`` on the test database."""
+    """A real ``manage.py runserver --noreload`` on the test database, in its own process
+    group (as honcho and a terminal run it)."""
 
     def __init__(self, log: Path, **env: str) -> None:
         self.port = free_port()
@@ -83,7 +85,12 @@ class Runserver:
         cmd = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT
+                cmd,
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -105,27 +112,44 @@ class Runserver:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def signal(self, sig: signal.Signals) -> None:
+        """``sig`` to the whole group, as Ctrl-C in a terminal or honcho's stop sends it,
+        then wait for every process of the group to end."""
+        assert self.proc is not None
+        os.killpg(self.proc.pid, sig)
+        self.proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        raise AssertionError("runserver's processes did not stop")
+
     def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
+        if self.proc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
 def test_runserver_stopped_with_a_signal_writes_every_count(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
+    """``--noreload``: with the autoreloader, a ``SIGTERM`` reaches Django's reloader
+    process too, which kills the serving process outright (docs/deployment.md)."""
     assert import_lines(SEED).rejected == 0
-    server = Runserver(tmp_path / "runserver.log", KB_USAGE_FLUSH_SECONDS=NEVER).start()
+    log = tmp_path / "runserver.log"
+    server = Runserver(log, KB_USAGE_FLUSH_SECONDS=NEVER).start()
     try:
         for text in [HIT] * 25 + [MISS] * 5:
             status, _headers, body = json_post(server, "/api/match", {"text": text})  # type: ignore[arg-type]
             assert status == 200, body[:300]
         assert not UsageDay.objects.exists()
-        assert server.proc is not None
-        server.proc.send_signal(sig)
-        server.proc.wait(timeout=30)
+        server.signal(sig)
     finally:
         server.kill()
     assert (stored_hits(), stored_misses()) == (25, 5), server.log.read_text()[-2000:]
