@@ -227,6 +227,11 @@ def flush_at_exit() -> int:
     logged. Stop signals wait until it is done (in a single-threaded process, such as a
     sync gunicorn worker; elsewhere they may still reach the main thread), so a second
     Ctrl-C or the arbiter's ``SIGQUIT`` does not cut the write short."""
+    if connection.in_atomic_block:
+        # The stop signal interrupted a request inside a transaction, which the stop rolls
+        # back: written now, the counts would go with it. They stay for the exit hook
+        # that runs once the request has unwound (gunicorn's ``worker_exit``, ``atexit``).
+        return 0
     blocked = threading.current_thread() is threading.main_thread()
     if blocked:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -243,9 +248,9 @@ _installed_in: int | None = None  # the pid whose exit hooks are in place
 def flush_on_exit() -> None:
     """Write the buffer when this process stops cleanly: at interpreter exit (``atexit``:
     a normal exit, ``sys.exit``, Ctrl-C's ``KeyboardInterrupt``) and on ``SIGTERM`` or
-    ``SIGINT`` when their disposition is the default, which would end the process without
-    either. Called by ``kb.wsgi``, so every server
-    that loads the app (``runserver`` included) has it; idempotent."""
+    ``SIGINT`` while their disposition is the default, which would end the process without
+    either. Called by ``kb.wsgi``, so every server that loads the app (``runserver``
+    included) has it; idempotent."""
     global _installed_in
     if _installed_in == os.getpid():
         return
@@ -257,7 +262,8 @@ def flush_on_exit() -> None:
 
 
 def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
-    """A handler that writes the buffer, then does what ``previous`` would have done."""
+    """A handler that does what ``previous`` would have done, writing the buffer first
+    when that is to end the process on the spot (the default disposition)."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if callable(previous):

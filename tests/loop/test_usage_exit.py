@@ -201,3 +201,29 @@ def test_a_failed_flush_that_is_not_the_last_keeps_its_counts_and_counts_nothing
         assert usage.flush() == 0
     assert USAGE_LOST._value.get() == before
     assert usage.flush() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stop_inside_a_transaction_leaves_the_counts_for_the_exit_hook(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """gunicorn's ``worker_int`` runs wherever the signal found the worker, possibly inside
+    a request's transaction, which the stop then rolls back with anything written in it:
+    the counts wait for ``worker_exit``, which runs after the request has unwound."""
+    from django.db import transaction
+
+    monkeypatch.setattr(usage, "buffer", usage.UsageBuffer())
+    usage.buffer.count({"a"})
+    written_inside: list[int] = []
+
+    def request_interrupted_by_a_stop() -> None:
+        with transaction.atomic():
+            written_inside.append(usage.flush_at_exit())
+            raise SystemExit(0)  # what gunicorn's quick stop does next
+
+    with pytest.raises(SystemExit):
+        request_interrupted_by_a_stop()
+    assert written_inside == [0]
+    assert len(usage.buffer) == 1
+    assert usage.flush_at_exit() == 1
+    assert stored_hits() == 1
