@@ -9,16 +9,23 @@ lives in ``KB_IMPORT_DIR`` and progress and report live in the database, where t
 job page reads them while the worker imports.
 
 A worker that dies mid-import leaves its job ``running`` with a stale heartbeat (the page
-shows it stalled); ``rerun_import`` hands it to a worker again. That is safe because the
-import is idempotent: the batches already committed come back as unchanged, and a job is
-claimed by one conditional update, so two deliveries of one task import it once.
+shows it stalled), and its task row ``RUNNING``: nothing of the dead worker can say
+otherwise. When the admin shows the job stalled it settles the row (`fail_stalled_task`:
+``FAILED``, with the reason), so the task list, ``/metrics``' running tasks and anything
+that waits on the task see what happened; ``rerun_import`` hands the job to a worker
+again. That is safe because the import is idempotent: the batches already committed come
+back as unchanged, and a job is claimed by one conditional update, so two deliveries of
+one task import it once.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
+from django.apps import apps
+from django.conf import settings
 from django.tasks import task
 from django.utils import timezone
 
@@ -115,6 +122,46 @@ def enqueue_warm_matcher() -> None:
         warm_matcher.enqueue()
     except Exception:  # the import is done either way; only the warm-up is lost
         logger.exception("could not enqueue the matcher build")
+
+
+#: The task backend whose rows `fail_stalled_task` settles (``settings.TASKS``' default).
+TASKS_APP = "django_tasks_db"
+
+
+class WorkerStopped(Exception):
+    """What a stalled job's task row failed with: its worker stopped mid-task."""
+
+
+def fail_stalled_task(job: ImportJob) -> bool:
+    """Mark the task row of a stalled job ``FAILED`` with the reason (the worker running it
+    stopped); returns whether a row changed. Only a row still ``RUNNING`` changes, in one
+    conditional update: a row its worker finished after all, or one already settled, is
+    left as it is. The job itself stays ``running`` (stalled) for ``rerun_import``."""
+    if not job.stalled or not job.task_id or not apps.is_installed(TASKS_APP):
+        return False
+    try:
+        task_pk = uuid.UUID(job.task_id)
+    except ValueError:  # a task of another backend: no row of this one to settle
+        return False
+    from django.tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult  # installed with the database backend
+
+    last = job.last_sign_of_life
+    reason = (
+        f"The worker running import job {job.pk} stopped (killed, crashed or restarted): "
+        f"no sign of life since {last.isoformat() if last else 'it started'}, longer than "
+        f"KB_IMPORT_STALL_SECONDS ({settings.KB_IMPORT_STALL_SECONDS} s). The batches it "
+        "committed are kept; the job can run again from its page."
+    )
+    changed = DBTaskResult.objects.filter(pk=task_pk, status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.FAILED,
+        finished_at=timezone.now(),
+        exception_class_path=f"{WorkerStopped.__module__}.{WorkerStopped.__qualname__}",
+        traceback=reason,
+    )
+    if changed:
+        logger.warning("import job %s stalled: its task %s marked failed", job.pk, task_pk)
+    return bool(changed)
 
 
 def rerun_import(job: ImportJob) -> ImportJob:
