@@ -8,7 +8,8 @@ declares it once so every view gets the same typed request.
 Every "too large" decision is made here: the request body's ``Content-Length``
 (``check_body``, from ``kb.ops.middleware`` before anything reads the body), and through
 ``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
-tester's sample and ``manage.py match``'s input. A pasted text itself is checked by the
+tester's sample and ``manage.py match``'s input, and through ``gunzip`` a compressed log's
+decompressed size (a gzip bomb is refused, not inflated). A pasted text itself is checked by the
 matcher (``match_text(text, max_bytes=...)`` raises ``kb.engine.PasteTooLarge``) and
 ``from_matcher`` turns that into the same refusal, so the paste page, the API, the tester
 and the command all word it alike.
@@ -27,6 +28,8 @@ does, so it falls back to a fixed string if even its template fails to render.
 from __future__ import annotations
 
 import logging
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +77,7 @@ ADVICE = {
     "request": "Send less at once: paste the part around the error, or upload the log as a file.",
     "sample": "Try the pattern on the lines around the error.",
     "input": "Match the part of the log around the error, or raise the limit with --max-bytes.",
+    "log": "Send the part of the log around the error.",
 }
 
 
@@ -161,22 +165,91 @@ def is_upload(request: HttpRequest) -> bool:
     return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
 
 
+# Where a whole log may be sent as the request body itself, and the media types it comes
+# as: a CI job posts the file it has (``curl --data-binary @build.log``, ``contrib/kb_match.py``)
+# and gets the log limit; a JSON or form field stays a paste, with the paste's limit.
+LOG_BODY_PATHS = ("/api/match",)
+LOG_BODY_TYPES = (
+    "text/plain",
+    "application/octet-stream",
+    "application/gzip",
+    "application/x-gzip",
+)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def media_type(request: HttpRequest) -> str:
+    """The body's media type, without parameters, lower case (``""`` when absent)."""
+    return request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+
+
+def is_log_body(request: HttpRequest) -> bool:
+    """The body is a whole log file sent to an endpoint that takes one."""
+    return request.path.rstrip("/") in LOG_BODY_PATHS and media_type(request) in LOG_BODY_TYPES
+
+
 def check_body(request: HttpRequest) -> None:
     """Refuse a body larger than the app reads, from its ``Content-Length`` alone.
 
     Form and JSON bodies may be up to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (room for a
     percent-encoded paste); uploads (a log file on the paste page, a JSONL file in the
-    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further. The
+    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further; a log
+    sent as the body of ``/api/match`` (``is_log_body``) up to ``KB_MAX_LOG_BYTES``. The
     refusal names the limit the person knows (the paste or the log limit), not the
     body's framing allowance.
     """
     if is_upload(request):
         body_limit, what, shown = settings.KB_MAX_UPLOAD_BYTES, "file", settings.KB_MAX_LOG_BYTES
+    elif is_log_body(request):
+        body_limit, what, shown = settings.KB_MAX_LOG_BYTES, "log", settings.KB_MAX_LOG_BYTES
     else:
         body_limit, what = settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "paste"
         shown = settings.KB_MAX_PASTE_BYTES
     if content_length(request) > body_limit:
         raise TooLarge(what, shown)
+
+
+def read_bounded(chunks: Iterable[bytes], what: str, limit: int) -> bytes:
+    """The bytes of ``chunks`` joined, refused (``TooLarge``) as soon as they pass ``limit``:
+    a body without a trustworthy length is never held past the limit."""
+    out = bytearray()
+    for chunk in chunks:
+        out += chunk
+        check(what, len(out), limit, exact=False)
+    return bytes(out)
+
+
+def gunzip(data: bytes, what: str, limit: int) -> bytes:
+    """``data`` decompressed when it starts with gzip's magic bytes (the content decides,
+    not a file name), else ``data`` as it is.
+
+    The output is bounded: past ``limit`` bytes it stops and raises ``TooLarge``, so a
+    small gzip bomb costs ``limit`` bytes of memory and a polite 413, never the process.
+    Concatenated gzip members (``cat a.gz b.gz``) read as one file, as ``gunzip`` reads
+    them. Raises ``ValueError`` for a damaged or cut-off stream.
+    """
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    out = bytearray()
+    rest = data
+    while rest.startswith(GZIP_MAGIC):
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = rest
+        try:
+            while not inflate.eof:
+                # At most one byte past the limit per call: enough to know it is too much.
+                chunk = inflate.decompress(pending, limit + 1 - len(out))
+                out += chunk
+                check(what, len(out), limit, exact=False)
+                pending = inflate.unconsumed_tail
+                if not chunk and not pending:
+                    break
+        except zlib.error as exc:
+            raise ValueError(f"The {what} is not valid gzip data ({exc}).") from None
+        if not inflate.eof:
+            raise ValueError(f"The {what}'s gzip data is cut short.")
+        rest = inflate.unused_data
+    return bytes(out)
 
 
 FALLBACK_500 = (
