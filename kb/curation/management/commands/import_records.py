@@ -1,5 +1,12 @@
 """``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]
-[--batch-size N]``."""
+[--batch-size N]``.
+
+The importer (``kb.records.importer``) writes the records; when they changed what is
+matched, the command then builds the matcher and publishes it to the store
+(``kb.curation.tasks.publish_matcher``) before it exits, so no web process compiles on a
+paste afterwards. That is why the command lives in the curation app, above both the
+records and the matcher, like the admin's import task.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ from typing import IO, Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from kb.curation.tasks import changed_records, publish_matcher_safely
 from kb.records.importer import (
     BATCH_SIZE,
     COMMIT_RECORDS,
@@ -61,6 +69,8 @@ class Command(BaseCommand):
         total = ImportReport(dry_run=options["dry_run"])
         for name in options["files"]:
             total.add(self._import_one(name, options))
+        if changed_records(total.as_json()):
+            publish_matcher_safely()
         if options["json"]:
             self.stdout.write(json.dumps(total.as_json(), ensure_ascii=False))
             return
