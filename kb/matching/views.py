@@ -33,6 +33,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from kb.browse.explanations import explanation_for
+from kb.browse.selectors import covered_repositories
 from kb.engine import PasteTooLarge
 from kb.explain import Explanation
 from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip
@@ -261,6 +262,8 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
         "markdown": summary_markdown(request, text, result) if cards else "",
+        # Nothing known found: say what the knowledge base covers (cached per revision).
+        "coverage": [] if cards else covered_repositories(),
     }
     return _respond(request, context)
 
