@@ -176,6 +176,7 @@ LOG_BODY_TYPES = (
     "application/x-gzip",
 )
 GZIP_MAGIC = b"\x1f\x8b"
+GUNZIP_PART = 1024 * 1024  # decompressed bytes produced per step
 
 
 def media_type(request: HttpRequest) -> str:
@@ -212,11 +213,13 @@ def check_body(request: HttpRequest) -> None:
 def read_bounded(chunks: Iterable[bytes], what: str, limit: int) -> bytes:
     """The bytes of ``chunks`` joined, refused (``TooLarge``) as soon as they pass ``limit``:
     a body without a trustworthy length is never held past the limit."""
-    out = bytearray()
+    parts: list[bytes] = []
+    size = 0
     for chunk in chunks:
-        out += chunk
-        check(what, len(out), limit, exact=False)
-    return bytes(out)
+        size += len(chunk)
+        check(what, size, limit, exact=False)
+        parts.append(chunk)
+    return b"".join(parts)  # one copy of the whole, not one per chunk
 
 
 def gunzip(data: bytes, what: str, limit: int) -> bytes:
@@ -230,17 +233,21 @@ def gunzip(data: bytes, what: str, limit: int) -> bytes:
     """
     if not data.startswith(GZIP_MAGIC):
         return data
-    out = bytearray()
+    parts: list[bytes] = []
+    size = 0
     rest = data
     while rest.startswith(GZIP_MAGIC):
         inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         pending = rest
         try:
             while not inflate.eof:
-                # At most one byte past the limit per call: enough to know it is too much.
-                chunk = inflate.decompress(pending, limit + 1 - len(out))
-                out += chunk
-                check(what, len(out), limit, exact=False)
+                # Bounded output per call: at most what the limit leaves, and one byte
+                # more, enough to know it is too much; and a part at a time, so the
+                # output never sits twice in memory before the join.
+                chunk = inflate.decompress(pending, min(GUNZIP_PART, limit + 1 - size))
+                size += len(chunk)
+                check(what, size, limit, exact=False)
+                parts.append(chunk)
                 pending = inflate.unconsumed_tail
                 if not chunk and not pending:
                     break
@@ -249,7 +256,7 @@ def gunzip(data: bytes, what: str, limit: int) -> bytes:
         if not inflate.eof:
             raise ValueError(f"The {what}'s gzip data is cut short.")
         rest = inflate.unused_data
-    return bytes(out)
+    return b"".join(parts)
 
 
 FALLBACK_500 = (
