@@ -8,7 +8,8 @@ declares it once so every view gets the same typed request.
 Every "too large" decision is made here: the request body's ``Content-Length``
 (``check_body``, from ``kb.ops.middleware`` before anything reads the body), and through
 ``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
-tester's sample and ``manage.py match``'s input. A pasted text itself is checked by the
+tester's sample and ``manage.py match``'s input, and through ``gunzip`` a compressed log's
+decompressed size (a gzip bomb is refused, not inflated). A pasted text itself is checked by the
 matcher (``match_text(text, max_bytes=...)`` raises ``kb.engine.PasteTooLarge``) and
 ``from_matcher`` turns that into the same refusal, so the paste page, the API, the tester
 and the command all word it alike.
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import logging
 import re
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -76,6 +79,7 @@ ADVICE = {
     "request": "Send less at once: paste the part around the error, or upload the log as a file.",
     "sample": "Try the pattern on the lines around the error.",
     "input": "Match the part of the log around the error, or raise the limit with --max-bytes.",
+    "log": "Send the part of the log around the error.",
 }
 
 
@@ -163,17 +167,44 @@ def is_upload(request: HttpRequest) -> bool:
     return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
 
 
+# Where a whole log may be sent as the request body itself, and the media types it comes
+# as: a CI job posts the file it has (``curl --data-binary @build.log``, ``contrib/kb_match.py``)
+# and gets the log limit; a JSON or form field stays a paste, with the paste's limit.
+LOG_BODY_PATHS = ("/api/match",)
+LOG_BODY_TYPES = (
+    "text/plain",
+    "application/octet-stream",
+    "application/gzip",
+    "application/x-gzip",
+)
+GZIP_MAGIC = b"\x1f\x8b"
+GUNZIP_PART = 1024 * 1024  # decompressed bytes produced per step
+
+
+def media_type(request: HttpRequest) -> str:
+    """The body's media type, without parameters, lower case (``""`` when absent)."""
+    return request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+
+
+def is_log_body(request: HttpRequest) -> bool:
+    """The body is a whole log file sent to an endpoint that takes one."""
+    return request.path.rstrip("/") in LOG_BODY_PATHS and media_type(request) in LOG_BODY_TYPES
+
+
 def check_body(request: HttpRequest) -> None:
     """Refuse a body larger than the app reads, from its ``Content-Length`` alone.
 
     Form and JSON bodies may be up to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (room for a
     percent-encoded paste); uploads (a log file on the paste page, a JSONL file in the
-    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further. The
+    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further; a log
+    sent as the body of ``/api/match`` (``is_log_body``) up to ``KB_MAX_LOG_BYTES``. The
     refusal names the limit the person knows (the paste or the log limit), not the
     body's framing allowance.
     """
     if is_upload(request):
         body_limit, what, shown = settings.KB_MAX_UPLOAD_BYTES, "file", settings.KB_MAX_LOG_BYTES
+    elif is_log_body(request):
+        body_limit, what, shown = settings.KB_MAX_LOG_BYTES, "log", settings.KB_MAX_LOG_BYTES
     else:
         body_limit, what = settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "paste"
         shown = settings.KB_MAX_PASTE_BYTES
@@ -220,6 +251,55 @@ def too_deep(request: HttpRequest) -> Refusal | None:
         "Bad request",
         f"The JSON body nests deeper than {limit} levels; no request here needs that many.",
     )
+
+
+def read_bounded(chunks: Iterable[bytes], what: str, limit: int) -> bytes:
+    """The bytes of ``chunks`` joined, refused (``TooLarge``) as soon as they pass ``limit``:
+    a body without a trustworthy length is never held past the limit."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        check(what, size, limit, exact=False)
+        parts.append(chunk)
+    return b"".join(parts)  # one copy of the whole, not one per chunk
+
+
+def gunzip(data: bytes, what: str, limit: int) -> bytes:
+    """``data`` decompressed when it starts with gzip's magic bytes (the content decides,
+    not a file name), else ``data`` as it is.
+
+    The output is bounded: past ``limit`` bytes it stops and raises ``TooLarge``, so a
+    small gzip bomb costs ``limit`` bytes of memory and a polite 413, never the process.
+    Concatenated gzip members (``cat a.gz b.gz``) read as one file, as ``gunzip`` reads
+    them. Raises ``ValueError`` for a damaged or cut-off stream.
+    """
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    parts: list[bytes] = []
+    size = 0
+    rest = data
+    while rest.startswith(GZIP_MAGIC):
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = rest
+        try:
+            while not inflate.eof:
+                # Bounded output per call: at most what the limit leaves, and one byte
+                # more, enough to know it is too much; and a part at a time, so the
+                # output never sits twice in memory before the join.
+                chunk = inflate.decompress(pending, min(GUNZIP_PART, limit + 1 - size))
+                size += len(chunk)
+                check(what, size, limit, exact=False)
+                parts.append(chunk)
+                pending = inflate.unconsumed_tail
+                if not chunk and not pending:
+                    break
+        except zlib.error as exc:
+            raise ValueError(f"The {what} is not valid gzip data ({exc}).") from None
+        if not inflate.eof:
+            raise ValueError(f"The {what}'s gzip data is cut short.")
+        rest = inflate.unused_data
+    return b"".join(parts)
 
 
 FALLBACK_500 = (

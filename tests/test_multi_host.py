@@ -146,12 +146,13 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             assert wait_for(done, 120), f"the worker did not finish the job: {job.state}"
             assert job.state == ImportJob.State.DONE, job.error
             assert ErrorRecord.objects.count() == len(lines)
-            # ... and builds the matcher after it, publishing the build to the shared store.
+            # ... and builds the matcher before its task ends, publishing the build to the
+            # shared store.
             from django_tasks_db.models import DBTaskResult
 
             assert wait_for(
                 lambda: DBTaskResult.objects.filter(
-                    task_path__endswith="warm_matcher", status="SUCCESSFUL"
+                    task_path__endswith="run_import", status="SUCCESSFUL"
                 ).exists(),
                 120,
             )

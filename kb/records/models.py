@@ -191,13 +191,23 @@ class ErrorRecord(models.Model):
     # --- identity and provenance (from the dataset, read-only in the admin) -------------
     id = models.CharField(primary_key=True, max_length=64)
     # Equality lookups on repo use the leading column of kb_record_order / kb_record_file.
-    repo = models.CharField(max_length=200)
+    # A record learned from code has a source location; one reported from the field (a
+    # curator's record made from a gap) has none: repository and file empty, lines null.
+    repo = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Optional: empty for a record reported from the field (no source location).",
+    )
     slug = models.CharField(max_length=200, db_index=True)
-    file_path = models.CharField(max_length=500)
-    line_number = models.PositiveIntegerField()
+    file_path = models.CharField(
+        max_length=500, blank=True, help_text="Optional, like the repository."
+    )
+    line_number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Optional, like the repository."
+    )
     source_code = models.TextField(blank=True)
-    source_code_start = models.PositiveIntegerField()
-    source_code_end = models.PositiveIntegerField()
+    source_code_start = models.PositiveIntegerField(null=True, blank=True)
+    source_code_end = models.PositiveIntegerField(null=True, blank=True)
     github_url = models.CharField(max_length=1000, blank=True)
     analyzed_sha = models.CharField(max_length=100, blank=True)
     analyzed_at = models.DateTimeField(null=True, blank=True)
