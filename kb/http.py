@@ -27,11 +27,13 @@ does, so it falls back to a fixed string if even its template fails to render.
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -127,6 +129,63 @@ def rate_limited(wait: int) -> Refusal:
         detail=f"You have matched a lot of text in the last minute. Try again in {wait} seconds.",
         extra={"retry_after": wait},
     )
+
+
+# What a client is told to wait (``Retry-After``) when the database takes no writes for now.
+WRITE_RETRY_AFTER_SECONDS = 10
+# PostgreSQL's SQLSTATEs for "not now": lock_not_available (``lock_timeout`` ran out, or
+# ``NOWAIT``) and read_only_sql_transaction (a replica, or ``default_transaction_read_only``).
+_PG_LOCKED, _PG_READ_ONLY = "55P03", "25006"
+
+
+def write_unavailable(exc: BaseException) -> str | None:
+    """``"locked"`` or ``"read-only"`` when ``exc`` is the database declining a write for
+    now (another connection holds the write lock, or the database is read-only), else
+    ``None``: the one test of "degraded, not broken" that the 503 answer, ``/healthz`` and
+    the task worker's retry share.
+
+    SQLite says it in the message (Python's sqlite3 gives no error code for it); psycopg
+    in the SQLSTATE of the error Django wraps (``__cause__``).
+    """
+    if not isinstance(exc, DatabaseError):
+        return None
+    state = getattr(exc.__cause__, "sqlstate", None) or getattr(exc, "sqlstate", None)
+    if state == _PG_LOCKED:
+        return "locked"
+    if state == _PG_READ_ONLY:
+        return "read-only"
+    message = str(exc).lower()
+    if "database is locked" in message or "database table is locked" in message:
+        return "locked"
+    if "readonly database" in message or "read-only" in message:
+        return "read-only"
+    return None
+
+
+def write_paused(wait: int = WRITE_RETRY_AFTER_SECONDS) -> Refusal:
+    """The refusal of a write the database cannot take for now (``write_unavailable``)."""
+    return Refusal(
+        status=503,
+        title="Saving is paused for a moment",
+        detail=(
+            "The knowledge base cannot save changes right now (maintenance or a large "
+            f"import); reading and matching still work. Try again in {wait} seconds."
+        ),
+        extra={"retry_after": wait},
+    )
+
+
+def write_paused_response(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
+    """The 503 with ``Retry-After`` for a write the database declined (JSON under
+    ``/api/``, the error page or fragment elsewhere), logged as one warning line rather
+    than a traceback; ``None`` for any other error, which stays a 500."""
+    kind = write_unavailable(exc)
+    if kind is None:
+        return None
+    log.warning("database %s, write refused with 503: %s %s", kind, request.method, request.path)
+    response = refusal_response(request, write_paused())
+    response["Retry-After"] = str(WRITE_RETRY_AFTER_SECONDS)
+    return response
 
 
 def check(what: str, size: int | None, limit: int, *, exact: bool = True) -> None:
@@ -228,6 +287,13 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # A write the database declined outside any view (a session saved by its middleware,
+    # say) arrives here, past WriteUnavailableMiddleware: it is a 503 all the same.
+    exc = sys.exc_info()[1]
+    if exc is not None:
+        paused = write_paused_response(request, exc)
+        if paused is not None:
+            return paused
     try:
         return _render(request, "500.html", 500, {})
     except Exception:  # the error page itself failed: answer with fixed text
@@ -245,8 +311,9 @@ class ErrorOut(Schema):
 
 
 class RefusalOut(ErrorOut):
-    """A match request refused (``kb.http.Refusal``): a bad body (400), too large (413),
-    an unsupported media type (415), past the rate limit (429)."""
+    """A request refused (``kb.http.Refusal``): a bad body (400), too large (413), an
+    unsupported media type (415), past the rate limit (429), a write the database cannot
+    take for now (503)."""
 
     error: str
     status: int

@@ -1,5 +1,6 @@
 """Request limits, enforced before any body is read: body size everywhere, the rate limit
-on the matching endpoints.
+on the matching endpoints; and a write the database declines for now answered 503
+(``WriteUnavailableMiddleware``, at the end).
 
 Why a middleware: Django reads the body lazily, and the first reader of an oversized
 request (CSRF, in ``process_view``) raises ``RequestDataTooBig``, which Django turns into a
@@ -35,7 +36,15 @@ from django.db import DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
-from kb.http import TooLarge, check_body, client_address, no_store, rate_limited, refusal_response
+from kb.http import (
+    TooLarge,
+    check_body,
+    client_address,
+    no_store,
+    rate_limited,
+    refusal_response,
+    write_paused_response,
+)
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +221,26 @@ class RequestLimitsMiddleware:
         if request.method == "POST" and _is_match_path(request.path):
             return rate_limit_response(request)
         return None
+
+
+class WriteUnavailableMiddleware:
+    """A write the database declines for now (locked past the busy timeout, or read-only:
+    ``kb.http.write_unavailable``) answers 503 with ``Retry-After``, JSON under ``/api/``
+    and the error page elsewhere, instead of a 500; any other error stays a 500.
+
+    Here, in one place, for every view: ``process_exception`` sees what a view raised (the
+    API's own handler, ``kb.api``, gives the same answer for what django-ninja catches
+    first). Errors raised by other middleware (a session saved on the way out) reach the
+    500 handler, which answers the same (``kb.http.server_error``)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return write_paused_response(request, exception)
 
 
 class NoRequestBodyReporterFilter(SafeExceptionReporterFilter):

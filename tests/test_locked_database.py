@@ -1,0 +1,96 @@
+"""A locked database is a degraded service, not an outage (docs/reliability.md#r31-locked-database).
+
+A real gunicorn (DEBUG=0, two workers, ``SQLITE_BUSY_TIMEOUT=1``) on the test database's
+SQLite file while another process holds the write lock (``BEGIN IMMEDIATE``, as an open
+``sqlite3`` shell or a long ``import_records --atomic`` does): reads and pastes answer as
+usual, a write answers 503 with ``Retry-After`` (the JSON refusal on the API, the error page
+on a form) once its busy timeout ran out, ``/healthz`` says "degraded" with the reason;
+released, the same write is stored and ``/healthz`` says ok. How long a write waits is
+asserted as the busy timeout in force (tests/test_sqlite_pragmas.py), not timed here.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+from django.db import connection
+
+from kb.http import WRITE_RETRY_AFTER_SECONDS
+from kb.loop.models import Gap
+from tests.factories import make_record
+from tests.locks import WriteLock
+from tests.servers import Gunicorn, json_post
+from tests.test_multi_host import Browser
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's database-wide write lock"),
+]
+
+UNKNOWN = (
+    "2026-12-01T04:00:00Z INFO worker started\n"
+    "2026-12-01T04:00:01Z ERROR frobnicator: spline 7 failed to reticulate on node-7\n"
+)
+
+
+def _report_form(browser: Browser, token: str) -> tuple[int, dict[str, str], bytes]:
+    body = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token, "text": UNKNOWN, "action": "send"}
+    ).encode()
+    return browser.request(
+        "POST", "/report/", body, **{"Content-Type": "application/x-www-form-urlencoded"}
+    )
+
+
+def _health(server: Gunicorn) -> tuple[int, dict[str, str]]:
+    status, _head, body = server.request("GET", "/healthz")
+    return status, json.loads(body)
+
+
+def test_while_another_process_holds_the_write_lock_reads_answer_and_writes_get_503() -> None:
+    record = make_record()
+    paste = f"ERROR {record.error_message.replace('{:#?}', '42')}"
+    with Gunicorn(workers=2, SQLITE_BUSY_TIMEOUT="1") as server:
+        browser = Browser(server)
+        token = browser.token("/")
+        assert _health(server) == (200, {"status": "ok"})
+        status, _head, body = json_post(server, "/api/match", {"text": paste})
+        assert status == 200, body[:500]  # the matcher is built before the lock
+
+        with WriteLock():
+            # Reads and pastes answer as usual.
+            status, _head, body = json_post(server, "/api/match", {"text": paste})
+            assert status == 200, body[:500]
+            assert record.pk in [m["record_id"] for m in json.loads(body)["matches"]]
+            assert server.request("GET", f"/records/{record.pk}/")[0] == 200
+            assert server.request("GET", "/records/")[0] == 200
+
+            # The health check tells "writes failing" from "down".
+            status, health = _health(server)
+            assert status == 200
+            assert health == {"status": "degraded", "reason": "writes failing", "writes": "locked"}
+
+            # A JSON write: 503, Retry-After, the JSON refusal.
+            status, head, body = json_post(server, "/api/reports", {"text": UNKNOWN})
+            assert status == 503, body[:500]
+            assert head["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+            assert head["Content-Type"] == "application/json"
+            refusal = json.loads(body)
+            assert refusal["status"] == 503
+            assert refusal["retry_after"] == WRITE_RETRY_AFTER_SECONDS
+
+            # A form write: 503, Retry-After, the site's error page.
+            status, head, body = _report_form(browser, token)
+            assert status == 503, body[:500]
+            assert head["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+            assert head["Content-Type"].startswith("text/html")
+            assert b"Saving is paused for a moment" in body
+
+        assert _health(server) == (200, {"status": "ok"})
+        status, _head, body = json_post(server, "/api/reports", {"text": UNKNOWN})
+        assert status == 201, body[:500]
+        assert _report_form(browser, token)[0] == 201
+        assert "Traceback" not in server.errors()
+    assert Gap.objects.count() == 1  # both filed reports folded into one gap
