@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +163,31 @@ def write_unavailable(exc: BaseException) -> str | None:
     return None
 
 
+# Until when (monotonic) this process counts the database as declining writes: set by each
+# write it declined, so that the requests after it wait a moment for the lock instead of the
+# whole busy timeout (kb.ops.middleware.WriteUnavailableMiddleware) and the rate limiter
+# stops trying to count; it lapses WRITE_RETRY_AFTER_SECONDS after the last refusal.
+_writes_paused_until = 0.0
+
+
+def pause_writes() -> None:
+    """Note that the database declined a write just now (``write_unavailable``)."""
+    global _writes_paused_until
+    _writes_paused_until = time.monotonic() + WRITE_RETRY_AFTER_SECONDS
+
+
+def writes_paused() -> bool:
+    """Whether this process saw the database decline a write in the last
+    ``WRITE_RETRY_AFTER_SECONDS``."""
+    return time.monotonic() < _writes_paused_until
+
+
+def resume_writes() -> None:
+    """Forget a pause (tests that lock and release the database in one process)."""
+    global _writes_paused_until
+    _writes_paused_until = 0.0
+
+
 def write_paused(wait: int = WRITE_RETRY_AFTER_SECONDS) -> Refusal:
     """The refusal of a write the database cannot take for now (``write_unavailable``)."""
     return Refusal(
@@ -182,6 +208,7 @@ def write_paused_response(request: HttpRequest, exc: BaseException) -> HttpRespo
     kind = write_unavailable(exc)
     if kind is None:
         return None
+    pause_writes()
     log.warning("database %s, write refused with 503: %s %s", kind, request.method, request.path)
     response = refusal_response(request, write_paused())
     response["Retry-After"] = str(WRITE_RETRY_AFTER_SECONDS)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Iterator
 
 import pytest
 from django.db import connection
@@ -94,3 +95,41 @@ def test_while_another_process_holds_the_write_lock_reads_answer_and_writes_get_
         assert _report_form(browser, token)[0] == 201
         assert "Traceback" not in server.errors()
     assert Gap.objects.count() == 1  # both filed reports folded into one gap
+
+
+@pytest.fixture
+def writes_resume() -> Iterator[None]:
+    from kb.http import resume_writes
+
+    yield
+    resume_writes()  # the pause is this process's: later tests start without it
+
+
+@pytest.mark.usefixtures("writes_resume")
+def test_after_one_write_declined_the_next_ones_wait_only_briefly_for_the_lock() -> None:
+    """The first write waits out the busy timeout and gets 503; while the pause lasts, the
+    next write waits ``PAUSED_LOCK_WAIT_MS`` (the busy timeout in force for it), so a few
+    sync workers are not all held by writes waiting behind a long lock; released, a write
+    is stored at once."""
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.ops.middleware import PAUSED_LOCK_WAIT_MS
+
+    client = Client()
+    with WriteLock():
+        first = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+        assert first.status_code == 503
+        with CaptureQueriesContext(connection) as queries:
+            second = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+        assert second.status_code == 503
+        assert second["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+    executed = [q["sql"] for q in queries]
+    assert f"PRAGMA busy_timeout={PAUSED_LOCK_WAIT_MS}" in executed, executed
+    assert PAUSED_LOCK_WAIT_MS <= 250
+    with connection.cursor() as cursor:  # restored after the request
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone()[0] == connection.settings_dict["OPTIONS"]["timeout"] * 1000
+    third = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+    assert third.status_code == 201, third.content[:500]
+    assert Gap.objects.count() == 1

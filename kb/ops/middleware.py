@@ -32,7 +32,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.db import DatabaseCache
-from django.db import DatabaseError, connections, router, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
@@ -41,10 +41,14 @@ from kb.http import (
     check_body,
     client_address,
     no_store,
+    pause_writes,
     rate_limited,
     refusal_response,
     write_paused_response,
+    write_unavailable,
+    writes_paused,
 )
+from kb.ops.locks import brief_lock_wait
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,9 @@ RATE_WINDOW_SECONDS = 60
 clock: Callable[[], float] = time.time
 # How long a match waits for SQLite's write lock to count itself before giving up.
 LIMITER_LOCK_WAIT_MS = 50
+# How long a request waits for SQLite's write lock while this process has recently seen
+# writes declined (WriteUnavailableMiddleware).
+PAUSED_LOCK_WAIT_MS = 100
 
 
 def _is_match_path(path: str) -> bool:
@@ -164,14 +171,19 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     cache = caches["default"]
     if getattr(cache, "is_down", bool)():
         return None  # no counter for now (kb.ops.caching): an on-call tool must keep answering
+    if writes_paused() and isinstance(cache, DatabaseCache):
+        return None  # the database declines writes for now: count nothing, wait for nothing
     try:
         count = _increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
     except DatabaseError as exc:
         # No counter: let the request through rather than fail it. A write lock held by an
-        # import skips one count; anything else (the cache table gone) is an outage, which
-        # the cache logs once and then rests from (kb.ops.caching).
+        # import skips counts until the pause lapses (kb.http.pause_writes); anything else
+        # (the cache table gone) is an outage, which the cache logs once and then rests
+        # from (kb.ops.caching).
         log.warning("rate limiter unavailable, request allowed: %s", type(exc).__name__)
-        if "locked" not in str(exc) and hasattr(cache, "mark_down"):
+        if write_unavailable(exc):
+            pause_writes()
+        elif hasattr(cache, "mark_down"):
             cache.mark_down(exc)
         return None
     if count <= limit:
@@ -231,12 +243,22 @@ class WriteUnavailableMiddleware:
     Here, in one place, for every view: ``process_exception`` sees what a view raised (the
     API's own handler, ``kb.api``, gives the same answer for what django-ninja catches
     first). Errors raised by other middleware (a session saved on the way out) reach the
-    500 handler, which answers the same (``kb.http.server_error``)."""
+    500 handler, which answers the same (``kb.http.server_error``).
+
+    Once this process has seen a write declined (``kb.http.writes_paused``), its requests
+    wait only ``PAUSED_LOCK_WAIT_MS`` for SQLite's write lock, not the busy timeout: with
+    a few sync workers, every write waiting out the whole timeout behind a long lock would
+    hold every worker and stall the reads and pastes too. The first write after the lock
+    is released is served as usual, and the pause lapses by itself.
+    """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if writes_paused():
+            with brief_lock_wait(connections[DEFAULT_DB_ALIAS], PAUSED_LOCK_WAIT_MS):
+                return self.get_response(request)
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

@@ -30,6 +30,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from kb.http import no_store, write_unavailable
 from kb.ops.exposition import scrape
+from kb.ops.locks import brief_lock_wait
 
 # How long the write probe waits for SQLite's write lock: a health check must answer at
 # once, and a lock held past this counts as "writes failing".
@@ -87,18 +88,12 @@ def writes_failing() -> str | None:
 
 
 def _probe_sqlite() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA busy_timeout")
-        before = int(cursor.fetchone()[0])
-        cursor.execute(f"PRAGMA busy_timeout={PROBE_LOCK_WAIT_MS}")
+    with brief_lock_wait(connection, PROBE_LOCK_WAIT_MS), connection.cursor() as cursor:
+        cursor.execute("BEGIN IMMEDIATE")
         try:
-            cursor.execute("BEGIN IMMEDIATE")
-            try:
-                cursor.execute(_PROBE_WRITE)
-            finally:
-                cursor.execute("ROLLBACK")
+            cursor.execute(_PROBE_WRITE)
         finally:
-            cursor.execute(f"PRAGMA busy_timeout={before}")
+            cursor.execute("ROLLBACK")
 
 
 def authorised(request: HttpRequest, token: str) -> bool:
