@@ -66,8 +66,10 @@ def _repo_files() -> list[Path]:
 
 def test_every_bar_has_one_section_with_its_anchor_in_order() -> None:
     numbers = [int(n) for _, n in ANCHOR.findall((REPO / "docs" / "reliability.md").read_text())]
-    assert numbers == list(range(1, 30))
-    assert len(set(_anchors())) == 29
+    # In order, each once; the numbers past 29 are assigned per issue, so there may be gaps.
+    assert numbers == sorted(set(numbers))
+    assert set(range(1, 30)) <= set(numbers)
+    assert len(set(_anchors())) == len(numbers)
 
 
 def test_every_cited_bar_exists() -> None:
