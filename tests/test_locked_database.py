@@ -25,10 +25,10 @@ from tests.locks import WriteLock
 from tests.servers import Gunicorn, json_post
 from tests.test_multi_host import Browser
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's database-wide write lock"),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
+sqlite_only = pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="SQLite's database-wide write lock"
+)
 
 UNKNOWN = (
     "2026-12-01T04:00:00Z INFO worker started\n"
@@ -50,6 +50,7 @@ def _health(server: Gunicorn) -> tuple[int, dict[str, str]]:
     return status, json.loads(body)
 
 
+@sqlite_only
 def test_while_another_process_holds_the_write_lock_reads_answer_and_writes_get_503() -> None:
     record = make_record()
     paste = f"ERROR {record.error_message.replace('{:#?}', '42')}"
@@ -105,6 +106,7 @@ def writes_resume() -> Iterator[None]:
     resume_writes()  # the pause is this process's: later tests start without it
 
 
+@sqlite_only
 @pytest.mark.usefixtures("writes_resume")
 def test_after_one_write_declined_the_next_ones_wait_only_briefly_for_the_lock() -> None:
     """The first write waits out the busy timeout and gets 503; while the pause lasts, the
@@ -133,3 +135,34 @@ def test_after_one_write_declined_the_next_ones_wait_only_briefly_for_the_lock()
     third = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
     assert third.status_code == 201, third.content[:500]
     assert Gap.objects.count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's read-only state")
+@pytest.mark.usefixtures("writes_resume")
+def test_a_read_only_postgresql_session_answers_writes_503_and_health_degraded() -> None:
+    """``default_transaction_read_only``, as on a replica or during maintenance: the write
+    fails with SQLSTATE 25006, answered 503 like SQLite's lock; the page still reads."""
+    from django.test import Client
+
+    record = make_record()
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION default_transaction_read_only = on")
+    try:
+        client = Client()
+        write = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+        health = client.get("/healthz")
+        page = client.get(f"/records/{record.pk}/")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET SESSION default_transaction_read_only = off")
+    assert write.status_code == 503, write.content[:500]
+    assert write["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+    assert write.json()["status"] == 503
+    assert health.status_code == 200
+    assert health.json() == {
+        "status": "degraded",
+        "reason": "writes failing",
+        "writes": "read-only",
+    }
+    assert page.status_code == 200
+    assert not Gap.objects.exists()
