@@ -110,8 +110,9 @@ class Command(BaseCommand):
         previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             self._supervise(children, stopping)
-            self._reap(children)
         finally:
+            forward(signal.SIGTERM, None)  # after an error here too: leave no child behind
+            self._reap(children)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
@@ -126,7 +127,15 @@ class Command(BaseCommand):
                         f"{wait:.0f} s (the other process keeps running)"
                     )
                 if child.proc is None and not stopping and time.monotonic() >= child.start_at:
-                    self.stderr.write(f"started {child.name} (pid {child.start()})")
+                    try:
+                        self.stderr.write(f"started {child.name} (pid {child.start()})")
+                    except OSError as exc:  # not even started (a wrong path): retried alike
+                        child.failures += 1
+                        wait = backoff(child.failures, 1.0, MAX_RESTART_SECONDS)
+                        child.start_at = time.monotonic() + wait
+                        self.stderr.write(
+                            f"{child.name} did not start ({exc}); again in {wait:.0f} s"
+                        )
             time.sleep(POLL_SECONDS)
 
     @staticmethod
