@@ -714,12 +714,12 @@ def _locked_lines(locked: dict[str, Any]) -> list[str]:
         return []
     latency = obj(writes, "latency_ms_503")
     worker = obj(locked, "worker")
-    statuses = ", ".join(f"{fmt(n)} {code}" for code, n in obj(writes, "statuses").items())
+    statuses = ", ".join(f"{fmt(n)} answered {code}" for code, n in obj(writes, "statuses").items())
     health = ", ".join(f"{fmt(n)} {k}" for k, n in obj(locked, "healthz_during").items())
     return [
         "",
         f"Write lock held {fmt(locked.get('lock_seconds'))} s by another process: "
-        f"{fmt(writes.get('sent'))} writes answered {statuses} (Retry-After "
+        f"{fmt(writes.get('sent'))} writes, {statuses} (Retry-After "
         f"{', '.join(writes.get('retry_after') or []) or '-'} s; 503 in p50 "
         f"{fmt(latency.get('p50'))} ms, p99 {fmt(latency.get('p99'))} ms, max "
         f"{fmt(latency.get('max'))} ms, the web busy timeout being "
