@@ -5,8 +5,8 @@ under honcho for ``make run``), each restarted when it exits.
 Imports and matcher builds run in ``manage.py db_worker`` (``settings.TASKS``), so a web
 server alone would leave uploads queued for ever. This starts each as a child process in
 its own process group and keeps it running: a child that exits, whatever the reason, is
-started again after a backoff (``kb.ops.retry.backoff``: 1 s doubling to
-``MAX_RESTART_SECONDS``, from 1 s again once it had run ``STABLE_SECONDS``), and the other
+started again after a backoff (``kb.ops.retry.backoff``: doubling from a second up to
+``MAX_RESTART_SECONDS``, from the start again once it had run ``STABLE_SECONDS``), and the other
 child is left alone: a crashed worker never takes the site down, a crashed web server never
 stops queued imports. Under honcho, which stops every process when one exits, the worker's
 line runs this command without a web server so that a worker crash is not an exit.
