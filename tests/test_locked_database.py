@@ -166,3 +166,37 @@ def test_a_read_only_postgresql_session_answers_writes_503_and_health_degraded()
     }
     assert page.status_code == 200
     assert not Gap.objects.exists()
+
+
+@pytest.fixture
+def cache_mended() -> Iterator[None]:
+    from kb.ops.caching import forget_outages
+
+    yield
+    forget_outages()  # a lock marks the cache down in this process: later tests start up
+
+
+@sqlite_only
+@pytest.mark.usefixtures("cache_mended")
+def test_a_page_that_fills_the_database_cache_waits_only_briefly_behind_the_lock() -> None:
+    """The tag list's counts are cached per revision in the database cache: behind a long
+    lock, storing them waits ``WRITE_LOCK_WAIT_MS`` (the busy timeout in force for that
+    write), fails soft and the page answers, uncached; the connection keeps its own
+    busy timeout."""
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.ops.caching import WRITE_LOCK_WAIT_MS
+
+    make_record()  # a new revision: nothing of it is cached yet
+    with WriteLock(), CaptureQueriesContext(connection) as queries:
+        response = Client().get("/tags/")
+    assert response.status_code == 200
+    executed = [q["sql"] for q in queries]
+    assert f"PRAGMA busy_timeout={WRITE_LOCK_WAIT_MS}" in executed, executed
+    assert WRITE_LOCK_WAIT_MS <= 250
+    wait = executed.index(f"PRAGMA busy_timeout={WRITE_LOCK_WAIT_MS}")
+    assert executed.index("BEGIN IMMEDIATE", wait) > wait  # the cache write, under that wait
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone()[0] == connection.settings_dict["OPTIONS"]["timeout"] * 1000

@@ -74,7 +74,8 @@ def test_a_crashed_process_is_restarted_and_systemd_never_gives_up(name: str) ->
     assert parsed["Service"]["Restart"] == "always"
     assert float(parsed["Service"]["RestartSec"]) > 0
     assert parsed["Unit"]["StartLimitIntervalSec"] == "0"
-    assert "Requires" not in parsed["Unit"] and "BindsTo" not in parsed["Unit"]
+    assert "Requires" not in parsed["Unit"]
+    assert "BindsTo" not in parsed["Unit"]
 
 
 def test_the_web_unit_gives_gunicorn_a_metrics_directory_of_its_own() -> None:
