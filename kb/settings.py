@@ -161,6 +161,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Tests run on a real SQLite file (WAL and all), not an in-memory database.
     _db["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / ".cache" / "test.sqlite3"))}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # What a statement waits for a row or table lock another transaction holds (a long
+    # import or admin action): then PostgreSQL cancels it (SQLSTATE 55P03) and a request
+    # answers 503 with Retry-After, as SQLite's busy timeout does; 0 waits for ever.
+    _options = _db.setdefault("OPTIONS", {})
+    _lock_timeout = f"-c lock_timeout={env_int('PG_LOCK_TIMEOUT', 5) * 1000}"
+    _options["options"] = f"{_options.get('options', '')} {_lock_timeout}".strip()
     _db["CONN_MAX_AGE"] = 0 if env_bool("DB_POOL", False) else env_int("DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
     if env_bool("DB_POOL", False):

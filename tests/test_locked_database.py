@@ -200,3 +200,50 @@ def test_a_page_that_fills_the_database_cache_waits_only_briefly_behind_the_lock
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA busy_timeout")
         assert cursor.fetchone()[0] == connection.settings_dict["OPTIONS"]["timeout"] * 1000
+
+
+PG_TABLE_LOCK = (
+    "import psycopg, sys; c = psycopg.connect(sys.argv[1]);"
+    "c.execute('LOCK TABLE kb_gap IN EXCLUSIVE MODE'); print('locked', flush=True);"
+    "sys.stdin.read()"
+)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's lock_timeout")
+@pytest.mark.usefixtures("writes_resume")
+def test_a_postgresql_write_behind_a_held_table_lock_answers_503_after_lock_timeout() -> None:
+    """Another process holds a lock that blocks writes to the gaps table (as a long admin
+    action or import holds row and table locks): the report waits ``lock_timeout`` (the
+    setting in force on the connection, ``PG_LOCK_TIMEOUT``), then answers 503 with
+    ``Retry-After`` instead of waiting until gunicorn kills the worker; reads answer."""
+    import subprocess
+    import sys
+
+    from django.test import Client
+
+    from tests.servers import database_url
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        assert cursor.fetchone()[0] == "5s"
+    record = make_record()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", PG_TABLE_LOCK, database_url()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        client = Client()
+        write = client.post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+        page = client.get(f"/records/{record.pk}/")
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert write.status_code == 503, write.content[:500]
+    assert write["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+    assert page.status_code == 200
+    after = Client().post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
+    assert after.status_code == 201, after.content[:500]
