@@ -18,6 +18,10 @@ API answers ``as_json()`` (its OpenAPI shape is ``RefusalOut``), pages and htmx 
 render ``templates/kb/_error.html`` through ``refusal_response``, wherever the refusal is
 decided, the middleware included, so it reads the same from every door.
 
+A write the database declines for now (locked past the busy timeout, or read-only:
+``write_unavailable``) is a refusal too, 503 with ``Retry-After`` (``write_paused_response``),
+given alike by ``kb.ops.middleware``, the API's exception handler and the 500 handler.
+
 An htmx request gets the ``kb/_error.html`` fragment instead of a whole page, so a results
 area shows the message in place (400, 413 and 429 swap, see ``kb/_htmx_head.html``; other
 statuses are shown by ``static/kb/app.js``). The 500 view must work when little else
