@@ -247,3 +247,18 @@ def test_a_postgresql_write_behind_a_held_table_lock_answers_503_after_lock_time
     assert page.status_code == 200
     after = Client().post("/api/reports", {"text": UNKNOWN}, content_type="application/json")
     assert after.status_code == 201, after.content[:500]
+
+
+@sqlite_only
+@pytest.mark.urls("tests.urls_locked")
+@pytest.mark.usefixtures("writes_resume")
+def test_a_write_declined_outside_the_view_answers_503_too() -> None:
+    """The session is saved by its middleware after the view returned: the error reaches
+    the 500 handler, not the view's exception hook, and is still a 503 page."""
+    from django.test import Client
+
+    with WriteLock():
+        response = Client(raise_request_exception=False).get("/__touch_session__/")
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(WRITE_RETRY_AFTER_SECONDS)
+    assert b"Saving is paused for a moment" in response.content
