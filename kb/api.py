@@ -19,6 +19,9 @@ when a browser says it comes from another origin. Clients that are not browsers 
 CI, scripts) send neither header and are served as before. ``POST /api/match`` is a read
 (it changes nothing) and keeps taking JSON, ``text/plain`` and form bodies from anywhere,
 as the contract says.
+
+A write the database declines for now (locked, read-only) answers 503 with ``Retry-After``
+and the JSON refusal, from any endpoint (``database_error``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import render
@@ -35,7 +39,7 @@ from ninja.openapi.docs import DocsBase
 from ninja.operation import Operation
 
 from kb.browse.api import router as browse_router
-from kb.http import Refusal, refusal_response
+from kb.http import Refusal, refusal_response, write_paused_response
 from kb.loop.api import router as loop_router
 from kb.matching.api import router as match_router
 
@@ -156,6 +160,20 @@ api = KnowledgeBaseAPI(
     description="Match pasted logs against known errors; browse records and tags as JSON.",
     docs=HtmlDocs(),
 )
+
+
+def database_error(request: HttpRequest, exc: DatabaseError | type[DatabaseError]) -> HttpResponse:
+    """A write the database declines for now is a 503 with ``Retry-After`` and the JSON
+    refusal (``kb.http.write_paused_response``); any other database error goes on to
+    Django, as django-ninja's default does (a 500). (django-ninja passes the instance; its
+    type hints allow the class too.)"""
+    response = write_paused_response(request, exc) if isinstance(exc, DatabaseError) else None
+    if response is None:
+        raise exc
+    return response
+
+
+api.add_exception_handler(DatabaseError, database_error)
 
 # The routes of each app, in the order the schema lists them.
 api.add_router("", loop_router)  # /api/reports, /api/feedback, /api/proposals, /api/gaps

@@ -19,6 +19,10 @@ API answers ``as_json()`` (its OpenAPI shape is ``RefusalOut``), pages and htmx 
 render ``templates/kb/_error.html`` through ``refusal_response``, wherever the refusal is
 decided, the middleware included, so it reads the same from every door.
 
+A write the database declines for now (locked past the busy timeout, or read-only:
+``write_unavailable``) is a refusal too, 503 with ``Retry-After`` (``write_paused_response``),
+given alike by ``kb.ops.middleware``, the API's exception handler and the 500 handler.
+
 An htmx request gets the ``kb/_error.html`` fragment instead of a whole page, so a results
 area shows the message in place (400, 413 and 429 swap, see ``kb/_htmx_head.html``; other
 statuses are shown by ``static/kb/app.js``). The 500 view must work when little else
@@ -29,6 +33,8 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
+import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +43,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -133,6 +140,89 @@ def rate_limited(wait: int) -> Refusal:
         detail=f"You have matched a lot of text in the last minute. Try again in {wait} seconds.",
         extra={"retry_after": wait},
     )
+
+
+# What a client is told to wait (``Retry-After``) when the database takes no writes for now.
+WRITE_RETRY_AFTER_SECONDS = 10
+# PostgreSQL's SQLSTATEs for "not now": lock_not_available (``lock_timeout`` ran out, or
+# ``NOWAIT``) and read_only_sql_transaction (a replica, or ``default_transaction_read_only``).
+_PG_LOCKED, _PG_READ_ONLY = "55P03", "25006"
+
+
+def write_unavailable(exc: BaseException) -> str | None:
+    """``"locked"`` or ``"read-only"`` when ``exc`` is the database declining a write for
+    now (another connection holds the write lock, or the database is read-only), else
+    ``None``: the one test of "degraded, not broken" that the 503 answer, ``/healthz`` and
+    the task worker's retry share.
+
+    SQLite says it in the message (Python's sqlite3 gives no error code for it); psycopg
+    in the SQLSTATE of the error Django wraps (``__cause__``).
+    """
+    if not isinstance(exc, DatabaseError):
+        return None
+    state = getattr(exc.__cause__, "sqlstate", None) or getattr(exc, "sqlstate", None)
+    if state == _PG_LOCKED:
+        return "locked"
+    if state == _PG_READ_ONLY:
+        return "read-only"
+    message = str(exc).lower()
+    if "database is locked" in message or "database table is locked" in message:
+        return "locked"
+    if "readonly database" in message or "read-only" in message:
+        return "read-only"
+    return None
+
+
+# Until when (monotonic) this process counts the database as declining writes: set by each
+# write it declined, so that the requests after it wait a moment for the lock instead of the
+# whole busy timeout (kb.ops.middleware.WriteUnavailableMiddleware) and the rate limiter
+# stops trying to count; it lapses WRITE_RETRY_AFTER_SECONDS after the last refusal.
+_writes_paused_until = 0.0
+
+
+def pause_writes() -> None:
+    """Note that the database declined a write just now (``write_unavailable``)."""
+    global _writes_paused_until
+    _writes_paused_until = time.monotonic() + WRITE_RETRY_AFTER_SECONDS
+
+
+def writes_paused() -> bool:
+    """Whether this process saw the database decline a write in the last
+    ``WRITE_RETRY_AFTER_SECONDS``."""
+    return time.monotonic() < _writes_paused_until
+
+
+def resume_writes() -> None:
+    """Forget a pause (tests that lock and release the database in one process)."""
+    global _writes_paused_until
+    _writes_paused_until = 0.0
+
+
+def write_paused(wait: int = WRITE_RETRY_AFTER_SECONDS) -> Refusal:
+    """The refusal of a write the database cannot take for now (``write_unavailable``)."""
+    return Refusal(
+        status=503,
+        title="Saving is paused for a moment",
+        detail=(
+            "The knowledge base cannot save changes right now (maintenance or a large "
+            f"import); reading and matching still work. Try again in {wait} seconds."
+        ),
+        extra={"retry_after": wait},
+    )
+
+
+def write_paused_response(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
+    """The 503 with ``Retry-After`` for a write the database declined (JSON under
+    ``/api/``, the error page or fragment elsewhere), logged as one warning line rather
+    than a traceback; ``None`` for any other error, which stays a 500."""
+    kind = write_unavailable(exc)
+    if kind is None:
+        return None
+    pause_writes()
+    log.warning("database %s, write refused with 503: %s %s", kind, request.method, request.path)
+    response = refusal_response(request, write_paused())
+    response["Retry-After"] = str(WRITE_RETRY_AFTER_SECONDS)
+    return response
 
 
 def check(what: str, size: int | None, limit: int, *, exact: bool = True) -> None:
@@ -351,6 +441,13 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # A write the database declined outside any view (a session saved by its middleware,
+    # say) arrives here, past WriteUnavailableMiddleware: it is a 503 all the same.
+    exc = sys.exc_info()[1]
+    if exc is not None:
+        paused = write_paused_response(request, exc)
+        if paused is not None:
+            return paused
     try:
         return _render(request, "500.html", 500, {})
     except Exception:  # the error page itself failed: answer with fixed text
@@ -368,8 +465,9 @@ class ErrorOut(Schema):
 
 
 class RefusalOut(ErrorOut):
-    """A match request refused (``kb.http.Refusal``): a bad body (400), too large (413),
-    an unsupported media type (415), past the rate limit (429)."""
+    """A request refused (``kb.http.Refusal``): a bad body (400), too large (413), an
+    unsupported media type (415), past the rate limit (429), a write the database cannot
+    take for now (503)."""
 
     error: str
     status: int

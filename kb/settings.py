@@ -72,13 +72,15 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_filters",
     "simple_history",
+    # Before django_tasks_db: its ``db_worker`` command is kb.ops' (a locked database pauses
+    # the worker instead of ending it), and the first app listed wins a command's name.
+    "kb.ops",
     "django_tasks_db",
     "kb.records",
     "kb.curation",
     "kb.matching",
     "kb.loop",
     "kb.browse",
-    "kb.ops",
 ]
 
 # Header-setting middleware comes first so that every response gets the headers, including
@@ -92,6 +94,9 @@ MIDDLEWARE = [
     # Before sessions and CSRF: an oversized or rate-limited request is answered (413/429)
     # without reading its body or touching a session.
     "kb.ops.middleware.RequestLimitsMiddleware",
+    # A write the database declines for now (locked, read-only) is a 503 with Retry-After,
+    # not a 500 (its process_exception sees every view's error).
+    "kb.ops.middleware.WriteUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -133,7 +138,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         # WAL lets readers run beside the single writer; IMMEDIATE takes the write lock at
         # BEGIN so two writers queue on busy_timeout instead of failing mid-transaction.
         "transaction_mode": "IMMEDIATE",
-        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
+        # What a request waits for the write lock (sqlite3's ``timeout`` is the connection's
+        # busy_timeout): long enough to queue behind another request's write, short enough
+        # that a lock held by an import or an open shell answers 503 with Retry-After
+        # (kb.ops.middleware.WriteUnavailableMiddleware) instead of holding a sync worker.
+        # The task worker waits longer (SQLITE_WORKER_BUSY_TIMEOUT, kb.ops db_worker).
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 5),
         "init_command": (
             # Only a new database takes it (before its first table): a record spans a few
             # small pages, and a page large enough to hold it whole saves the overflow
@@ -142,7 +152,6 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA journal_mode=WAL;"
             "PRAGMA synchronous=FULL;"
             "PRAGMA foreign_keys=ON;"
-            "PRAGMA busy_timeout=20000;"
             "PRAGMA cache_size=-64000;"
             "PRAGMA temp_store=MEMORY;"
         ),
@@ -154,6 +163,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Tests run on a real SQLite file (WAL and all), not an in-memory database.
     _db["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / ".cache" / "test.sqlite3"))}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # What a statement waits for a row or table lock another transaction holds (a long
+    # import or admin action): then PostgreSQL cancels it (SQLSTATE 55P03) and a request
+    # answers 503 with Retry-After, as SQLite's busy timeout does; 0 waits for ever.
+    _options = _db.setdefault("OPTIONS", {})
+    _lock_timeout = f"-c lock_timeout={env_int('PG_LOCK_TIMEOUT', 5) * 1000}"
+    _options["options"] = f"{_options.get('options', '')} {_lock_timeout}".strip()
     _db["CONN_MAX_AGE"] = 0 if env_bool("DB_POOL", False) else env_int("DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
     if env_bool("DB_POOL", False):
@@ -352,6 +367,10 @@ KB_IMPORT_DIR = Path(env_str("KB_IMPORT_DIR", str(BASE_DIR / ".cache" / "imports
 # (started beside the web server by ``make run`` and ``make serve``): an import never runs
 # inside a web request, and a queued job survives a restart of every process.
 TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+# Seconds the task worker's SQLite connection waits for the write lock: an import batch
+# queues behind a curator's save rather than fail; a lock held longer fails the batch or
+# the poll, and the worker retries with backoff (kb/ops/management/commands/db_worker.py).
+SQLITE_WORKER_BUSY_TIMEOUT = env_int("SQLITE_WORKER_BUSY_TIMEOUT", 20)
 
 # --- Metrics and logs (docs/deployment.md) ---------------------------------------------
 # The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.

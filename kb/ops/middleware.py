@@ -1,5 +1,6 @@
 """Request limits, enforced before any body is read: body size everywhere, the rate limit
-on the matching endpoints.
+on the matching endpoints; and a write the database declines for now answered 503
+(``WriteUnavailableMiddleware``, at the end).
 
 Why a middleware: Django reads the body lazily, and the first reader of an oversized
 request (CSRF, in ``process_view``) raises ``RequestDataTooBig``, which Django turns into a
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.db import DatabaseCache
-from django.db import DatabaseError, connections, router, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
@@ -49,10 +50,15 @@ from kb.http import (
     check_body,
     client_address,
     no_store,
+    pause_writes,
     rate_limited,
     refusal_response,
     too_deep,
+    write_paused_response,
+    write_unavailable,
+    writes_paused,
 )
+from kb.ops.locks import brief_lock_wait
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +73,9 @@ clock: Callable[[], float] = time.time
 cpu_clock: Callable[[], float] = time.thread_time
 # How long a match waits for SQLite's write lock to count itself before giving up.
 LIMITER_LOCK_WAIT_MS = 50
+# How long a request waits for SQLite's write lock while this process has recently seen
+# writes declined (WriteUnavailableMiddleware).
+PAUSED_LOCK_WAIT_MS = 100
 
 
 def _is_match_path(path: str) -> bool:
@@ -176,15 +185,20 @@ def rate_limit_hit(request: HttpRequest, *, by_cost: bool = False) -> int | None
     cache = caches["default"]
     if getattr(cache, "is_down", bool)():
         return None  # no counter for now (kb.ops.caching): an on-call tool must keep answering
+    if writes_paused() and isinstance(cache, DatabaseCache):
+        return None  # the database declines writes for now: count nothing, wait for nothing
     weight = request_weight(request, limit)
     try:
         count = _increment(key, RATE_WINDOW_SECONDS + 5, weight)
     except DatabaseError as exc:
         # No counter: let the request through rather than fail it. A write lock held by an
-        # import skips one count; anything else (the cache table gone) is an outage, which
-        # the cache logs once and then rests from (kb.ops.caching).
+        # import skips counts until the pause lapses (kb.http.pause_writes); anything else
+        # (the cache table gone) is an outage, which the cache logs once and then rests
+        # from (kb.ops.caching).
         log.warning("rate limiter unavailable, request allowed: %s", type(exc).__name__)
-        if "locked" not in str(exc) and hasattr(cache, "mark_down"):
+        if write_unavailable(exc):
+            pause_writes()
+        elif hasattr(cache, "mark_down"):
             cache.mark_down(exc)
         return None
     if count <= limit:
@@ -291,6 +305,36 @@ class RequestLimitsMiddleware:
         if request.method == "POST" and _is_match_path(request.path):
             return rate_limit_response(request)
         return None
+
+
+class WriteUnavailableMiddleware:
+    """A write the database declines for now (locked past the busy timeout, or read-only:
+    ``kb.http.write_unavailable``) answers 503 with ``Retry-After``, JSON under ``/api/``
+    and the error page elsewhere, instead of a 500; any other error stays a 500.
+
+    Here, in one place, for every view: ``process_exception`` sees what a view raised (the
+    API's own handler, ``kb.api``, gives the same answer for what django-ninja catches
+    first). Errors raised by other middleware (a session saved on the way out) reach the
+    500 handler, which answers the same (``kb.http.server_error``).
+
+    Once this process has seen a write declined (``kb.http.writes_paused``), its requests
+    wait only ``PAUSED_LOCK_WAIT_MS`` for SQLite's write lock, not the busy timeout: with
+    a few sync workers, every write waiting out the whole timeout behind a long lock would
+    hold every worker and stall the reads and pastes too. The first write after the lock
+    is released is served as usual, and the pause lapses by itself.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if writes_paused():
+            with brief_lock_wait(connections[DEFAULT_DB_ALIAS], PAUSED_LOCK_WAIT_MS):
+                return self.get_response(request)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return write_paused_response(request, exception)
 
 
 class NoRequestBodyReporterFilter(SafeExceptionReporterFilter):
