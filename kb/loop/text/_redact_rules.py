@@ -81,14 +81,15 @@ PEM = re.compile(
 )
 
 # -- credentials in URLs: scheme://user:password@host ------------------------------------
-# The password runs to the LAST '@' of the authority: it may hold '#', '/', '?' and '@'
-# ("redis://:ab/cd#ef9@cache", "svc:Aut0mn!Rain#77@db") even though a URL parser would
-# stop at them -- people paste what they typed. Not a password: a port followed by a path
+# The password runs to the last '@' of the run (up to four): it may hold '#', '/', '?' and
+# '@' ("redis://:ab/cd#ef9@cache", "svc:Aut0mn!Rain#77@db") even though a URL parser would
+# stop at them -- people paste what they typed; an email later in the same URL goes with
+# it (privacy first). Not a password: a port followed by a path
 # ("http://host:8080/users/bob@example.com" is a host, a port and an email).
 URL_CREDENTIALS = re.compile(
     r"(?<![\w+.-])(?P<scheme>[A-Za-z][\w+.-]{0,30}://)"
     r"(?P<user>[^\s:/?#@<>\"'\\]{0,128}):(?!\d{1,5}(?:/|$))"
-    r"(?P<pw>[^\s@<>\"'\\]{1,256}(?:@[^\s@/<>\"'\\]{1,256}){0,3})@"
+    r"(?P<pw>[^\s@<>\"'\\]{1,256}(?:@[^\s@<>\"'\\]{1,256}){0,3})@"
 )
 # scheme://TOKEN@host: a user part that is a key, not a name (Sentry DSNs, git remotes with
 # a token as the user).
@@ -257,7 +258,10 @@ def decode_base64(run: str) -> str | None:
 
 def decode_percent(run: str) -> str | None:
     """The percent-decoded run, or None when decoding changes nothing."""
-    text = unquote(run, errors="strict") if "%" in run else run
+    try:
+        text = unquote(run, errors="strict")
+    except UnicodeDecodeError:  # "%cd" in a password, not an escape
+        return None
     return None if text == run else text
 
 
@@ -561,9 +565,7 @@ def is_personal_home(name: str) -> bool:
 CONTINUATION = re.compile(
     r"(?P<head><(?:secret|token|password|jwt|key)>\r?\n)(?P<run>[^\s\"'<>]{1,256})"
 )
-_RECORD_START = re.compile(
-    r"\d{4}-\d\d-\d\d|\d\d:\d\d|[\[({#$>|*-]|(?:[A-Z][a-z]+|[A-Z]+)(?:[:.]|$)"
-)
+_RECORD_START = re.compile(r"\d{4}-\d\d-\d\d|\d\d:\d\d|[\[({#$>|]|(?:[A-Z][a-z]+|[A-Z]+)(?::|$)")
 
 
 def is_continuation(run: str) -> bool:

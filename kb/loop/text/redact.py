@@ -69,7 +69,10 @@ class Redacted:
 
 
 Replace = Callable[[re.Match[str], Counter[str], int], str]
-Rule = tuple[str | None, re.Pattern[str], Replace]
+#: (a substring the text must contain for the rule to run -- a C-speed skip -- or None,
+#:  the regex, the replacement, and where to read on when the replacement keeps a match:
+#:  the end of that group instead of the end of the match)
+Rule = tuple[str | None, re.Pattern[str], Replace, str | None]
 
 #: How deep an encoded value is decoded (base64 of a URL-encoded "key=value", ...).
 _MAX_DEPTH = 2
@@ -179,7 +182,7 @@ def _key_value(m: re.Match[str], c: Counter[str], d: int) -> str:
         placeholder = r.PHONE
     else:
         placeholder = r.USER
-    if ":" in m["sep"] and not _colon_value_is_secret(m, value, quoted):
+    if ":" in m["sep"] and not _colon_value_is_secret(m, value, quoted or bool(m["oq"])):
         return m[0]
     if (m["nid"] or m["ph"]) and not any(ch.isdigit() for ch in value):
         return m[0]
@@ -250,36 +253,36 @@ def _continuation(m: re.Match[str], c: Counter[str], d: int) -> str:
     return m["head"] if r.is_continuation(m["run"]) else m[0]
 
 
-# (a substring the text must contain for the rule to run -- a C-speed skip -- or None,
-#  the regex, the replacement). Order matters: see the module docstring.
+# Order matters: see the module docstring. A kept "name: value" resumes after its
+# separator: what looked like its value may be the next pair ("invalid token: password: x").
 _RULES: list[Rule] = [
-    ("PRIVATE KEY", r.PEM, _whole(r.KEY)),
-    ("%", r.PERCENT_RUN, _percent),
-    ("://", r.URL_CREDENTIALS, _url_credentials),
-    ("://", r.URL_TOKEN_USER, _url_token_user),
-    (None, r.WEBHOOK, _webhook),
-    ("eyJ", r.JWT_RE, _whole(r.JWT)),
-    (None, r.PROVIDER_TOKEN, _whole(r.TOKEN)),
-    ("\n", r.TRUNCATED_TOKEN, _whole(r.TOKEN)),
-    (None, r.BASE64_RUN, _base64),
-    (None, r.AUTH_HEADER, _auth_header),
-    (None, r.BEARER, _bearer),
-    (None, r.COOKIE, _cookie),
-    ("-p", r.CLI_GLUED, _cli),
-    (None, r.CLI_SPACED, _cli),
-    (None, r.KEY_VALUE, _key_value),
-    (None, r.AWS_SECRET, _aws_secret),
-    ("@", r.EMAIL_RE, _whole(r.EMAIL)),
-    (None, r.CARD_RE, _card),
-    (None, r.IBAN_RE, _iban),
-    (None, r.NATIONAL_ID_RE, _national_id),
-    (None, r.PHONE_RE, _whole(r.PHONE)),
-    (":", r.IPV6_CANDIDATE, _ipv6),
-    (".", r.IPV4, _ipv4),
-    (".", r.HOST_RE, _host),
-    (None, r.HOME_PATH, _home),
-    ("~", r.TILDE_HOME, _tilde),
-    ("\n", r.CONTINUATION, _continuation),
+    ("PRIVATE KEY", r.PEM, _whole(r.KEY), None),
+    ("%", r.PERCENT_RUN, _percent, None),
+    ("://", r.URL_CREDENTIALS, _url_credentials, None),
+    ("://", r.URL_TOKEN_USER, _url_token_user, None),
+    (None, r.WEBHOOK, _webhook, None),
+    ("eyJ", r.JWT_RE, _whole(r.JWT), None),
+    (None, r.PROVIDER_TOKEN, _whole(r.TOKEN), None),
+    ("\n", r.TRUNCATED_TOKEN, _whole(r.TOKEN), None),
+    (None, r.BASE64_RUN, _base64, None),
+    (None, r.AUTH_HEADER, _auth_header, None),
+    (None, r.BEARER, _bearer, None),
+    (None, r.COOKIE, _cookie, None),
+    ("-p", r.CLI_GLUED, _cli, None),
+    (None, r.CLI_SPACED, _cli, None),
+    (None, r.KEY_VALUE, _key_value, "sep"),
+    (None, r.AWS_SECRET, _aws_secret, None),
+    ("\n", r.CONTINUATION, _continuation, None),  # after every rule that writes a secret
+    ("@", r.EMAIL_RE, _whole(r.EMAIL), None),
+    (None, r.CARD_RE, _card, None),
+    (None, r.IBAN_RE, _iban, None),
+    (None, r.NATIONAL_ID_RE, _national_id, None),
+    (None, r.PHONE_RE, _whole(r.PHONE), None),
+    (":", r.IPV6_CANDIDATE, _ipv6, None),
+    (".", r.IPV4, _ipv4, None),
+    (".", r.HOST_RE, _host, None),
+    (None, r.HOME_PATH, _home, None),
+    ("~", r.TILDE_HOME, _tilde, None),
 ]
 
 
@@ -310,12 +313,35 @@ _MAX_ROUNDS = 4
 
 
 def _round(text: str, counts: Counter[str], depth: int) -> str:
-    for trigger, pattern, replace in _RULES:
+    for trigger, pattern, replace, resume in _RULES:
         if trigger is not None and trigger not in text:
             continue
-
-        def sub(m: re.Match[str], replace: Replace = replace) -> str:
-            return replace(m, counts, depth)
-
-        text = pattern.sub(sub, text)
+        text = _sub(text, pattern, replace, resume, counts, depth)
     return text
+
+
+def _sub(
+    text: str,
+    pattern: re.Pattern[str],
+    replace: Replace,
+    resume: str | None,
+    counts: Counter[str],
+    depth: int,
+) -> str:
+    """`re.sub`, except that a match the replacement keeps unchanged can resume the
+    search inside itself (at the end of group ``resume``) instead of after it."""
+    parts: list[str] = []
+    done = pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        new = replace(m, counts, depth)
+        if new == m[0]:
+            pos = m.end(resume) if resume is not None else m.end()
+            pos = max(pos, m.start() + 1)
+            continue
+        parts.append(text[done : m.start()])
+        parts.append(new)
+        done = pos = max(m.end(), m.start() + 1)
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
