@@ -551,7 +551,7 @@ HOME_PATH = re.compile(
     r"(?P<name>[^\\/\s:\"'<>*?|]{1,64})(?=[\\/\s:\"'<>]|$)"
 )
 # "~alice/src" and "~alice": a user's home in shell notation ("~/" is nobody's name).
-TILDE_HOME = re.compile(r"(?<![\w~$.-])~(?P<name>[A-Za-z_][\w.-]{0,31})(?=[/\\\s:\"'<>]|$)")
+TILDE_HOME = re.compile(r"(?<![\w~$.-])~(?P<name>[A-Za-z_][\w.-]{1,31})(?=[/\\\s:\"'<>]|$)")
 _SHARED_HOMES = frozenset(("shared", "public", "default", "all users", "default user"))
 
 

@@ -7,18 +7,26 @@ product promises that none of that is kept (docs/reliability.md#r27-paste-privac
 user sees the redacted text before sending, so redaction must also leave the error's own
 words readable: class names, `Connection refused`, `column "x" does not exist`.
 
-What: `redact(text)` applies the rules of `_redact_rules` in a fixed order (private key
-blocks and URL credentials first, because their parts would otherwise be taken apart by
-the later rules; emails before hosts, so an address goes whole) and returns the text and
-how many of each placeholder it wrote, so a preview can say "3 secrets replaced". The
-placeholders are listed, with what each stands for, in `PLACEHOLDERS`.
+What: `redact(text)` applies the rules of `_redact_rules` in a fixed order and returns the
+text and how many of each placeholder it wrote, so a preview can say "3 secrets replaced".
+The placeholders are listed, with what each stands for, in `PLACEHOLDERS`. The order:
+private key blocks first, then encodings (a percent-encoded run is decoded and redacted as
+text, so what it hides is found by the same rules), URL credentials and webhook paths,
+provider tokens, base64 runs (decoded; replaced when the text inside holds a secret), then
+the named values (headers, cookies, command-line passwords, ``name=value``), the tail of a
+value that a line break cut, and last the personal data (emails before hosts, so an address
+goes whole). A secret is taken whole or not at all: a value runs on over the characters
+passwords hold ("Sn0wd0g&9y") unless what follows is the next ``name=``.
 
-Properties the tests hold it to: no secret of the shape table survives; message words of
-real errors do; idempotent (already-placed placeholders are never replaced again); never
+Properties the tests hold it to: no secret of the shape table survives, nor any piece of
+eight characters of a made-up secret under any key shape in a real log line; message words
+of real errors do; idempotent (already-placed placeholders are never replaced again); never
 raises on a `str`; the output is at most a small constant times the input; linear time
-(bounded regexes, see `_redact_rules`). Not attempted: free-form secrets with no shape or
-name beside them (a bare random word is indistinguishable from an identifier), and names
-of people in prose.
+(bounded regexes, see `_redact_rules`; a decoded value is read again at most `_MAX_DEPTH`
+deep, and is shorter than its encoding). Not attempted: free-form secrets with no shape or
+name beside them (a bare random word is indistinguishable from an identifier; base64 of
+one decodes to bytes that say nothing), the tail of a wrapped secret that reads as a word
+(plain letters at the start of the next line), and names of people in prose.
 """
 
 from __future__ import annotations
@@ -184,7 +192,7 @@ def _key_value(m: re.Match[str], c: Counter[str], d: int) -> str:
         placeholder = r.USER
     if ":" in m["sep"] and not _colon_value_is_secret(m, value, quoted or bool(m["oq"])):
         return m[0]
-    if (m["nid"] or m["ph"]) and not any(ch.isdigit() for ch in value):
+    if (m["nid"] or m["ph"]) and (len(value) < 4 or not any(ch.isdigit() for ch in value)):
         return m[0]
     shown = _put(c, placeholder)
     if quoted:

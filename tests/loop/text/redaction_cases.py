@@ -387,6 +387,12 @@ SECRETS = [
             "<password>",
         ),
         ("yaml, short quoted password", "password: 'Plum5tree'", "Plum5tree", "<password>"),
+        (
+            "a pair where a kept value was",
+            "invalid token: password: Hunt3r2x expired",
+            "Hunt3r2x",
+            "<password>",
+        ),
         ("yaml, short double-quoted token", 'token: "Pl4m5tr33x"', "Pl4m5tr33x", "<token>"),
         (
             "redis password with '/' and '#'",

@@ -204,6 +204,8 @@ def test_prop_redact_is_idempotent(text: str) -> None:
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(pasted)
+@example("ssn=2")  # a named id or phone of a few digits is not one (and would triple)
+@example("~a")
 def test_prop_redact_never_raises_and_output_is_bounded(text: str) -> None:
     out = redact(text)
     assert isinstance(out.text, str)
@@ -399,15 +401,15 @@ def test_prop_a_secret_wrapped_onto_the_next_line_never_survives(
 
 # -- the dataset's messages keep their words --------------------------------------------
 @pytest.mark.slow
-def test_every_dataset_message_keeps_its_words() -> None:
-    """Each error message of the full dataset, as its source code writes it, redacted:
-    every word of four letters or more is still there (the figure the bar reports is the
-    share left exactly as it was)."""
-    lost = []
+def test_every_dataset_message_is_left_as_written() -> None:
+    """The error messages of the full dataset, as their source code writes them (format
+    placeholders such as "{}", "%w", "{:?}" where the values go), hold no secret: redaction
+    leaves every one exactly as it is, so the words a reader searches for survive."""
+    changed = []
     with dataset_path(ALL_RECORDS).open(encoding="utf-8") as f:
         for line in f:
             message = json.loads(line)["record"].get("errorMessage") or ""
-            out = redact(message).text
-            if out != message and not set(_WORD.findall(message)) <= set(_WORD.findall(out)):
-                lost.append((message, out))
-    assert lost == []
+            out = redact(message)
+            if out.text != message:
+                changed.append((message, out.text))
+    assert changed == []
