@@ -6,8 +6,11 @@ stay linear because each one (a) starts with a literal or a look-behind that let
 only at the start of a run of its first character class, so a long run is entered once and
 not at every position inside it, and (b) repeats only with bounded counts (`{1,64}`), so a
 failed attempt costs at most its bound. No quantified group contains another unbounded
-quantifier. `tests/loop/text/test_redact.py` checks the linearity with hostile inputs at two
-sizes (docs/reliability.md#r11-redos).
+quantifier, and a repeated group is made of disjoint classes (a digit, then separators), so
+it matches a text one way only; a look-ahead that scans forward is bounded as well.
+Decoded values (base64, percent-encoding) are read again a bounded number of levels deep.
+`tests/loop/text/test_redact.py` checks the linearity with hostile inputs at two sizes
+(docs/reliability.md#r11-redos, #r34-redaction).
 
 Host names are the hard case: `org.apache.kafka.common.errors.TimeoutException` and
 `django.db.models` are dotted words, not hosts. A host is only a dotted name whose last

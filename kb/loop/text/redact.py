@@ -337,15 +337,22 @@ def _sub(
     depth: int,
 ) -> str:
     """`re.sub`, except that a match the replacement keeps unchanged can resume the
-    search inside itself (at the end of group ``resume``) instead of after it."""
+    search inside itself (at the end of group ``resume``) instead of after it. Only
+    `_MAX_NESTED` kept matches in a row, each begun inside the one before, read on inside:
+    past that, the search resumes after the match, so a hostile run of nested names
+    ("token:token:token:...") costs a bounded number of reads per character."""
     parts: list[str] = []
     done = pos = 0
+    nested, kept_until = 0, -1
     while (m := pattern.search(text, pos)) is not None:
         new = replace(m, counts, depth)
         if new == m[0]:
-            pos = m.end(resume) if resume is not None else m.end()
-            pos = max(pos, m.start() + 1)
+            nested = nested + 1 if m.start() < kept_until else 0
+            kept_until = m.end()
+            inside = resume is not None and nested < _MAX_NESTED
+            pos = max(m.end(resume) if inside else m.end(), m.start() + 1)
             continue
+        nested, kept_until = 0, -1
         parts.append(text[done : m.start()])
         parts.append(new)
         done = pos = max(m.end(), m.start() + 1)
@@ -353,3 +360,6 @@ def _sub(
         return text
     parts.append(text[done:])
     return "".join(parts)
+
+
+_MAX_NESTED = 2

@@ -116,6 +116,8 @@ HOSTILE = [
     "ghp_abcdefgh\n",
     "<token>\n",
     "<token>\na",
+    "token:",
+    "password: token:",
 ]
 
 
