@@ -200,7 +200,11 @@ _TOKENS = [
     r"[MN][A-Za-z0-9]{23,25}\.[\w-]{6}\.[\w-]{27,38}",  # Discord bot tokens
     r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,40}",  # Azure AD client secrets
 ]
-PROVIDER_TOKEN = re.compile(r"(?<![\w~.-])(?:" + "|".join(_TOKENS) + r")(?![\w~-])")
+# The look-ahead skips words shorter than the shortest format (a Slack token) before the
+# formats are tried.
+PROVIDER_TOKEN = re.compile(
+    r"(?<![\w~.-])(?=[\w.~/+=:-]{15})(?:" + "|".join(_TOKENS) + r")(?![\w~-])"
+)
 
 # A token cut by a line break (a terminal or a log viewer wrapped it): a prefix that only
 # tokens have, a body shorter than the full format, the end of the line. The rest of it on
