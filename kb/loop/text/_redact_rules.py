@@ -27,7 +27,6 @@ import base64
 import binascii
 import ipaddress
 import re
-from urllib.parse import unquote
 
 
 def _placeholder(kind: str) -> str:
@@ -241,7 +240,6 @@ BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,4096}={0,2}(?![
 # The look-ahead scans at most the run's bound, and a run is entered only at its start.
 PERCENT_RUN = re.compile(r"(?<![^\s\"'<>])(?=[^\s\"'<>]{0,4096}?%[0-9A-Fa-f]{2})[^\s\"'<>]{3,4096}")
 _PRINTABLE = re.compile(r"[\t\r\n\x20-\x7e\u00a0-\uffff]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def decode_base64(run: str) -> str | None:
@@ -264,18 +262,24 @@ def decode_base64(run: str) -> str | None:
 
 
 def decode_percent(run: str) -> str | None:
-    """The percent-decoded run, or None when decoding changes nothing."""
-    try:
-        text = unquote(run, errors="strict")
-    except UnicodeDecodeError:  # "%cd" in a password, not an escape
-        return None
+    """The run with its %XX escapes decoded, or None when that changes nothing. Escapes of
+    characters that end a value (spaces, quotes, angle brackets, backslashes, control
+    characters) stay encoded: decoded, they would cut the secret they are part of and leave
+    its pieces to the rules that read the decoded text. So does '%' (decoded once only)."""
+    text = _ESCAPES.sub(_decode_escapes, run)
     return None if text == run else text
 
 
-def single_line(text: str) -> str:
-    """Decoded text shown in place of its encoding: control characters as spaces, so a
-    decoded line break does not split a stored line."""
-    return _CONTROL.sub(" ", text)
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2}){1,64}")
+_KEEP_ENCODED = frozenset(" \"'<>\\%\x7f")
+
+
+def _decode_escapes(m: re.Match[str]) -> str:
+    try:
+        text = bytes.fromhex(m[0].replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:  # "%cd" in a password, not an escape
+        return m[0]
+    return "".join(f"%{ord(ch):02X}" if ch in _KEEP_ENCODED or ch < " " else ch for ch in text)
 
 
 # -- HTTP auth -------------------------------------------------------------------------

@@ -134,7 +134,7 @@ def _percent(m: re.Match[str], c: Counter[str], d: int) -> str:
     if inner is None:
         return m[0]
     c.update(inner.counts)
-    return r.single_line(inner.text)
+    return inner.text
 
 
 def _auth_header(m: re.Match[str], c: Counter[str], d: int) -> str:

@@ -488,6 +488,12 @@ SECRETS = [
             "<password>",
         ),
         (
+            "dsn password with an encoded line break",
+            "postgres://svc:Wint3r!%0Agate9@db-7.corp.internal:5432/x",
+            "Wint3r",
+            "<password>",
+        ),
+        (
             "token split across two lines",
             "ERROR push refused ghp_" + _fake(20) + "\n" + _fake(16, step=11) + " at remote",
             _fake(16, step=11),

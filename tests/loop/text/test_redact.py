@@ -188,6 +188,16 @@ FRAGMENTS = [
     ".com",
     ".local",
     "/home/",
+    "%3D",
+    "%41",
+    "&",
+    "~",
+    "+44 ",
+    '\\"',
+    "mysql -p",
+    "password: '",
+    "Q~",
+    "hooks.slack.com/services/",
 ]
 # Whole random texts, or shapes glued to each other and to random bits.
 _piece = st.sampled_from(FRAGMENTS) | st.text(max_size=6)
@@ -371,7 +381,7 @@ def test_prop_a_made_up_secret_in_a_real_log_line_never_survives(
     assert not _leaks(out, forms, context), (name, text, out)
     if name != "cookie":
         kept = set(_WORD.findall(out))
-        assert all(w in kept for w in _WORD.findall(line) if w in text.split(forms[0])[0]), out
+        assert all(w in kept for w in _WORD.findall(line)), (name, text, out)
 
 
 _SPLIT_SHAPES = ["password={s}", "token={s}", "Authorization: Bearer {s}", '"api_key": "{s}']
