@@ -350,7 +350,8 @@ def _sub(
             nested = nested + 1 if m.start() < kept_until else 0
             kept_until = m.end()
             inside = resume is not None and nested < _MAX_NESTED
-            pos = max(m.end(resume) if inside else m.end(), m.start() + 1)
+            pos = m.end(resume) if resume is not None and inside else m.end()
+            pos = max(pos, m.start() + 1)
             continue
         nested, kept_until = 0, -1
         parts.append(text[done : m.start()])
