@@ -38,7 +38,7 @@ from kb.loop.retention import export_jsonl, gap_json, purge
 from kb.loop.text import gaps as folding
 from kb.loop.text.derive import pattern_from_template
 from kb.loop.text.error_lines import clip_line, find_error_lines
-from kb.loop.text.redact import Redacted, redact
+from kb.loop.text.redact import PLACEHOLDERS, Redacted, redact
 from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
 from kb.matching.holder import match_text
 from kb.records.models import ErrorRecord, Status
@@ -94,13 +94,15 @@ class FiledReport:
 
 
 def preview_report(*, text: str) -> ReportPreview:
-    """The error lines of ``text``, each redacted, and the summary of what was replaced."""
-    found = find_error_lines(_clean_text(text), clip=False)  # redacted whole, then cut
-    done = [redact(line.text) for line in found]
-    counts: Counter[str] = Counter()
-    for r in done:
-        counts.update(r.counts)
-    lines = [clip_line(r.text) for r in done]
+    """The error lines of ``text``, redacted, and the summary of what was replaced.
+
+    Redacted whole before it is cut into lines: a token a log wrapped onto the next line
+    goes with its head only when redaction sees both lines, and cut first, the tail would
+    be kept whenever that next line is an error line too."""
+    found = find_error_lines(redact(_clean_text(text)).text, clip=False)
+    lines = [clip_line(line.text) for line in found]
+    # What the kept lines hold, not the whole paste: the summary speaks of what is stored.
+    counts = Counter({p: n for p in PLACEHOLDERS if (n := sum(line.count(p) for line in lines))})
     best = folding.headline(found)
     head = lines[found.index(best)] if best is not None else ""
     summary = Redacted("\n".join(lines), dict(counts)).summary()

@@ -73,6 +73,23 @@ def test_a_secret_across_the_line_cut_is_redacted_whole(offset: int) -> None:
     assert all(len(stored) <= MAX_LINE_CHARS for stored in preview.lines)
 
 
+def test_a_token_wrapped_onto_the_next_error_line_is_stored_without_its_tail() -> None:
+    """A terminal wrapped a line inside a token, and the next line is an error line too, so
+    both lines are kept: the tail must go with the head, which redaction sees only when
+    it reads the two lines together."""
+    token = "ghp_" + "Q7x9" * 9
+    text = (
+        f"ERROR sync: upstream refused credentials {token[:20]}\n"
+        f"{token[20:]} ERROR sync: retrying in 5 s\n"
+    )
+    preview = services.preview_report(text=text)
+    assert len(preview.lines) == 2
+    assert token[20:] not in preview.redacted
+    assert token[:8] not in preview.redacted
+    assert "retrying in 5 s" in preview.redacted
+    assert preview.summary != "nothing replaced"
+
+
 def test_a_closed_gap_reported_again_is_open_again() -> None:
     first = services.file_report(text=unknown_error(42, EMAIL))
     record = make_record()
