@@ -8,7 +8,8 @@ and a real paste still finds its errors at the large size, as it would among oth
 projects' errors), each into the same PostgreSQL database with its import tables and
 matcher store emptied first:
 
-1. import: ``manage.py import_records --json`` in its own process (records a second);
+1. import: ``manage.py import_records --json --no-matcher`` in its own process (records a
+   second; the command's own matcher build is left out, so step 2 times it alone);
 2. matcher build: the ``warm_matcher`` task run by a real ``db_worker`` (in its own
    process, with an empty matcher cache), as after an admin import: the compile time and
    that process's peak memory; the build is published to the shared matcher store;
@@ -204,7 +205,9 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
         f"{TABLES}, {STORE_TABLES}",
     )
     started = time.monotonic()
-    report = json.loads(manage(env, "import_records", str(path), "--json", timeout=6 * 3600))
+    report = json.loads(
+        manage(env, "import_records", str(path), "--json", "--no-matcher", timeout=6 * 3600)
+    )
     import_s = time.monotonic() - started
     print(f"  import: {report['created']} records in {import_s:.0f} s", flush=True)
     cache = work / "matcher-cache"

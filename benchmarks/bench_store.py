@@ -49,13 +49,20 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from matcher_data import load_specs, make_lines, synthesise  # noqa: E402
 
 from tests.servers import Gunicorn, static_root  # noqa: E402
 
 OUT = REPO / "benchmarks" / "results" / "store.json"
-LOGS = {"GUNICORN_CMD_ARGS": "--capture-output", "KB_RATE_LIMIT_PER_MINUTE": "0"}
+# Host A is this process: the servers share its SECRET_KEY, as the hosts of a deployment
+# do, or they could not check the MAC of what it stored (kb/matching/store.py).
+LOGS = {
+    "GUNICORN_CMD_ARGS": "--capture-output",
+    "KB_RATE_LIMIT_PER_MINUTE": "0",
+    "SECRET_KEY": settings.SECRET_KEY,
+}
 
 
 def ensure_records(n: int) -> int:

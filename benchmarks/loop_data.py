@@ -102,6 +102,7 @@ def ensure_loop_rows(rng: random.Random) -> dict[str, int]:
                     verdict=rng.choice(verdicts),
                     day=today - timedelta(days=n % 60),
                     voter=f"{n:064x}",
+                    source=f"{n:064x}",  # each its own address: none capped
                     step=1 if n % 5 == 0 else None,  # some on a step, outside the tally
                 )
                 for n in range(ROWS)

@@ -207,7 +207,10 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "Load on loopback",
         "wrk against gunicorn as deployed (DEBUG off, production rate limit, behind one "
         "proxy), phase after phase: matches, record pages, lists, matches beside a hostile "
-        "client (one address, then many), and matches beside curator writers. "
+        "client (one address, then many), matches beside curator writers and beside the "
+        "learning loop, then pastes, record pages, writes and `/healthz` while another "
+        "process holds SQLite's write lock with a task worker running "
+        "(docs/reliability.md#r31-locked-database). "
         "`server CPU ms/request` is the figure to compare between runs on a busy machine.",
         "written by `benchmarks/load/run_load.py` (`make load`)",
         render_load,

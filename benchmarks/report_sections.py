@@ -648,6 +648,8 @@ PHASE_SIDES = (
     ("adversarial", "adversarial"),
     ("match_during_writes", "match beside them"),
     ("loop", "learning loop"),
+    ("pastes", "pastes while locked"),
+    ("reads", "record pages while locked"),
 )
 
 
@@ -699,8 +701,36 @@ def render_load(data: dict[str, Any]) -> list[str]:
             + ", ".join(f"{fmt(v)} {k.replace('_', ' ')}" for k, v in grew.items())
             + ".",
         ]
+    out += _locked_lines(phases.get("locked", {}))
     out += dict_block(data, "server", "Server log over all phases:", names=False)
     return out + dict_block(data, "goals", "Goals:", ("goal", "met"), names=False)
+
+
+def _locked_lines(locked: dict[str, Any]) -> list[str]:
+    """The locked phase (docs/reliability.md#r31-locked-database): what the writes, the
+    health check and the task worker did while SQLite's write lock was held."""
+    writes = obj(locked, "writes")
+    if not writes:
+        return []
+    latency = obj(writes, "latency_ms_503")
+    worker = obj(locked, "worker")
+    statuses = ", ".join(f"{fmt(n)} answered {code}" for code, n in obj(writes, "statuses").items())
+    health = ", ".join(f"{fmt(n)} {k}" for k, n in obj(locked, "healthz_during").items())
+    return [
+        "",
+        f"Write lock held {fmt(locked.get('lock_seconds'))} s by another process: "
+        f"{fmt(writes.get('sent'))} writes, {statuses} (Retry-After "
+        f"{', '.join(writes.get('retry_after') or []) or '-'} s; 503 in p50 "
+        f"{fmt(latency.get('p50'))} ms, p99 {fmt(latency.get('p99'))} ms, max "
+        f"{fmt(latency.get('max'))} ms, the web busy timeout being "
+        f"{fmt(locked.get('web_busy_timeout_s'))} s); sent again after the lock, "
+        f"{fmt(writes.get('reports_stored'))} of {fmt(writes.get('sent'))} stored. "
+        f"/healthz during the lock: {health}; after: {fmt(locked.get('healthz_after'))}. "
+        f"The lock holder's own write stored: {fmt(locked.get('holder_write_stored'))}. "
+        f"Task worker alive after the lock: {fmt(worker.get('alive_after_lock'))} "
+        f"({fmt(worker.get('lock_retries_logged'))} lock retries logged), a task queued "
+        f"after it: {fmt(worker.get('task_queued_after_lock'))}.",
+    ]
 
 
 # Scale on PostgreSQL (scale-<records>.json).

@@ -8,6 +8,10 @@ output as ``manage.py match --format``), so this client only posts and prints.
     python3 kb_match.py [FILE|-] [--url URL] [--format text|json|github|markdown]
                         [--annotate-file PATH] [--timeout SECONDS]
 
+The log is posted whole as the request body, up to the server's log limit (the size its
+``manage.py match`` reads); a gzip-compressed log (``build.log.gz``) is posted as it is and
+the server reads it decompressed.
+
 The base URL comes from ``--url``, else the ``KB_URL`` environment variable, else
 http://127.0.0.1:8000. Exit status, for the step to branch on:
 
@@ -31,6 +35,7 @@ import urllib.request
 NOTHING_KNOWN, KNOWN_FOUND, USAGE, NO_ANSWER = 0, 1, 2, 3
 FORMATS = ("text", "json", "github", "markdown")
 DEFAULT_URL = "http://127.0.0.1:8000"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -71,6 +76,11 @@ def refusal_detail(body: bytes) -> str:
     return json.dumps(data)[:200]
 
 
+def content_type(log: bytes) -> str:
+    """What the log is, for the server: gzip by its magic bytes, else UTF-8 text."""
+    return "application/gzip" if log[:2] == GZIP_MAGIC else "text/plain; charset=utf-8"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -90,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         url,
         data=log,
         method="POST",
-        headers={"Content-Type": "text/plain; charset=utf-8", "Accept": "*/*"},
+        headers={"Content-Type": content_type(log), "Accept": "*/*"},
     )
     try:
         with urllib.request.urlopen(request, timeout=args.timeout) as response:  # noqa: S310

@@ -99,13 +99,27 @@ def post_worker_init(worker: Any) -> None:
     _load_matcher(worker.log)
 
 
+def worker_int(worker: Any) -> None:
+    """``SIGINT``/``SIGQUIT`` (a quick stop, Ctrl-C): write the usage counts now, before
+    gunicorn's handler exits the worker from wherever the signal found it."""
+    _flush_usage(worker)
+
+
 def worker_exit(server: Any, worker: Any) -> None:
     """Write the worker's buffered usage counts (kb.loop.usage) before it goes."""
-    try:
-        from kb.loop.usage import flush
+    _flush_usage(worker)
 
-        flush()
-    except Exception as exc:  # the app never loaded in this worker: nothing was counted
+
+def _flush_usage(worker: Any) -> None:
+    from django.conf import settings
+
+    if not settings.configured:  # the app never loaded in this worker: nothing was counted
+        return
+    try:
+        from kb.loop.usage import flush_at_exit
+
+        flush_at_exit()  # what it cannot write, it counts and logs as lost
+    except Exception as exc:
         worker.log.warning("usage counts not flushed: %s", exc)
 
 

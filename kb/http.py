@@ -8,7 +8,8 @@ declares it once so every view gets the same typed request.
 Every "too large" decision is made here: the request body's ``Content-Length``
 (``check_body``, from ``kb.ops.middleware`` before anything reads the body), and through
 ``check`` an uploaded log as it streams in (the paste view's upload handler), the pattern
-tester's sample and ``manage.py match``'s input. A pasted text itself is checked by the
+tester's sample and ``manage.py match``'s input, and through ``gunzip`` a compressed log's
+decompressed size (a gzip bomb is refused, not inflated). A pasted text itself is checked by the
 matcher (``match_text(text, max_bytes=...)`` raises ``kb.engine.PasteTooLarge``) and
 ``from_matcher`` turns that into the same refusal, so the paste page, the API, the tester
 and the command all word it alike.
@@ -17,6 +18,10 @@ A refusal is data (``Refusal``: status, title, detail, extra JSON keys), not mar
 API answers ``as_json()`` (its OpenAPI shape is ``RefusalOut``), pages and htmx fragments
 render ``templates/kb/_error.html`` through ``refusal_response``, wherever the refusal is
 decided, the middleware included, so it reads the same from every door.
+
+A write the database declines for now (locked past the busy timeout, or read-only:
+``write_unavailable``) is a refusal too, 503 with ``Retry-After`` (``write_paused_response``),
+given alike by ``kb.ops.middleware``, the API's exception handler and the 500 handler.
 
 An htmx request gets the ``kb/_error.html`` fragment instead of a whole page, so a results
 area shows the message in place (400, 413 and 429 swap, see ``kb/_htmx_head.html``; other
@@ -27,11 +32,18 @@ does, so it falls back to a fixed string if even its template fails to render.
 from __future__ import annotations
 
 import logging
+import re
+import sys
+import time
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -74,6 +86,7 @@ ADVICE = {
     "request": "Send less at once: paste the part around the error, or upload the log as a file.",
     "sample": "Try the pattern on the lines around the error.",
     "input": "Match the part of the log around the error, or raise the limit with --max-bytes.",
+    "log": "Send the part of the log around the error.",
 }
 
 
@@ -129,6 +142,89 @@ def rate_limited(wait: int) -> Refusal:
     )
 
 
+# What a client is told to wait (``Retry-After``) when the database takes no writes for now.
+WRITE_RETRY_AFTER_SECONDS = 10
+# PostgreSQL's SQLSTATEs for "not now": lock_not_available (``lock_timeout`` ran out, or
+# ``NOWAIT``) and read_only_sql_transaction (a replica, or ``default_transaction_read_only``).
+_PG_LOCKED, _PG_READ_ONLY = "55P03", "25006"
+
+
+def write_unavailable(exc: BaseException) -> str | None:
+    """``"locked"`` or ``"read-only"`` when ``exc`` is the database declining a write for
+    now (another connection holds the write lock, or the database is read-only), else
+    ``None``: the one test of "degraded, not broken" that the 503 answer, ``/healthz`` and
+    the task worker's retry share.
+
+    SQLite says it in the message (Python's sqlite3 gives no error code for it); psycopg
+    in the SQLSTATE of the error Django wraps (``__cause__``).
+    """
+    if not isinstance(exc, DatabaseError):
+        return None
+    state = getattr(exc.__cause__, "sqlstate", None) or getattr(exc, "sqlstate", None)
+    if state == _PG_LOCKED:
+        return "locked"
+    if state == _PG_READ_ONLY:
+        return "read-only"
+    message = str(exc).lower()
+    if "database is locked" in message or "database table is locked" in message:
+        return "locked"
+    if "readonly database" in message or "read-only" in message:
+        return "read-only"
+    return None
+
+
+# Until when (monotonic) this process counts the database as declining writes: set by each
+# write it declined, so that the requests after it wait a moment for the lock instead of the
+# whole busy timeout (kb.ops.middleware.WriteUnavailableMiddleware) and the rate limiter
+# stops trying to count; it lapses WRITE_RETRY_AFTER_SECONDS after the last refusal.
+_writes_paused_until = 0.0
+
+
+def pause_writes() -> None:
+    """Note that the database declined a write just now (``write_unavailable``)."""
+    global _writes_paused_until
+    _writes_paused_until = time.monotonic() + WRITE_RETRY_AFTER_SECONDS
+
+
+def writes_paused() -> bool:
+    """Whether this process saw the database decline a write in the last
+    ``WRITE_RETRY_AFTER_SECONDS``."""
+    return time.monotonic() < _writes_paused_until
+
+
+def resume_writes() -> None:
+    """Forget a pause (tests that lock and release the database in one process)."""
+    global _writes_paused_until
+    _writes_paused_until = 0.0
+
+
+def write_paused(wait: int = WRITE_RETRY_AFTER_SECONDS) -> Refusal:
+    """The refusal of a write the database cannot take for now (``write_unavailable``)."""
+    return Refusal(
+        status=503,
+        title="Saving is paused for a moment",
+        detail=(
+            "The knowledge base cannot save changes right now (maintenance or a large "
+            f"import); reading and matching still work. Try again in {wait} seconds."
+        ),
+        extra={"retry_after": wait},
+    )
+
+
+def write_paused_response(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
+    """The 503 with ``Retry-After`` for a write the database declined (JSON under
+    ``/api/``, the error page or fragment elsewhere), logged as one warning line rather
+    than a traceback; ``None`` for any other error, which stays a 500."""
+    kind = write_unavailable(exc)
+    if kind is None:
+        return None
+    pause_writes()
+    log.warning("database %s, write refused with 503: %s %s", kind, request.method, request.path)
+    response = refusal_response(request, write_paused())
+    response["Retry-After"] = str(WRITE_RETRY_AFTER_SECONDS)
+    return response
+
+
 def check(what: str, size: int | None, limit: int, *, exact: bool = True) -> None:
     """Raise ``TooLarge`` when ``size`` bytes are over ``limit`` (an unknown size passes).
 
@@ -161,22 +257,139 @@ def is_upload(request: HttpRequest) -> bool:
     return request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
 
 
+# Where a whole log may be sent as the request body itself, and the media types it comes
+# as: a CI job posts the file it has (``curl --data-binary @build.log``, ``contrib/kb_match.py``)
+# and gets the log limit; a JSON or form field stays a paste, with the paste's limit.
+LOG_BODY_PATHS = ("/api/match",)
+LOG_BODY_TYPES = (
+    "text/plain",
+    "application/octet-stream",
+    "application/gzip",
+    "application/x-gzip",
+)
+GZIP_MAGIC = b"\x1f\x8b"
+GUNZIP_PART = 1024 * 1024  # decompressed bytes produced per step
+
+
+def media_type(request: HttpRequest) -> str:
+    """The body's media type, without parameters, lower case (``""`` when absent)."""
+    return request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+
+
+def is_log_body(request: HttpRequest) -> bool:
+    """The body is a whole log file sent to an endpoint that takes one."""
+    return request.path.rstrip("/") in LOG_BODY_PATHS and media_type(request) in LOG_BODY_TYPES
+
+
 def check_body(request: HttpRequest) -> None:
     """Refuse a body larger than the app reads, from its ``Content-Length`` alone.
 
     Form and JSON bodies may be up to ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (room for a
     percent-encoded paste); uploads (a log file on the paste page, a JSONL file in the
-    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further. The
+    admin) up to ``KB_MAX_UPLOAD_BYTES``, and their views bound the file further; a log
+    sent as the body of ``/api/match`` (``is_log_body``) up to ``KB_MAX_LOG_BYTES``. The
     refusal names the limit the person knows (the paste or the log limit), not the
     body's framing allowance.
     """
     if is_upload(request):
         body_limit, what, shown = settings.KB_MAX_UPLOAD_BYTES, "file", settings.KB_MAX_LOG_BYTES
+    elif is_log_body(request):
+        body_limit, what, shown = settings.KB_MAX_LOG_BYTES, "log", settings.KB_MAX_LOG_BYTES
     else:
         body_limit, what = settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "paste"
         shown = settings.KB_MAX_PASTE_BYTES
     if content_length(request) > body_limit:
         raise TooLarge(what, shown)
+
+
+# --- JSON nesting --------------------------------------------------------------------
+# Python's json parser recurses once per level, so a body of ``[`` repeated fails with
+# RecursionError deep inside whoever parses it. Every JSON body is measured here first
+# (``kb.ops.middleware``, before anything parses it), in C-speed steps: strings cut out,
+# the brackets left summed.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_STEP = tuple(1 if c in b"[{" else -1 if c in b"]}" else 0 for c in range(256))
+
+
+def json_depth(body: bytes) -> int:
+    """How deep the JSON text ``body`` nests: its most arrays and objects open at once,
+    brackets inside strings not counted. Linear in the body, whatever it holds (an
+    unterminated string's brackets count: that text is refused either way)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def is_json(request: HttpRequest) -> bool:
+    kind = request.content_type or ""
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
+
+
+def too_deep(request: HttpRequest) -> Refusal | None:
+    """The 400 for a JSON body nested deeper than ``KB_MAX_JSON_DEPTH``, else ``None``."""
+    if not is_json(request):
+        return None
+    limit = settings.KB_MAX_JSON_DEPTH
+    body = request.body
+    # No deeper than the brackets it opens: an ordinary body is passed on two counts.
+    if body.count(b"[") + body.count(b"{") <= limit or json_depth(body) <= limit:
+        return None
+    return Refusal(
+        400,
+        "Bad request",
+        f"The JSON body nests deeper than {limit} levels; no request here needs that many.",
+    )
+
+
+def read_bounded(chunks: Iterable[bytes], what: str, limit: int) -> bytes:
+    """The bytes of ``chunks`` joined, refused (``TooLarge``) as soon as they pass ``limit``:
+    a body without a trustworthy length is never held past the limit."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        check(what, size, limit, exact=False)
+        parts.append(chunk)
+    return b"".join(parts)  # one copy of the whole, not one per chunk
+
+
+def gunzip(data: bytes, what: str, limit: int) -> bytes:
+    """``data`` decompressed when it starts with gzip's magic bytes (the content decides,
+    not a file name), else ``data`` as it is.
+
+    The output is bounded: past ``limit`` bytes it stops and raises ``TooLarge``, so a
+    small gzip bomb costs ``limit`` bytes of memory and a polite 413, never the process.
+    Concatenated gzip members (``cat a.gz b.gz``) read as one file, as ``gunzip`` reads
+    them. Raises ``ValueError`` for a damaged or cut-off stream.
+    """
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    parts: list[bytes] = []
+    size = 0
+    rest = data
+    while rest.startswith(GZIP_MAGIC):
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = rest
+        try:
+            while not inflate.eof:
+                # Bounded output per call: at most what the limit leaves, and one byte
+                # more, enough to know it is too much; and a part at a time, so the
+                # output never sits twice in memory before the join.
+                chunk = inflate.decompress(pending, min(GUNZIP_PART, limit + 1 - size))
+                size += len(chunk)
+                check(what, size, limit, exact=False)
+                parts.append(chunk)
+                pending = inflate.unconsumed_tail
+                if not chunk and not pending:
+                    break
+        except zlib.error as exc:
+            raise ValueError(f"The {what} is not valid gzip data ({exc}).") from None
+        if not inflate.eof:
+            raise ValueError(f"The {what}'s gzip data is cut short.")
+        rest = inflate.unused_data
+    return b"".join(parts)
 
 
 FALLBACK_500 = (
@@ -228,6 +441,13 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # A write the database declined outside any view (a session saved by its middleware,
+    # say) arrives here, past WriteUnavailableMiddleware: it is a 503 all the same.
+    exc = sys.exc_info()[1]
+    if exc is not None:
+        paused = write_paused_response(request, exc)
+        if paused is not None:
+            return paused
     try:
         return _render(request, "500.html", 500, {})
     except Exception:  # the error page itself failed: answer with fixed text
@@ -245,8 +465,9 @@ class ErrorOut(Schema):
 
 
 class RefusalOut(ErrorOut):
-    """A match request refused (``kb.http.Refusal``): a bad body (400), too large (413),
-    an unsupported media type (415), past the rate limit (429)."""
+    """A request refused (``kb.http.Refusal``): a bad body (400), too large (413), an
+    unsupported media type (415), past the rate limit (429), a write the database cannot
+    take for now (503)."""
 
     error: str
     status: int

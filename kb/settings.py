@@ -72,13 +72,15 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_filters",
     "simple_history",
+    # Before django_tasks_db: its ``db_worker`` command is kb.ops' (a locked database pauses
+    # the worker instead of ending it), and the first app listed wins a command's name.
+    "kb.ops",
     "django_tasks_db",
     "kb.records",
     "kb.curation",
     "kb.matching",
     "kb.loop",
     "kb.browse",
-    "kb.ops",
 ]
 
 # Header-setting middleware comes first so that every response gets the headers, including
@@ -92,10 +94,15 @@ MIDDLEWARE = [
     # Before sessions and CSRF: an oversized or rate-limited request is answered (413/429)
     # without reading its body or touching a session.
     "kb.ops.middleware.RequestLimitsMiddleware",
+    # A write the database declines for now (locked, read-only) is a 503 with Retry-After,
+    # not a 500 (its process_exception sees every view's error).
+    "kb.ops.middleware.WriteUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # Sets the voter id a page's vote form issued, as the CSRF middleware sets its cookie.
+    "kb.loop.votes.VoterCookieMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -131,7 +138,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
         # WAL lets readers run beside the single writer; IMMEDIATE takes the write lock at
         # BEGIN so two writers queue on busy_timeout instead of failing mid-transaction.
         "transaction_mode": "IMMEDIATE",
-        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 20),
+        # What a request waits for the write lock (sqlite3's ``timeout`` is the connection's
+        # busy_timeout): long enough to queue behind another request's write, short enough
+        # that a lock held by an import or an open shell answers 503 with Retry-After
+        # (kb.ops.middleware.WriteUnavailableMiddleware) instead of holding a sync worker.
+        # The task worker waits longer (SQLITE_WORKER_BUSY_TIMEOUT, kb.ops db_worker).
+        "timeout": env_int("SQLITE_BUSY_TIMEOUT", 5),
         "init_command": (
             # Only a new database takes it (before its first table): a record spans a few
             # small pages, and a page large enough to hold it whole saves the overflow
@@ -140,7 +152,6 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA journal_mode=WAL;"
             "PRAGMA synchronous=FULL;"
             "PRAGMA foreign_keys=ON;"
-            "PRAGMA busy_timeout=20000;"
             "PRAGMA cache_size=-64000;"
             "PRAGMA temp_store=MEMORY;"
         ),
@@ -152,6 +163,12 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # Tests run on a real SQLite file (WAL and all), not an in-memory database.
     _db["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", str(BASE_DIR / ".cache" / "test.sqlite3"))}
 elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # What a statement waits for a row or table lock another transaction holds (a long
+    # import or admin action): then PostgreSQL cancels it (SQLSTATE 55P03) and a request
+    # answers 503 with Retry-After, as SQLite's busy timeout does; 0 waits for ever.
+    _options = _db.setdefault("OPTIONS", {})
+    _lock_timeout = f"-c lock_timeout={env_int('PG_LOCK_TIMEOUT', 5) * 1000}"
+    _options["options"] = f"{_options.get('options', '')} {_lock_timeout}".strip()
     _db["CONN_MAX_AGE"] = 0 if env_bool("DB_POOL", False) else env_int("DB_CONN_MAX_AGE", 60)
     _db["CONN_HEALTH_CHECKS"] = True
     if env_bool("DB_POOL", False):
@@ -281,6 +298,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
     "DATA_UPLOAD_MAX_MEMORY_SIZE", 3 * KB_MAX_PASTE_BYTES + 64 * 1024
 )
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# The deepest JSON body taken (arrays and objects open at once); deeper ones get 400 before
+# anything parses them. Every body the API takes nests two or three levels.
+KB_MAX_JSON_DEPTH = env_int("KB_MAX_JSON_DEPTH", 32)
 # Whole multipart bodies (admin JSONL upload) may be up to this size.
 KB_MAX_UPLOAD_BYTES = env_int("KB_MAX_UPLOAD_BYTES", KB_MAX_LOG_BYTES + 1024 * 1024)
 # An import job that shows no sign of life for this long is shown as stalled (its worker
@@ -291,6 +311,11 @@ KB_IMPORT_STALL_SECONDS = env_int("KB_IMPORT_STALL_SECONDS", 300)
 KB_RATE_LIMIT_PER_MINUTE = env_int("KB_RATE_LIMIT_PER_MINUTE", 600)
 # A match request counts once per started unit of body: big pastes use more of the budget.
 KB_RATE_LIMIT_UNIT_BYTES = env_int("KB_RATE_LIMIT_UNIT_BYTES", 32 * 1024)
+# Reports and proposals also count their handling's CPU time, one unit per started this many
+# milliseconds (when that is more than their body's units): the budget is then at most
+# KB_RATE_LIMIT_PER_MINUTE x this much CPU a minute per client, whatever the text makes
+# redaction and folding cost. 0 turns it off.
+KB_RATE_LIMIT_CPU_UNIT_MS = env_int("KB_RATE_LIMIT_CPU_UNIT_MS", 10)
 # How many reverse proxies in front of the app append to X-Forwarded-For; the client is the
 # address that many hops from the right. 0 (no proxy): REMOTE_ADDR is the client.
 KB_TRUSTED_PROXY_COUNT = env_int("KB_TRUSTED_PROXY_COUNT", 0)
@@ -312,11 +337,19 @@ KB_USAGE_ENABLED = env_bool("KB_USAGE_ENABLED", True)
 KB_USAGE_FLUSH_SECONDS = env_int("KB_USAGE_FLUSH_SECONDS", 30)
 # The longest proposal text taken: a solution step or a note, not an article.
 KB_PROPOSAL_MAX_CHARS = env_int("KB_PROPOSAL_MAX_CHARS", 4000)
-# Votes on a record's steps before the page orders the steps by helpfulness. Below it, a
-# single visitor's one or two clicks would reorder what the curator wrote; five distinct
-# browsers (one vote each per day) is the smallest count where a majority of them
-# outweighs one person voting on several days.
+# Pending proposals one address may have on one record (per day: the address is known only
+# through the day's salted digest). A person proposes a step or two; past this it is a flood.
+KB_PROPOSALS_PENDING_PER_ADDRESS = env_int("KB_PROPOSALS_PENDING_PER_ADDRESS", 3)
+# Distinct voters on a record's steps before the page orders the steps by helpfulness,
+# counted by address and day (kb.loop.selectors.step_order), since voter ids cost nothing
+# to collect. Below it, a single visitor's one or two clicks would reorder what the
+# curator wrote; five is the smallest count where a majority of them outweighs one person
+# voting on several days.
 KB_VOTE_THRESHOLD = env_int("KB_VOTE_THRESHOLD", 5)
+# Voters counted from one address per record and day, whatever voter ids they carry
+# (kb.loop.votes): a few people behind one office or home address each count, a client
+# collecting ids counts no more than they do.
+KB_VOTERS_PER_ADDRESS = env_int("KB_VOTERS_PER_ADDRESS", 3)
 
 # --- Matcher --------------------------------------------------------------------------
 # Compiled pattern databases are cached here, keyed by content, shared by all workers.
@@ -334,6 +367,10 @@ KB_IMPORT_DIR = Path(env_str("KB_IMPORT_DIR", str(BASE_DIR / ".cache" / "imports
 # (started beside the web server by ``make run`` and ``make serve``): an import never runs
 # inside a web request, and a queued job survives a restart of every process.
 TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+# Seconds the task worker's SQLite connection waits for the write lock: an import batch
+# queues behind a curator's save rather than fail; a lock held longer fails the batch or
+# the poll, and the worker retries with backoff (kb/ops/management/commands/db_worker.py).
+SQLITE_WORKER_BUSY_TIMEOUT = env_int("SQLITE_WORKER_BUSY_TIMEOUT", 20)
 
 # --- Metrics and logs (docs/deployment.md) ---------------------------------------------
 # The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.

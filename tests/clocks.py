@@ -16,3 +16,17 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class SteppingClock(FakeClock):
+    """A clock that moves on by ``step`` each time it is read: code that reads it before
+    and after some work sees that work take ``step``."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__(0.0)
+        self.step = step
+
+    def __call__(self) -> float:
+        now = self.now
+        self.now += self.step
+        return now

@@ -5,6 +5,7 @@ profile (``tests/hypothesis_profiles.py``) loaded before any test module is impo
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def _tasks_in_process(settings: object) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _empty_cache() -> None:
+def _empty_cache() -> Iterator[None]:
     """Cached counts are keyed by revision, and live-server tests reuse revision numbers
     after each flush: start every test with an empty cache."""
     from django.core.cache import caches
@@ -54,6 +55,20 @@ def _empty_cache() -> None:
     # Tests without database access (pure matcher tests) have nothing cached.
     with contextlib.suppress(Exception):
         caches["default"].clear()
+    yield
+    # Nor does a test leave counts for the process's exit hook (kb.wsgi installs one) to
+    # write after the test database is gone.
+    usage.buffer.reset()
+
+
+@pytest.fixture(autouse=True)
+def _cpu_clock_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process requests cost no CPU time as the rate limit counts it (a report's charge
+    would otherwise depend on the machine and on what an earlier test warmed up); the
+    tests of that charge put their own clock in (tests/test_ratelimit.py)."""
+    from kb.ops import middleware
+
+    monkeypatch.setattr(middleware, "cpu_clock", FakeClock(0.0))
 
 
 @pytest.fixture(scope="session")

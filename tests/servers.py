@@ -24,6 +24,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = Path(sys.executable).with_name("gunicorn")
+# One key for every process a test session starts: they are hosts of one deployment, which
+# shares its SECRET_KEY (sessions, CSRF, the matcher store's MACs all depend on it).
+SECRET_KEY = secrets.token_urlsafe(50)
 
 
 def free_port() -> int:
@@ -76,7 +79,7 @@ def app_env(**extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="kb.settings",
         DATABASE_URL=database_url(),
         DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(50),
+        SECRET_KEY=SECRET_KEY,
         ALLOWED_HOSTS="127.0.0.1,localhost",
         SECURE_SSL_REDIRECT="0",
         KB_MATCHER_CACHE_DIR=str(settings.KB_MATCHER_CACHE_DIR),

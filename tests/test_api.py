@@ -94,7 +94,7 @@ def test_match_refuses_a_body_over_the_upload_limit_with_413_json(
     client: Client, settings: Any
 ) -> None:
     body = "y" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10)
-    response = client.post("/api/match", body, content_type="text/plain")
+    response = client.post("/api/match", {"text": body}, content_type="application/json")
     assert response.status_code == 413
     assert response.json()["detail"]
 

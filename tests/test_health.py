@@ -90,3 +90,63 @@ def test_healthz_answers_503_when_the_database_file_path_is_broken(tmp_path: obj
     status, body = json.loads(result.stdout.strip().splitlines()[-1])
     assert status == 503, result.stderr
     assert body["status"] == "unavailable"
+
+
+# --- Degraded, not down: reads work, writes fail (docs/reliability.md#r31-locked-database)
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's write lock")
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_healthz_says_degraded_while_another_process_holds_the_write_lock_and_ok_after() -> None:
+    from tests.locks import WriteLock
+
+    with WriteLock():
+        during = Client().get(reverse("healthz"))
+    assert during.status_code == 200  # the app reads its database (CONTRACT)
+    assert during.json() == {"status": "degraded", "reason": "writes failing", "writes": "locked"}
+    after = Client().get(reverse("healthz"))
+    assert after.json() == {"status": "ok"}
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_healthz_says_degraded_on_a_read_only_database() -> None:
+    """``query_only`` makes SQLite refuse every write, as a read-only file does."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA query_only=1")
+    try:
+        response = Client().get(reverse("healthz"))
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA query_only=0")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "degraded",
+        "reason": "writes failing",
+        "writes": "read-only",
+    }
+
+
+@sqlite_only
+@pytest.mark.django_db(transaction=True)
+def test_healthz_write_probe_waits_briefly_and_writes_nothing() -> None:
+    """The probe waits ``PROBE_LOCK_WAIT_MS`` for the lock, not the busy timeout, rolls
+    back, and leaves the connection's busy timeout as it found it."""
+    from django.test.utils import CaptureQueriesContext
+
+    from kb.ops.views import PROBE_LOCK_WAIT_MS
+
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        before = cursor.fetchone()[0]
+    with CaptureQueriesContext(connection) as queries:
+        assert Client().get(reverse("healthz")).json() == {"status": "ok"}
+    executed = [q["sql"] for q in queries]
+    assert f"PRAGMA busy_timeout={PROBE_LOCK_WAIT_MS}" in executed, executed
+    assert PROBE_LOCK_WAIT_MS <= 250
+    assert executed.index("BEGIN IMMEDIATE") < executed.index("ROLLBACK")
+    assert "COMMIT" not in executed
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone()[0] == before

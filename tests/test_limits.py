@@ -72,11 +72,12 @@ def test_an_oversized_body_is_refused_before_a_byte_of_it_is_read(
 
     from kb.ops.middleware import RequestLimitsMiddleware
 
-    size = (
-        settings.KB_MAX_UPLOAD_BYTES + 1
-        if content_type.startswith("multipart")
-        else (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
-    )
+    if content_type.startswith("multipart"):
+        size = settings.KB_MAX_UPLOAD_BYTES + 1
+    elif content_type == "text/plain":  # a whole log sent as the body: the log's limit
+        size = settings.KB_MAX_LOG_BYTES + 1
+    else:
+        size = settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1
     body = _CountingInput(b"x" * size)
     request = WSGIRequest({
         "REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_NAME": "testserver",
@@ -153,11 +154,14 @@ def test_api_body_over_the_limit_is_json_413() -> None:
     assert payload["max_bytes"] == settings.KB_MAX_PASTE_BYTES
 
 
-def test_api_text_plain_over_the_limit_is_json_413() -> None:
-    body = _paste(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1024)
+def test_api_text_plain_over_the_log_limit_is_json_413(settings: Any) -> None:
+    """A text/plain body is a whole log (tests/test_api_logs.py): held to the log's limit."""
+    settings.KB_MAX_LOG_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    body = _paste(settings.KB_MAX_LOG_BYTES + 1024)
     response = Client().post("/api/match", body, content_type="text/plain")
     assert response.status_code == 413
     assert response.json()["status"] == 413
+    assert response.json()["max_bytes"] == settings.KB_MAX_LOG_BYTES
 
 
 def test_api_paste_over_the_paste_limit_but_small_body_is_413_not_500() -> None:

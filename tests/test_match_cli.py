@@ -8,6 +8,7 @@ standard library.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -19,7 +20,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from tests.factories import SEED, import_lines
+from kb.matching.formats import render
+from kb.matching.formats.github import MAX_ANNOTATIONS
+from tests.ci_logs import ci_log
+from tests.factories import FIXTURES, SEED, import_lines
 from tests.servers import ROOT, Gunicorn, app_env, free_port
 from tests.test_report_formats import parse_commands
 
@@ -47,6 +51,7 @@ def logs(tmp_path: Path) -> dict[str, Path]:
 
 
 def run_command(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py match`` in a real process, on the test database."""
     return subprocess.run(
         [sys.executable, "manage.py", "match", *args],
         cwd=ROOT,
@@ -186,6 +191,7 @@ def test_openapi_documents_the_format_parameter_and_the_text_answer(client: Clie
 
 
 def run_client(*args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    """``contrib/kb_match.py`` as a CI step runs it: no site-packages, no project."""
     clean_env = {"PATH": "/usr/bin:/bin", **env}  # no PYTHONPATH, no virtualenv
     return subprocess.run(
         [sys.executable, "-I", "-S", str(CLIENT), *args],
@@ -202,7 +208,8 @@ def run_client(*args: str, stdin: str | None = None, **env: str) -> subprocess.C
 def test_client_against_a_live_server(logs: dict[str, Path], tmp_path: Path) -> None:
     big = tmp_path / "big.log"
     big.write_text("x" * 2048 + "\n")
-    with Gunicorn(workers=1, KB_MAX_PASTE_BYTES="1024", DATA_UPLOAD_MAX_MEMORY_SIZE="1024") as s:
+    limits = {"KB_MAX_PASTE_BYTES": "1024", "DATA_UPLOAD_MAX_MEMORY_SIZE": "1024"}
+    with Gunicorn(workers=1, KB_MAX_LOG_BYTES="1024", **limits) as s:
         known = run_client(str(logs["known"]), "--url", s.base, "--format", "github")
         assert known.returncode == 1, known.stderr
         commands = parse_commands(known.stdout)
@@ -235,3 +242,67 @@ def test_client_exit_codes_without_a_server(tmp_path: Path) -> None:
     not_http = run_client("--url", "file:///etc/passwd", stdin="x")
     assert not_http.returncode == 2
     assert "http:// or https://" in not_http.stderr
+
+
+def _answer(stdout: str) -> dict[str, object]:
+    """A JSON answer without its timing, the one part two runs need not share."""
+    return {k: v for k, v in json.loads(stdout).items() if k != "elapsed_ms"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_client_posts_a_whole_ci_log_and_a_gzipped_one(tmp_path: Path) -> None:
+    """A 5 MB CI log, plain and gzipped, gets from a live server through the
+    standard-library client exactly what ``manage.py match`` prints for the same file."""
+    demo = (FIXTURES / "demo-records.jsonl").read_bytes().splitlines(keepends=True)
+    assert import_lines(*demo).rejected == 0
+    text = ci_log(5 * 1024 * 1024)
+    assert len(text.encode()) > 5 * 1024 * 1024
+    plain = tmp_path / "build.log"
+    plain.write_text(text)
+    packed = tmp_path / "build.log.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    with Gunicorn(workers=1) as server:
+        for log in (plain, packed):
+            for fmt in ("json", "github"):
+                sent = run_client(str(log), "--url", server.base, "--format", fmt)
+                local = run_command(str(log), "--format", fmt)
+                assert (sent.returncode, local.returncode) == (1, 1), sent.stderr + local.stderr
+                if fmt == "json":
+                    answer = _answer(sent.stdout)
+                    assert answer == _answer(local.stdout)
+                    found = {m["record_id"] for m in answer["matches"]}  # type: ignore[attr-defined]
+                    assert {"5bb0a683fec77e9e", "fe7f836f23ff8f06"} <= found
+                else:  # the same annotations, line for line (links differ only by host)
+                    sent_commands = parse_commands(sent.stdout.replace(server.base, ""))
+                    assert sent_commands == parse_commands(local.stdout)
+
+
+def test_github_annotates_at_most_ten_errors_and_names_the_rest() -> None:
+    """GitHub shows ten annotations per step: the ten that come first in the summary's order
+    (root cause first) are annotated; the closing notice names every other one."""
+    n = MAX_ANNOTATIONS + 4
+    matches = [
+        {"record_id": f"r{i}", "slug": f"error-{i}", "repo": "apache/kafka", "line": 10 * i + 1,
+         "span": [0, 5], "text": f"error {i}", "captures": [], "score": 1.0}
+        for i in range(n)
+    ]  # fmt: skip
+    # The groups' order (root cause first) is the reverse of the matches' order here.
+    groups = [
+        {"record_id": f"r{i}", "count": 2, "first_line": 10 * i + 1, "last_line": 10 * i + 5}
+        for i in reversed(range(n))
+    ]
+    suggestions = [
+        {"record_id": f"s{i}", "slug": f"maybe-{i}", "similarity": 0.8, "reason": "similar"}
+        for i in range(MAX_ANNOTATIONS + 2)
+    ]
+    data = {"matches": matches, "groups": groups, "suggestions": suggestions, "records": {}}
+    commands = parse_commands(render("github", data, file="build.log"))
+    errors = [c for c in commands if c[0] == "error"]
+    assert [c[1]["line"] for c in errors] == [str(10 * i + 1) for i in reversed(range(4, n))]
+    assert len([c for c in commands if c[0] == "warning"]) == MAX_ANNOTATIONS
+    notice = commands[-1]
+    assert notice[0] == "notice"
+    assert notice[2].startswith(f"{n} known errors found ({2 * n} occurrences)")
+    for i in range(4):  # the four not annotated, each named with where it was seen
+        assert f"error-{i} (seen 2 times, lines {10 * i + 1}-{10 * i + 5})" in notice[2]
+    assert "error-4 " not in notice[2]

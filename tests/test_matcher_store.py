@@ -18,10 +18,10 @@ from kb.matching.models import MatcherBlob, MatcherBlobPart
 from kb.matching.store import PART_BYTES, DatabaseStore, StorageStore, matcher_store
 from kb.records.models import ErrorRecord
 from tests.factories import make_record
-from tests.servers import ROOT, Gunicorn, app_env, matched_ids
+from tests.servers import ROOT, SECRET_KEY, Gunicorn, app_env, matched_ids
 
 
-def _blob(tmp_path: Path, size: int, name: str = "matcher-abc.pkl") -> Path:
+def _blob(tmp_path: Path, size: int, name: str = "matcher-abc.bin") -> Path:
     path = tmp_path / name
     path.write_bytes(os.urandom(size))
     return path
@@ -40,7 +40,7 @@ def test_database_store_round_trip_in_parts(tmp_path: Path, monkeypatch: pytest.
     out = io.BytesIO()
     assert store.get(source.name, out) is True
     assert out.getvalue() == source.read_bytes()
-    assert store.get("matcher-other.pkl", io.BytesIO()) is False
+    assert store.get("matcher-other.bin", io.BytesIO()) is False
 
 
 @pytest.mark.django_db
@@ -73,7 +73,7 @@ def test_storage_store_round_trip(tmp_path: Path, settings: object) -> None:
     target = tmp_path / "host-b" / source.name
     assert cache.fetch(store, target) is True
     assert target.read_bytes() == source.read_bytes()
-    assert cache.fetch(store, tmp_path / "host-b" / "matcher-none.pkl") is False
+    assert cache.fetch(store, tmp_path / "host-b" / "matcher-none.bin") is False
 
 
 @pytest.mark.django_db
@@ -84,7 +84,7 @@ def test_store_cleanup_keeps_what_is_in_use_and_the_recent_ones(tmp_path: Path) 
 
     store = DatabaseStore()
     old = timezone.now() - timedelta(seconds=cache.MAX_UNUSED_AGE_S + 60)
-    names = [f"matcher-{i:03d}.pkl" for i in range(cache.KEEP_UNUSED + 3)]
+    names = [f"matcher-{i:03d}.bin" for i in range(cache.KEEP_UNUSED + 3)]
     for i, name in enumerate(names):
         store.put(name, _blob(tmp_path, 10, name))
         MatcherBlob.objects.filter(name=name).update(used_at=old + timedelta(seconds=i))
@@ -110,9 +110,10 @@ print(DatabaseStore().put(Path(sys.argv[1]).name, Path(sys.argv[1])))
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_processes_storing_one_digest_at_once(tmp_path: Path) -> None:
+def test_two_processes_storing_one_digest_at_once(tmp_path: Path, settings: object) -> None:
     """Both publish the same name at the same moment: one writes, the other finds it (or
     loses the race on the key) and says so, and the stored bytes are whole."""
+    settings.SECRET_KEY = SECRET_KEY  # type: ignore[attr-defined]  # the writers' deployment
     source = _blob(tmp_path, 3 * 2**20)
     go = tmp_path / "go"
     env = app_env(DEBUG="1")
@@ -162,7 +163,7 @@ def test_a_fresh_host_loads_from_the_store_without_compiling(tmp_path: Path) -> 
     fresh = _warm(tmp_path / "host-b")  # an empty cache directory: a new host
     assert "(loaded from store)" in fresh
     assert "matcher loaded from store" in fresh  # the log line operators look for
-    assert [p.name for p in (tmp_path / "host-b").glob("matcher-*.pkl")] == [
+    assert [p.name for p in (tmp_path / "host-b").glob("matcher-*.bin")] == [
         MatcherBlob.objects.get().name
     ]
     again = _warm(tmp_path / "host-b")

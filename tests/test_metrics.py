@@ -220,3 +220,48 @@ def test_a_scrape_of_one_worker_sees_every_workers_counts(tmp_path: Path) -> Non
         errors = server.errors()
     assert "counter_999999.db" not in {p.name for p in metrics_dir.iterdir()}
     assert "Traceback" not in errors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_usage_counts_a_stopping_worker_cannot_write_are_counted_and_logged(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A real worker stops (``SIGTERM``) while the database refuses its last usage flush:
+    the counts it held are in the next scrape, from the worker that took over, and in the
+    log with their number (docs/reliability.md#r36-nothing-lost)."""
+    from django.db import connection
+
+    from kb.loop.models import UsageDay
+
+    assert import_lines(SEED).rejected == 0
+    table = UsageDay._meta.db_table
+    (tmp_path / "metrics").mkdir()
+    env = {
+        "KB_METRICS_TOKEN": TOKEN,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+        "KB_USAGE_FLUSH_SECONDS": str(24 * 3600),  # only the stop writes
+    }
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with Gunicorn(workers=1, log_dir=tmp_path, **env) as server:
+        for text in [SEED_LINE] * 9 + ["nothing known in here at all"] * 3:
+            assert json_post(server, "/api/match", {"text": text})[0] == 200
+        (victim,) = set(server.worker_pids())
+        with connection.cursor() as cursor:  # the table is gone: every write fails
+            cursor.execute(f"ALTER TABLE {table} RENAME TO {table}_away")
+        try:
+            os.kill(victim, signal.SIGTERM)
+            deadline = time.monotonic() + 30
+            got: dict = {}
+            while time.monotonic() < deadline and not got.get(("kb_usage_counts_lost_total", ())):
+                status, _headers, body = server.request("GET", "/metrics", headers=auth)
+                got = samples(body.decode()) if status == 200 else {}
+                time.sleep(0.1)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute(f"ALTER TABLE {table}_away RENAME TO {table}")
+        assert victim not in server.worker_pids()[-1:], "the scrape was not a new worker's"
+    assert got[("kb_usage_counts_lost_total", ())] == 12
+    assert got[("kb_usage_flush_failures_total", ())] == 1
+    # The app's log (stderr, as in production) says how many.
+    assert "12 usage counts lost" in capfd.readouterr().err
+    assert not UsageDay.objects.exists()

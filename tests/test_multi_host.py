@@ -132,7 +132,10 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             assert b"(Queued)" in body
             assert job.state == ImportJob.State.QUEUED
             assert ErrorRecord.objects.count() == 0
-            worker = db_worker(KB_MATCHER_CACHE_DIR=str(tmp_path / "worker-cache"))
+            worker = db_worker(
+                KB_MATCHER_CACHE_DIR=str(tmp_path / "worker-cache"),
+                SECRET_KEY=web_env["SECRET_KEY"],  # one deployment: the store's MACs need it
+            )
 
             # The worker imports it, and pages keep answering meanwhile.
             def done() -> bool:
@@ -143,12 +146,13 @@ def test_upload_on_host_a_imports_in_the_worker_host_b_serves_without_compiling_
             assert wait_for(done, 120), f"the worker did not finish the job: {job.state}"
             assert job.state == ImportJob.State.DONE, job.error
             assert ErrorRecord.objects.count() == len(lines)
-            # ... and builds the matcher after it, publishing the build to the shared store.
+            # ... and builds the matcher before its task ends, publishing the build to the
+            # shared store.
             from django_tasks_db.models import DBTaskResult
 
             assert wait_for(
                 lambda: DBTaskResult.objects.filter(
-                    task_path__endswith="warm_matcher", status="SUCCESSFUL"
+                    task_path__endswith="run_import", status="SUCCESSFUL"
                 ).exists(),
                 120,
             )

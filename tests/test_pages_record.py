@@ -77,14 +77,14 @@ def test_impossible_record_ids_are_a_404_on_every_database(client: Client, bad_i
     assert client.get(f"/records/{bad_id}/").status_code == 404
 
 
-def test_draft_is_hidden_from_the_public_but_shown_to_staff(
+def test_draft_is_hidden_from_the_public_but_shown_to_curators(
     client: Client, admin_client: Client, seed: ErrorRecord
 ) -> None:
     ErrorRecord.objects.filter(pk=seed.pk).update(status="draft")
     assert client.get(seed.get_absolute_url()).status_code == 404
     response = admin_client.get(seed.get_absolute_url())
     assert response.status_code == 200
-    assert "Only staff can see this record" in response.content.decode()
+    assert "Only curators can see this record" in response.content.decode()
 
 
 def test_retired_record_shows_with_a_banner(client: Client, seed: ErrorRecord) -> None:
@@ -214,7 +214,7 @@ def test_the_api_opens_a_record_by_the_same_rule_as_the_page(
     client: Client, admin_client: Client, seed: ErrorRecord
 ) -> None:
     """``visible_to``: a draft is a 404 for the public on the page and in the API alike,
-    and staff read it through both."""
+    and curators read it through both."""
     ErrorRecord.objects.filter(pk=seed.pk).update(status="draft")
     api_url = f"/api/records/{seed.pk}"
     assert client.get(api_url).status_code == 404

@@ -31,7 +31,10 @@ def test_the_procfile_names_the_web_server_first_and_the_worker() -> None:
     # honcho gives the first process type the port `make run` passes: it must be web
     assert list(processes) == ["web", "worker"]
     assert "manage.py runserver ${HOST:-127.0.0.1}:${PORT:-8000}" in processes["web"]
-    assert "manage.py db_worker" in processes["worker"]
+    # the worker under run_with_worker, which starts db_worker again if it exits: honcho
+    # stops every process when one exits (docs/reliability.md#r31-locked-database)
+    assert "manage.py run_with_worker" in processes["worker"]
+    assert "--" not in processes["worker"].split()  # no web command: the worker alone
     run = (ROOT / "Makefile").read_text().split("\nrun:", 1)[1].split("\n\n", 1)[0]
     assert "honcho start -f Procfile -p $(PORT)" in run
 

@@ -12,8 +12,8 @@ and after its burst and tries again, as a new client, when the two differ.
 from __future__ import annotations
 
 import json
+import socket
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,8 @@ from django.test.utils import CaptureQueriesContext
 
 from kb.http import client_address
 from kb.ops.middleware import RATE_WINDOW_SECONDS
-from tests.clocks import FakeClock
+from tests.clocks import FakeClock, SteppingClock
+from tests.factories import make_record
 from tests.servers import Gunicorn, json_post
 
 LIMIT = 5
@@ -173,8 +174,49 @@ def _real_window() -> int:
     return int(time.time() // RATE_WINDOW_SECONDS)
 
 
+class _HeldRequest:
+    """A ``POST`` of a small paste sent up to the end of its first line and held there.
+
+    A sync gunicorn worker takes one connection at a time and blocks reading it, so the
+    worker that accepts this one serves nothing else until `finish` sends the rest:
+    every request sent meanwhile goes to the other worker. Connections are accepted in
+    the order they were made, so the held one is taken first, whatever the machine's load.
+    """
+
+    def __init__(self, server: Gunicorn, path: str, headers: dict[str, str]) -> None:
+        self.body = json.dumps({"text": "x"}).encode()
+        lines = [
+            "Host: 127.0.0.1",
+            "Content-Type: application/json",
+            f"Content-Length: {len(self.body)}",
+            "Connection: close",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
+        self.rest = ("\r\n".join(lines) + "\r\n\r\n").encode() + self.body
+        self.sock = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+        self.sock.sendall(f"POST {path} HTTP/1.1\r\n".encode())
+
+    def finish(self) -> int:
+        """Send the rest and return the answer's status."""
+        self.sock.sendall(self.rest)
+        answer = b""
+        while chunk := self.sock.recv(65536):
+            answer += chunk
+        self.sock.close()
+        return int(answer.split(b" ", 2)[1])
+
+
 @pytest.mark.django_db(transaction=True)
 def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
+    """Request N+1 is refused although neither worker served N on its own.
+
+    Which worker serves what is set, not left to chance: a held request keeps one worker
+    busy while the other serves all but one of the limit, then the held one completes on
+    the first worker. A per-process count would be at most N - 1 in either worker, so
+    the next request, whichever worker takes it, would pass; the shared count refuses it.
+    A burst that straddles two windows is tried again as a new client (the proxy's
+    address for it), which starts with no count: an attempt takes far less than a
+    window, so a second straddle cannot happen."""
     limit = 12
     with Gunicorn(
         workers=2,
@@ -182,33 +224,34 @@ def test_limit_holds_across_two_gunicorn_workers(tmp_path: Path) -> None:
         KB_RATE_LIMIT_PER_MINUTE=str(limit),
         KB_TRUSTED_PROXY_COUNT="1",
     ) as server:
-        # Concurrent requests so that both workers serve some of them; on a busy machine
-        # one worker may take them all, or the burst may straddle two windows: then try
-        # again as a new client (the proxy's address for it), which starts with no count.
-        for attempt in range(6):
+        for attempt in range(2):
             who = {"X-Forwarded-For": f"10.26.0.{attempt + 1}"}
-            logged = len(server.worker_pids())
+            path = f"/api/match?attempt={attempt}"  # the limit counts the path, not the query
             window = _real_window()
-            with ThreadPoolExecutor(max_workers=8) as pool:
-                first = list(
-                    pool.map(
-                        lambda _, who=who: json_post(server, "/api/match", {"text": "x"}, **who)[0],
-                        range(limit),
-                    )
-                )
-            status, headers, body = json_post(server, "/api/match", {"text": "x"}, **who)
+            held = _HeldRequest(server, f"{path}&held", who)  # one worker takes it and waits
+            first = [json_post(server, path, {"text": "x"}, **who)[0] for _ in range(limit - 1)]
+            first.append(held.finish())  # the limit's last request, on the held worker
+            status, headers, body = json_post(server, f"{path}&last", {"text": "x"}, **who)
             one_window = _real_window() == window
-            served_by = set(server.worker_pids()[logged:])
-            if one_window and len(served_by) == 2:
+            if one_window:
                 break
         errors = server.errors()
-    assert one_window, "every attempt straddled two windows"
-    assert 429 not in first
-    assert all(s < 500 for s in first), first
+    # Who served the first N, from the access log (pid, request line, status), read once
+    # the server has stopped and every line is written.
+    served: dict[str, set[str]] = {"held": set(), "other": set()}
+    for line in server.access_log.read_text().splitlines():
+        pid, request, code = line.split(" ", 1)[0], *line.split(" ", 1)[1].rsplit(" ", 1)
+        if code == "200" and f"attempt={attempt}&held " in request:
+            served["held"].add(pid)
+        elif code == "200" and f"attempt={attempt} " in request:
+            served["other"].add(pid)
+    assert one_window, "both attempts straddled two windows"
+    assert len(served["held"]) == len(served["other"]) == 1, served
+    assert served["held"] != served["other"], served
+    assert first == [200] * limit, first
     assert status == 429
     assert int(headers["Retry-After"]) >= 1
     assert json.loads(body)["status"] == 429
-    assert len(served_by) == 2, f"requests did not reach both workers: {served_by}"
     assert "Traceback" not in errors
 
 
@@ -226,3 +269,101 @@ def test_limiter_fails_open_when_its_counter_is_unavailable(
     ):
         assert 429 not in statuses(client, LIMIT + 2)
     assert "rate limiter unavailable" in caplog.text
+
+
+# --- charges follow cost (docs/reliability.md#r35-costs-and-proposals) ------------------
+
+
+def report(client: Client, text: str = "ERROR Widget frobnication failed badly") -> int:
+    body = {"text": text, "dry_run": True}
+    return client.post("/api/reports", body, content_type="application/json").status_code
+
+
+@pytest.fixture
+def cpu_costs(monkeypatch: pytest.MonkeyPatch, settings: object) -> SteppingClock:
+    """Every request charged by cost takes 0.5 s of CPU on the limiter's clock; 10 ms a
+    unit makes that 50 units."""
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 10
+    cpu = SteppingClock(0.5)
+    monkeypatch.setattr(middleware, "cpu_clock", cpu)
+    return cpu
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited", "cpu_costs")
+def test_reports_and_proposals_are_charged_the_cpu_time_they_took(settings: object) -> None:
+    """With a budget of 100 units, two reports of 50 units each fill a minute and the
+    third is refused: before, each counted one unit, its body's."""
+    settings.KB_RATE_LIMIT_PER_MINUTE = 100
+    client = Client()
+    assert [report(client) for _ in range(3)] == [200, 200, 429]
+    record = make_record()
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    body = {"record_id": record.pk, "field": "solutions"}
+    statuses = [
+        other.post(
+            "/api/proposals", {**body, "text": f"Step {n}"}, content_type="application/json"
+        ).status_code
+        for n in range(3)
+    ]
+    assert statuses == [201, 201, 429]
+    form = Client(REMOTE_ADDR="10.0.0.10")  # the HTML form too: it shares the gate
+    pages = [form.post("/report/", {"text": "ERROR Widget failed"}).status_code for _ in range(3)]
+    assert pages == [200, 200, 429]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited", "cpu_costs")
+def test_matches_and_votes_are_charged_their_body_only(settings: object) -> None:
+    """Matching's cost follows the paste's size (the bytes charge); a vote is one row."""
+    client = Client()
+    assert 429 not in statuses(client)  # LIMIT small matches, each "taking" 0.5 s
+    record = make_record()
+    other = Client(REMOTE_ADDR="10.0.0.9")
+    vote = {"record_id": record.pk, "verdict": "fixed"}
+    votes = [
+        other.post("/api/feedback", vote, content_type="application/json").status_code
+        for _ in range(LIMIT)
+    ]
+    assert 429 not in votes
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_the_cpu_charge_counts_beyond_the_bodys_and_never_past_the_budget(
+    settings: object, monkeypatch: pytest.MonkeyPatch, limited: FakeClock
+) -> None:
+    """A 5 KiB report counts 5 units (1 KiB a unit) up front; 30 ms of CPU (3 units) adds
+    nothing to that, 80 ms (8 units) adds 3; a handling that took the whole budget and more
+    is charged the budget, so the next window serves the client again."""
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_PER_MINUTE = 10
+    settings.KB_RATE_LIMIT_UNIT_BYTES = 1024
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 10
+    text = "ERROR Widget failed " + "x" * 5000
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(0.03))
+    assert [report(Client(), text) for _ in range(3)] == [200, 200, 429]  # 5 + 5, then 15
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(0.08))
+    second = Client(REMOTE_ADDR="10.0.0.9")
+    assert [report(second, text) for _ in range(2)] == [200, 429]  # 8, then 16
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(600.0))
+    third = Client(REMOTE_ADDR="10.0.0.10")
+    assert [report(third) for _ in range(2)] == [200, 429]
+    limited.advance(RATE_WINDOW_SECONDS)
+    assert report(third) == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("limited")
+def test_a_cpu_unit_of_zero_charges_the_body_only(
+    settings: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.ops import middleware
+
+    settings.KB_RATE_LIMIT_CPU_UNIT_MS = 0
+    monkeypatch.setattr(middleware, "cpu_clock", SteppingClock(600.0))
+    client = Client()
+    assert [report(client) for _ in range(LIMIT + 1)] == [200] * LIMIT + [429]

@@ -66,6 +66,18 @@ def test_every_command_a_unit_starts_exists(name: str) -> None:
             importlib.import_module(config)
 
 
+@pytest.mark.parametrize("name", ["kb-web.service", "kb-worker.service"])
+def test_a_crashed_process_is_restarted_and_systemd_never_gives_up(name: str) -> None:
+    """docs/reliability.md#r31-locked-database: whatever ends a process, systemd starts it
+    again, each on its own (no unit requires the other), with no start limit."""
+    parsed = unit(name)
+    assert parsed["Service"]["Restart"] == "always"
+    assert float(parsed["Service"]["RestartSec"]) > 0
+    assert parsed["Unit"]["StartLimitIntervalSec"] == "0"
+    assert "Requires" not in parsed["Unit"]
+    assert "BindsTo" not in parsed["Unit"]
+
+
 def test_the_web_unit_gives_gunicorn_a_metrics_directory_of_its_own() -> None:
     service = unit("kb-web.service")["Service"]
     runtime = service["RuntimeDirectory"]

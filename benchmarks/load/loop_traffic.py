@@ -42,7 +42,7 @@ UNKNOWN = [
 ]
 
 
-def _report(n: int, dry_run: bool) -> dict[str, Any]:
+def report(n: int, dry_run: bool) -> dict[str, Any]:
     line = UNKNOWN[n % len(UNKNOWN)].format(
         m=n % 10, s=n % 10, n=n, a=n % 250, b=(n * 7) % 250, key=f"{n:016d}"[:16].upper()
     )
@@ -57,9 +57,9 @@ def requests(ids: list[str], n: int = 64) -> list[tuple[str, dict[str, Any]]]:
         record = ids[(k * 37) % len(ids)]
         kind = k % 4
         if kind == 0:
-            out.append(("/api/reports", _report(k, dry_run=True)))
+            out.append(("/api/reports", report(k, dry_run=True)))
         elif kind == 1:
-            out.append(("/api/reports", _report(k, dry_run=False)))
+            out.append(("/api/reports", report(k, dry_run=False)))
         elif kind == 2:
             text = f"Load test proposal {k}: restart the worker after raising its limit."
             out.append(

@@ -1,10 +1,12 @@
 """Reading a load run's results: requests per phase, and the goals
-(docs/reliability.md#r20-concurrency, #r24-throughput, #r25-noisy-neighbour) that
-``run_load.py`` checks and writes."""
+(docs/reliability.md#r20-concurrency, #r24-throughput, #r25-noisy-neighbour,
+#r31-locked-database) that ``run_load.py`` checks and writes."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from locked import locked_goal
 
 
 def phase_requests(entry: dict[str, Any]) -> int:
@@ -66,8 +68,19 @@ def goals(report: dict[str, Any]) -> dict[str, bool]:
             and lp["refused_429"] == 0
             and all(grew[k] > 0 for k in ("gap_reports", "proposals", "votes"))
         )
+    locked = ph.get("locked", {})
+    if "writes" in locked:  # r31: SQLite only (the phase says "skipped" elsewhere)
+        out[
+            "locked: worker survives, pastes and reads 0 errors, writes 503 + Retry-After "
+            "(median < 0.5 s, none past the busy timeout), healthz degraded then ok, nothing lost"
+        ] = locked_goal(locked)
     s = report["server"]
+    expected_503 = locked.get("writes", {}).get("statuses", {}).get("503", 0)
     out["server: no worker timeouts, 5xx, tracebacks or lock errors"] = not (
-        s["worker_timeouts"] or s["responses_5xx"] or s["tracebacks"] or s["database_locked"]
+        s["worker_timeouts"]
+        or s["responses_5xx"]
+        or s["tracebacks"]
+        or s["database_locked"]
+        or s.get("responses_503", 0) != expected_503
     )
     return out

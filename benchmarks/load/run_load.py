@@ -1,7 +1,7 @@
 """Load test on loopback: gunicorn with 2 workers, wrk as the client.
 
-It measures the bars docs/reliability.md#r20-concurrency, #r24-throughput and
-#r25-noisy-neighbour.
+It measures the bars docs/reliability.md#r20-concurrency, #r24-throughput,
+#r25-noisy-neighbour and #r31-locked-database.
 
 Starts a scratch copy of the app (its own SQLite file, or ``--database-url``: a scratch
 PostgreSQL database), imports every record of the full dataset when
@@ -31,6 +31,12 @@ default):
    votes, from the same 256 addresses; every one must answer 2xx (a 429 counts apart and
    fails the goal: the addresses keep each client far under the limit), and the reports,
    proposals and votes must be stored afterwards.
+8. ``locked`` (SQLite only): SQLite's write lock held for ``--lock-seconds`` (30) by
+   another process while pastes, page reads, writes and ``/healthz`` go on and a task
+   worker runs (``locked.py``): the worker survives and runs a task afterwards, pastes
+   and reads answer, writes answer 503 with ``Retry-After`` quickly, ``/healthz`` says
+   degraded, and once the lock is gone every write is stored
+   (docs/reliability.md#r31-locked-database).
 
 The match requests are ``multipart/form-data`` as the browser posts the paste form.
 Results go to ``benchmarks/results/load.json`` (``load-postgresql.json`` on PostgreSQL);
@@ -39,7 +45,8 @@ Needs ``wrk`` (``apt-get install -y wrk``). Loopback only; bounded in time.
 
 Helpers, beside this file: ``pastes.py`` (pastes and request bodies), ``wrk.py`` (the
 client), ``server.py`` (scratch app, gunicorn, CPU accounting), ``report.py`` (requests per
-phase and the goals), ``loop_traffic.py`` (the learning loop's requests).
+phase and the goals), ``loop_traffic.py`` (the learning loop's requests), ``locked.py``
+(the locked-database phase).
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ if HERE not in sys.path:  # the helpers beside this file, however it is started
     sys.path.insert(0, HERE)
 
 import loop_traffic  # noqa: E402
+from locked import run_locked  # noqa: E402
 from pastes import (  # noqa: E402
     CONTENT_TYPE,
     PASTE_BYTES,
@@ -138,8 +146,12 @@ def main() -> int:
     parser.add_argument(
         "--phases",
         default=(
-            "match,record,list,match+adversarial,match+distributed-adversary,writers,match+loop"
+            "match,record,list,match+adversarial,match+distributed-adversary,writers,match+loop,"
+            "locked"
         ),
+    )
+    parser.add_argument(
+        "--lock-seconds", type=int, default=30, help="how long the locked phase holds the lock"
     )
     parser.add_argument(
         "--output", type=Path, help="default: load.json, load-postgresql.json on PostgreSQL"
@@ -200,7 +212,9 @@ def main() -> int:
             "worker_timeouts": server_log.count("WORKER TIMEOUT"),
             "tracebacks": server_log.count("Traceback"),
             "database_locked": server_log.count("database is locked"),
-            "responses_5xx": sum(1 for line in access if '" 5' in line),
+            # 503 is the locked phase's answer to a write (counted there): apart.
+            "responses_5xx": sum(1 for line in access if '" 5' in line and '" 503' not in line),
+            "responses_503": sum(1 for line in access if '" 503' in line),
             "requests_logged": len(access),
         },
     }
@@ -260,6 +274,10 @@ def run_phases(
             results[phase] = run_writers(base, work, env, ids, benign, token, args)
         elif phase == "match+loop":
             results[phase] = run_loop(base, work, env, ids, benign, token, d)
+        elif phase == "locked":
+            results[phase] = run_locked(
+                base, work, env, ids, benign, record_paths, token, args.lock_seconds, PEOPLE
+            )
         wall = time.monotonic() - t0
         cpu = cpu_seconds(server_pid) - cpu0
         entry = results.setdefault(phase, {})

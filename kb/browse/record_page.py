@@ -98,11 +98,12 @@ def neighbours(record: ErrorRecord) -> dict[str, list[ErrorRecord]]:
             row.url = record_url(row.pk)
         return picked
 
-    out["same_file"] = keep(
-        everyone.filter(repo=record.repo, file_path=record.file_path).order_by("line_number")[
-            : NEIGHBOURS * 3
-        ]
-    )
+    if record.file_path:  # a record reported from the field has no file to share
+        out["same_file"] = keep(
+            everyone.filter(repo=record.repo, file_path=record.file_path).order_by("line_number")[
+                : NEIGHBOURS * 3
+            ]
+        )
     if record.error_class:
         out["same_class"] = keep(
             everyone.filter(repo=record.repo, error_class=record.error_class).order_by("slug")[
@@ -146,7 +147,7 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
             lambda: highlight_snippet(
                 record.source_code,
                 record.file_path,
-                start=record.source_code_start,
+                start=record.source_code_start or 1,
                 error_line=record.line_number,
                 explained=explanation.lines if explanation else (),
             )

@@ -30,7 +30,7 @@ from typing import Any
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from kb.browse.filters import (
     Facet,
@@ -194,6 +194,34 @@ def _placeholders(values: list[Any]) -> str:
 def _tag_rows() -> list[tuple[str, int]]:
     """(name, published record count), most used first; cached per revision."""
     return per_revision("tag-counts", None, count_tags)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """A repository the matcher knows errors of, and how many of its records it matches."""
+
+    repo: str
+    records: int
+
+
+def _count_repositories() -> list[tuple[str, int]]:
+    rows = (
+        ErrorRecord.objects.active()
+        .exclude(repo="")  # records reported from the field name no repository
+        .values_list("repo")
+        .annotate(n=Count("id"))
+        .order_by("-n", "repo")
+    )
+    return [(repo, n) for repo, n in rows]
+
+
+def covered_repositories() -> list[Coverage]:
+    """What the knowledge base covers: each repository with its matched (active) records,
+    most first. Said where nothing known was found, so a reader whose software is not
+    there knows at once; cached per revision, like every aggregate."""
+    return [
+        Coverage(repo, n) for repo, n in per_revision("covered-repos", None, _count_repositories)
+    ]
 
 
 def all_tag_counts() -> list[TagCount]:

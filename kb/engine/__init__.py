@@ -20,8 +20,9 @@ Extensions to the documented interface:
 * `len(matcher)`, `key in matcher`, `Matcher.keys()`: the record keys it holds, so its
   owner can tell by key which records it still matches (``kb.matching.holder`` finds deleted
   records that way).
-* `Matcher.dumps() / Matcher.loads(bytes)` (and plain pickle): databases are serialised
-  bytes, Hyperscan scratch is re-created per thread after loading.
+* `Matcher.dumps() / Matcher.loads(bytes)`: the file format of `cache` (plain data and
+  Hyperscan's own serialised databases, nothing that runs code; anything else is refused
+  with `cache.Refused`), Hyperscan scratch re-created per thread after loading.
 * `Match.kind`: "exact" | "relaxed" (case/whitespace) | "truncated" (paste stops inside
   the message) | "diverged" (text departs after a long prefix) | "fuzzy" (small edits).
 * `Suggestion.line`, `Group.confident`, `MatchReport.notes`, `Matcher.stats`.

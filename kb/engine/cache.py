@@ -1,11 +1,19 @@
-"""The on-disk cache of built matchers and compiled shards: keys, loading, clean-up.
+"""The on-disk cache of built matchers and compiled shards: keys, file format, clean-up.
 
 Why: rebuilding the matcher from the records (`Matcher.build`) at a worker start costs
 grouping every spec, loading the shards one by one and rebuilding the similarity index,
-even when every shard comes from the cache. So the whole built matcher is pickled next
+even when every shard comes from the cache. So the whole built matcher is written next
 to its shards under the hash of everything it was built from -- the specs in order, the
 build options, and the source of this package (so a code change never loads a matcher
 built by older code) -- and a worker start is: hash the specs, load one file.
+
+The file format runs no code, whoever wrote the file (`pack`/`unpack`): a line naming the
+format, a JSON header with the plain data, then raw byte sections that the header only
+counts (Hyperscan's own serialised databases, ``array`` tables, lists of strings joined by
+NUL). A file that is not in the current format -- an older pickle, a foreign or damaged
+file -- is refused with a log line and rebuilt, never loaded: the files travel between
+hosts through a shared store (below), so whoever can write that store must not be able to
+run code on every host that reads it (docs/reliability.md#r30-no-code-from-data).
 
 Files in the cache directory are named by content hash, so nothing ever goes stale; but
 every distinct set of records leaves files behind. `cleanup` bounds that: a file no current
@@ -27,29 +35,37 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import logging
 import os
-import pickle
+import sys
 import tempfile
 import time
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import accumulate, pairwise
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, Self
+from typing import Any, BinaryIO, ClassVar, Protocol, Self
 
 import hyperscan
+import re2
 
 # the engine's version is part of every digest; hyperscan sets it at import, its stub omits it
 HYPERSCAN_VERSION: str = hyperscan.__version__  # type: ignore[attr-defined]
-MATCHER_FORMAT = "kb-matcher-built-v1"
+MATCHER_FORMAT = "kb-matcher-built-v2"  # the first line of a matcher file (`pack`)
 KEEP_UNUSED = 8  # most recently used files kept whatever their age
 MAX_UNUSED_AGE_S = 24 * 3600  # unused files older than this (and not among those) go
 TMP_AGE_S = 3600  # a temporary file this old is left over from a crashed writer
 _PREFIXES = ("shard-", "matcher-")
+_LENGTH_BYTES = 8  # the JSON header's length, big-endian, after the format line
+
+log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """Hash of this package's own source (not the normaliser: nothing of it is pickled)."""
+    """Hash of this package's own source (not the normaliser: nothing of it is stored)."""
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for p in sorted(here.glob("*.py")):
@@ -75,7 +91,7 @@ def build_options(shard_size: int, with_similarity: bool) -> str:
 
 
 def matcher_path(cache_dir: Path, digest: str) -> Path:
-    return Path(cache_dir) / f"matcher-{digest}.pkl"
+    return Path(cache_dir) / f"matcher-{digest}.bin"
 
 
 class BlobStore(Protocol):
@@ -132,42 +148,201 @@ def expired(entries: list[tuple[float, str]], in_use: set[str], now: float) -> l
     return [name for used, name in unused[KEEP_UNUSED:] if now - used > MAX_UNUSED_AGE_S]
 
 
-class Pickled:
-    """``dumps``/``loads`` for the matcher's own objects: pickle protocol 5, and a type
-    check on load. Only bytes this code wrote are ever loaded (the cache directory, a
-    worker's own copy), so a pickle is safe here and keeps the C tables as they are."""
+class Refused(ValueError):
+    """Bytes this code will not load: another format (an older pickle), or damaged."""
+
+
+# What decoding untrusted plain data into the matcher's objects may raise (Hyperscan and
+# RE2 included, which check their own inputs): each is a refusal of the file, not a
+# failure of the process.
+DECODE_ERRORS: tuple[type[Exception], ...] = (
+    KeyError,
+    TypeError,
+    ValueError,
+    IndexError,
+    AttributeError,
+    OverflowError,
+    hyperscan.error,
+    re2.error,
+)
+
+
+def pack(fmt: str, plain: dict[str, Any], blobs: Sequence[bytes]) -> bytes:
+    """``plain`` (JSON-able) and ``blobs`` as one byte string in the format ``fmt``."""
+    header = json.dumps(
+        {"byteorder": sys.byteorder, "blobs": [len(b) for b in blobs], "data": plain},
+        separators=(",", ":"),
+    ).encode()
+    head = f"{fmt}\n".encode() + len(header).to_bytes(_LENGTH_BYTES, "big") + header
+    return b"".join([head, *blobs])
+
+
+def unpack(fmt: str, data: bytes) -> tuple[dict[str, Any], list[memoryview]]:
+    """The plain data and byte sections `pack` wrote; `Refused` for anything else.
+
+    Only JSON is parsed and only counted slices are cut: nothing in ``data`` can choose
+    a type, call a function or reach outside the buffer."""
+    line = f"{fmt}\n".encode()
+    if not data.startswith(line):
+        first = bytes(data[:40]).split(b"\n", 1)[0]
+        raise Refused(f"not a {fmt} file (starts {first[:24]!r})")
+    at = len(line) + _LENGTH_BYTES
+    size = int.from_bytes(data[len(line) : at], "big")
+    if at + size > len(data):
+        raise Refused("truncated header")
+    try:
+        header = json.loads(bytes(data[at : at + size]))
+    except (ValueError, RecursionError) as exc:
+        raise Refused(f"unreadable header: {exc}") from None
+    if not isinstance(header, dict) or not isinstance(header.get("data"), dict):
+        raise Refused("header is not an object with data")
+    lengths = header.get("blobs")
+    if not isinstance(lengths, list) or not all(type(n) is int and n >= 0 for n in lengths):
+        raise Refused("bad section lengths")
+    if header.get("byteorder") != sys.byteorder:
+        raise Refused(f"written on a {header.get('byteorder')}-endian machine")
+    at += size
+    if at + sum(lengths) != len(data):
+        raise Refused("sections do not add up to the file's size")
+    view = memoryview(data)
+    blobs = []
+    for n in lengths:
+        blobs.append(view[at : at + n])
+        at += n
+    return header["data"], blobs
+
+
+class Serialised:
+    """``dumps``/``loads`` in the file format above, for the matcher's own objects: a
+    class says how it is plain data (``to_plain``, appending its byte sections to
+    ``blobs`` and naming them by index) and how it is rebuilt from that (``from_plain``,
+    which checks what it reads: the bytes may come from another host)."""
 
     __slots__ = ()
+    FORMAT: ClassVar[str]
+
+    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any], blobs: Sequence[memoryview]) -> Self:
+        raise NotImplementedError
 
     def dumps(self) -> bytes:
-        return pickle.dumps(self, protocol=5)
+        blobs: list[bytes] = []
+        plain = self.to_plain(blobs)
+        return pack(self.FORMAT, plain, blobs)
 
     @classmethod
     def loads(cls, data: bytes) -> Self:
-        obj = pickle.loads(data)  # noqa: S301 - only our own dumps
-        if not isinstance(obj, cls):
-            raise TypeError(f"not a {cls.__name__}")
-        return obj
+        """The object ``data`` holds; `Refused` when it is not one this code wrote."""
+        plain, blobs = unpack(cls.FORMAT, data)
+        try:
+            return cls.from_plain(plain, blobs)
+        except DECODE_ERRORS as exc:
+            raise Refused(f"{type(exc).__name__}: {exc}") from None
 
 
-def load(path: Path) -> Any | None:
-    """The pickled object at ``path``, or None (missing, truncated, or from older code)."""
+# Writers and readers of the byte sections a `Serialised` object is made of. Long lists
+# go to sections, not into the JSON header: one split or one array read at C speed, and
+# what comes back has its type by construction (a string split yields strings), so a
+# large matcher loads mostly at C speed and is checked as it is read.
+
+
+def section(ref: Any, blobs: Sequence[memoryview]) -> memoryview:
+    """The byte section numbered ``ref``."""
+    if type(ref) is not int or not 0 <= ref < len(blobs):
+        raise ValueError(f"no byte section {ref!r}")
+    return blobs[ref]
+
+
+def put_texts(values: Sequence[str], blobs: list[bytes]) -> dict[str, Any]:
+    """A list of strings: one section joined by NUL, or a JSON list when one holds NUL."""
+    joined = "\x00".join(values)
+    if values and joined.count("\x00") != len(values) - 1:
+        return {"n": len(values), "list": list(values)}
+    blobs.append(joined.encode("utf-8", "surrogatepass"))
+    return {"n": len(values), "at": len(blobs) - 1}
+
+
+def get_texts(ref: Any, blobs: Sequence[memoryview]) -> list[str]:
+    """What `put_texts` wrote: a list of exactly ``n`` strings, or ValueError/TypeError."""
+    n = ref["n"]
+    if "list" in ref:
+        values = ref["list"]
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise TypeError("expected a list of strings")
+    else:
+        text = str(section(ref["at"], blobs), "utf-8", "surrogatepass")
+        values = text.split("\x00") if n else []
+    if len(values) != n:
+        raise ValueError(f"{len(values)} strings, {n} expected")
+    return values
+
+
+def put_groups(groups: Sequence[Sequence[str]], blobs: list[bytes]) -> dict[str, Any]:
+    """A list of lists of strings: the strings in a row, and the size of each list."""
+    sizes = array("I", map(len, groups))
+    return {
+        "texts": put_texts([v for g in groups for v in g], blobs),
+        "sizes": put_table(sizes, blobs),
+    }
+
+
+def get_groups(ref: Any, blobs: Sequence[memoryview]) -> list[list[str]]:
+    """What `put_groups` wrote (fresh lists)."""
+    flat = get_texts(ref["texts"], blobs)
+    sizes = get_table(ref["sizes"], "I", blobs)
+    if sum(sizes) != len(flat):
+        raise ValueError("group sizes do not add up")
+    return [flat[a:b] for a, b in pairwise(accumulate(sizes, initial=0))]
+
+
+def put_table(values: array, blobs: list[bytes]) -> int:
+    """A numeric ``array`` as a section (the reader names its type)."""
+    blobs.append(values.tobytes())
+    return len(blobs) - 1
+
+
+def get_table(ref: Any, typecode: str, blobs: Sequence[memoryview]) -> array:
+    """A numeric ``array`` from a section (its type is the reader's, never the file's)."""
+    out = array(typecode)
+    out.frombytes(section(ref, blobs))  # ValueError unless a whole number of items
+    return out
+
+
+def get_indexes(ref: Any, bound: int, blobs: Sequence[memoryview]) -> list[int]:
+    """A list of integers below ``bound`` from an ``"I"`` section."""
+    values = get_table(ref, "I", blobs)
+    if values and max(values) >= bound:
+        raise ValueError(f"an index past {bound}")
+    return values.tolist()
+
+
+def load[T: Serialised](path: Path, kind: type[T]) -> T | None:
+    """The ``kind`` stored at ``path``, or None: missing, or refused with a log line
+    (another format, such as an older pickle, or damaged); the caller builds instead."""
     try:
-        with path.open("rb") as fh:
-            obj = pickle.load(fh)  # noqa: S301 - our own cache directory
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError, ValueError):
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        obj = kind.loads(data)
+    except Refused as exc:
+        log.warning("cache file %s refused, rebuilding: %s", path, exc)
         return None
     touch(path)
     return obj
 
 
-def save(path: Path, obj: Any) -> None:
-    """Pickle ``obj`` to ``path`` atomically (concurrent workers never see half a file)."""
+def save(path: Path, obj: Serialised) -> None:
+    """Write ``obj`` to ``path`` atomically (concurrent workers never see half a file)."""
+    data = obj.dumps()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name.split('-')[0]}-")
     try:
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(obj, fh, protocol=5)
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

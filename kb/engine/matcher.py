@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from . import cache
 from .candidates import (
@@ -42,8 +42,8 @@ from .normalise import normalise
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
-from .shards import Shard, compile_shard, load_or_compile, precompile
-from .suggest import EditedSimilarity, similarity_index
+from .shards import Shard, ShardData, compile_shard, load_or_compile, precompile
+from .suggest import EditedSimilarity, similar_from_plain, similar_to_plain, similarity_index
 from .textmap import HitLine, locate_lines
 from .types import Admission, Engine, MatchReport, PasteTooLarge, PatternSpec
 
@@ -73,8 +73,10 @@ def _shard_of(pattern: str, n_shards: int) -> int:
 Stat = int | float | bool
 
 
-class Matcher(cache.Pickled):
+class Matcher(cache.Serialised):
     """Compiled patterns of all records, plus the keys behind each pattern."""
+
+    FORMAT: ClassVar[str] = cache.MATCHER_FORMAT
 
     #: Order a whole log's groups by what to read first (`rootcause`); off only for the
     #: benchmark's baseline of the same run.
@@ -146,8 +148,9 @@ class Matcher(cache.Pickled):
         if cache_dir is not None:  # the whole built matcher, under the hash of its inputs
             digest = cache.specs_digest(specs, cache.build_options(shard_size, with_similarity))
             path = cache.matcher_path(cache_dir, digest)
-            hit = cache.load(path)
-            if isinstance(hit, Matcher):
+            hit = cache.load(path, Matcher)
+            if hit is not None:
+                hit._cache_dir = cache_dir  # this host's directory, whoever wrote the file
                 hit.stats.update(
                     shards_from_cache=hit.stats.get("shards", 0),
                     compile_s=0.0,
@@ -178,9 +181,9 @@ class Matcher(cache.Pickled):
             precompile(buckets, cache_dir, workers)
         used: list[str] = []
         for bucket in buckets:
-            data, hit = load_or_compile(bucket, analyses, cache_dir, used)
-            cached += hit
-            compile_s += 0.0 if hit else data.compile_s
+            data, from_cache = load_or_compile(bucket, analyses, cache_dir, used)
+            cached += from_cache
+            compile_s += 0.0 if from_cache else data.compile_s
             shards.append(Shard(data, len(keys)))
             keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
         similar = similarity_index(messages) if with_similarity else None
@@ -270,19 +273,45 @@ class Matcher(cache.Pickled):
             self._base_pid = dict(zip(self._patterns[:n_base], range(n_base), strict=True))
         return self._base_pid
 
-    def __getstate__(self) -> dict[str, object]:
+    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
         return {
-            "shards": self._shards,
-            "keys": self._keys,
-            "messages": self._messages,
-            "delta": self._delta,
-            "similar": self._similar,
+            "shards": [[sh.base, sh.data.to_plain(blobs)] for sh in self._shards],
+            "delta": None if self._delta is None else self._delta.data.to_plain(blobs),
+            "keys": cache.put_groups(self._keys, blobs),
+            "records": cache.put_texts(list(self._messages), blobs),
+            "messages": cache.put_texts(list(self._messages.values()), blobs),
+            "similar": similar_to_plain(self._similar, blobs),
             "stats": self.stats,
-            "cache_dir": self._cache_dir,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, **state)
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any], blobs: Sequence[memoryview]) -> Matcher:
+        """The matcher `to_plain` described, its layout checked so that a scan can only
+        name patterns and keys it holds (the bytes may come from another host)."""
+        shards: list[Shard] = []
+        n = 0
+        for base, data in plain["shards"]:
+            if base != n:
+                raise ValueError(f"shard at {base}, expected {n}")
+            shard = ShardData.from_plain(data, blobs)
+            shards.append(Shard(shard, base))
+            n += len(shard.patterns)
+        delta = None
+        if plain["delta"] is not None:
+            delta = Shard(ShardData.from_plain(plain["delta"], blobs), n)
+            n += len(delta.data.patterns)
+        keys = cache.get_groups(plain["keys"], blobs)
+        if len(keys) != n:
+            raise ValueError(f"keys for {len(keys)} patterns, {n} held")
+        records = cache.get_texts(plain["records"], blobs)
+        messages = dict(zip(records, cache.get_texts(plain["messages"], blobs), strict=True))
+        stats = plain["stats"]
+        if not isinstance(stats, dict) or not all(
+            isinstance(v, int | float) for v in stats.values()
+        ):
+            raise TypeError("stats are not numbers by name")
+        similar = similar_from_plain(plain["similar"], blobs)
+        return cls(shards, keys, messages, delta, similar, stats)
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:

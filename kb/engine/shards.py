@@ -14,29 +14,31 @@ keys or positions, so the same cache file serves every build that contains it.
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
-import tempfile
 import threading
 import time
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import hyperscan
 import re2
 
-from .cache import HYPERSCAN_VERSION, touch
+from . import cache
+from .cache import HYPERSCAN_VERSION
 from .patterns import Analysis, analyse
 
-FORMAT = "kb-matcher-shard-v5"
+FORMAT = "kb-matcher-shard-v6"  # the first line of a shard file (`cache.pack`)
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
 HS_FLAGS_OPAQUE = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
 
 @dataclass(slots=True)
-class ShardData:
-    """The picklable part of a shard (what goes into the cache file)."""
+class ShardData(cache.Serialised):
+    """The stored part of a shard (what goes into the cache file and the matcher file)."""
+
+    FORMAT: ClassVar[str] = FORMAT
 
     patterns: list[str]  # sorted; local id = position
     hs_bytes: bytes | None  # serialised Hyperscan database (full forms and heads)
@@ -45,6 +47,41 @@ class ShardData:
     re2_local: list[int]  # local ids run by RE2 instead
     refused: dict[int, tuple[str, bool]]  # local id -> (engine message, generic)
     compile_s: float = 0.0
+
+    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
+        hs = None
+        if self.hs_bytes is not None:
+            hs = len(blobs)
+            blobs.append(self.hs_bytes)
+        return {
+            "patterns": cache.put_texts(self.patterns, blobs),
+            "hs": hs,
+            "hs_local": cache.put_table(array("I", self.hs_local), blobs),
+            "heads": cache.put_table(array("I", self.heads), blobs),
+            "re2_local": cache.put_table(array("I", self.re2_local), blobs),
+            "refused": [[i, why, generic] for i, (why, generic) in self.refused.items()],
+            "compile_s": self.compile_s,
+        }
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any], blobs: Sequence[memoryview]) -> ShardData:
+        patterns = cache.get_texts(plain["patterns"], blobs)
+        n = len(patterns)
+        hs = plain["hs"]
+        refused: dict[int, tuple[str, bool]] = {}
+        for i, why, generic in plain["refused"]:
+            if type(i) is not int or not 0 <= i < n:
+                raise ValueError(f"refused pattern {i!r} out of range")
+            refused[i] = (str(why), bool(generic))
+        return cls(
+            patterns,
+            None if hs is None else bytes(cache.section(hs, blobs)),
+            cache.get_indexes(plain["hs_local"], n, blobs),
+            cache.get_indexes(plain["heads"], n, blobs),
+            cache.get_indexes(plain["re2_local"], n, blobs),
+            refused,
+            float(plain["compile_s"]),
+        )
 
 
 def shard_digest(patterns: list[str]) -> str:
@@ -142,21 +179,12 @@ def load_or_compile(
         path = Path(cache_dir) / f"shard-{shard_digest(patterns)}.bin"
         if names is not None:
             names.append(path.name)
-        try:
-            with path.open("rb") as fh:
-                data = pickle.load(fh)  # noqa: S301 - our own cache directory
-            if isinstance(data, ShardData) and data.patterns == patterns:
-                touch(path)
-                return data, True
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
-            pass
+        data = cache.load(path, ShardData)
+        if data is not None and data.patterns == patterns:
+            return data, True
     data = compile_shard(patterns, analyses)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-shard-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=5)
-        os.replace(tmp, path)  # atomic: concurrent workers never see half a file
+        cache.save(path, data)
     return data, False
 
 
@@ -179,17 +207,6 @@ class Shard:
                 s.Add(self.data.patterns[i])
             s.Compile()
             self.re2_set = s
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"data": self.data, "base": self.base}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.data = state["data"]
-        self.base = state["base"]
-        self.db = None
-        self.re2_set = None
-        self._local = threading.local()
-        self.__post_init__()
 
     def _scratch(self) -> hyperscan.Scratch:
         s = getattr(self._local, "scratch", None)

@@ -52,12 +52,13 @@ import math
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import pairwise
+from typing import Any, ClassVar
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
-from .cache import Pickled
+from . import cache
 from .similar_text import _MAX_QUERY_CHARS, _clean_line, explain, literal_text, tokens
 
 __all__ = [
@@ -94,8 +95,10 @@ class SimilarHit:
     template: str
 
 
-class SimilarityIndex(Pickled):
+class SimilarityIndex(cache.Serialised):
     """Inverted index of template words + rapidfuzz rescoring; see module doc."""
+
+    FORMAT: ClassVar[str] = "kb-similarity-index-v1"
 
     #: Tunables (class attributes; the benchmark sweeps them).
     posting_budget: int = _POSTING_BUDGET
@@ -185,45 +188,60 @@ class SimilarityIndex(Pickled):
         return len(self._templates)
 
     # --------------------------------------------------------- serialisation
-    def __getstate__(self) -> dict[str, Any]:
-        # Strings are joined into one blob so pickling many entries is a few memcpy's
-        # (a template holding NUL itself, never seen in the data, falls back to lists).
-        if any("\x00" in t for t in self._templates):
-            return {"plain": {k: getattr(self, k) for k in self.__slots__}}
+    _TABLES: ClassVar[dict[str, str]] = {  # the numeric tables: attribute -> array type
+        "_entry_tok": "I",
+        "_entry_tok_off": "I",
+        "_entry_weight": "d",
+        "_idf": "d",
+        "_post": "I",
+        "_post_off": "I",
+        "_entry_spec": "d",  # derived from the weights, stored: computing them costs more
+        "_entry_inv_sqrt_w": "d",  # than reading them
+    }
+
+    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
         return {
-            "templates": "\x00".join(self._templates),
-            "lit": "\x00".join(self._entry_lit),
-            "proc": "\x00".join(self._entry_proc),
-            "keys": "\x00".join("\x01".join(k) for k in self._entry_keys),
-            "vocab": "\x00".join(self._vocab),
-            "entry_tok": self._entry_tok,
-            "entry_tok_off": self._entry_tok_off,
-            "entry_weight": self._entry_weight,
-            "idf": self._idf,
-            "post": self._post,
-            "post_off": self._post_off,
+            "templates": cache.put_texts(self._templates, blobs),
+            "keys": cache.put_groups(self._entry_keys, blobs),
+            "lit": cache.put_texts(self._entry_lit, blobs),
+            "proc": cache.put_texts(self._entry_proc, blobs),
+            "vocab": cache.put_texts(list(self._vocab), blobs),  # ids are in insertion order
+            "tables": {name: cache.put_table(getattr(self, name), blobs) for name in self._TABLES},
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        if "plain" in state:
-            for k, v in state["plain"].items():
-                setattr(self, k, v)
-            return
-        templates = str(state["templates"])
-        self._templates = templates.split("\x00") if templates else []
-        keys = str(state["keys"])
-        self._entry_keys = [tuple(k.split("\x01")) for k in keys.split("\x00")] if keys else []
-        self._entry_lit = str(state["lit"]).split("\x00") if templates else []
-        self._entry_proc = str(state["proc"]).split("\x00") if templates else []
-        vocab = str(state["vocab"])
-        self._vocab = {w: i for i, w in enumerate(vocab.split("\x00"))} if vocab else {}
-        self._entry_tok = state["entry_tok"]
-        self._entry_tok_off = state["entry_tok_off"]
-        self._entry_weight = state["entry_weight"]
-        self._compute_spec()
-        self._idf = state["idf"]
-        self._post = state["post"]
-        self._post_off = state["post_off"]
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any], blobs: Sequence[memoryview]) -> SimilarityIndex:
+        """The index `to_plain` described, its tables checked against each other so that
+        a query only ever reads inside them (the bytes may come from another host)."""
+        self = cls()
+        self._templates = cache.get_texts(plain["templates"], blobs)
+        n = len(self._templates)
+        self._entry_keys = list(map(tuple, cache.get_groups(plain["keys"], blobs)))
+        self._entry_lit = cache.get_texts(plain["lit"], blobs)
+        self._entry_proc = cache.get_texts(plain["proc"], blobs)
+        words = cache.get_texts(plain["vocab"], blobs)
+        self._vocab = dict(zip(words, range(len(words)), strict=True))
+        where = plain["tables"]
+        for name, typecode in self._TABLES.items():
+            setattr(self, name, cache.get_table(where[name], typecode, blobs))
+        v = len(words)
+        tok, off, post, post_off = self._entry_tok, self._entry_tok_off, self._post, self._post_off
+        if not (
+            len(self._entry_keys) == len(self._entry_lit) == len(self._entry_proc) == n
+            and all(self._entry_keys)
+            and len(self._vocab) == v == len(self._idf) == len(post_off) - 1
+            and len(off) == n + 1 == len(self._entry_weight) + 1
+            and n == len(self._entry_spec) == len(self._entry_inv_sqrt_w)
+            and off[0] == 0 == post_off[0]
+            and off[-1] == len(tok)
+            and post_off[-1] == len(post)
+            and all(a <= b for a, b in pairwise(off))
+            and all(a <= b for a, b in pairwise(post_off))
+            and (not tok or max(tok) < v)
+            and (not post or max(post) < n)
+        ):
+            raise ValueError("similarity tables do not fit together")
+        return self
 
     # ------------------------------------------------------------------ query
     def keys_of(self, key: str) -> tuple[str, ...]:

@@ -9,9 +9,11 @@ If `similar.py` is missing the matcher simply makes no similarity suggestions.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from . import cache
 from .lineclass import is_errorish, is_frame, is_infoish
 from .similar import SimilarityIndex
 
@@ -24,6 +26,35 @@ _LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")  # linear: one greedy clas
 
 def similarity_index(messages: dict[str, str]) -> SimilarityIndex:
     return SimilarityIndex.build((k, m) for k, m in messages.items() if m)
+
+
+def similar_to_plain(similar: object, blobs: list[bytes]) -> dict[str, Any] | None:
+    """A matcher's similarity part (none, an index, or an index with edits) as plain data."""
+    if similar is None:
+        return None
+    if isinstance(similar, EditedSimilarity):
+        return {
+            "base": similar_to_plain(similar.base, blobs),
+            "edited": similar.edited,
+            "gone": cache.put_texts(sorted(similar.gone), blobs),
+        }
+    assert isinstance(similar, SimilarityIndex)
+    return {"index": similar.to_plain(blobs)}
+
+
+def similar_from_plain(plain: Any, blobs: Sequence[memoryview]) -> object:
+    """What `similar_to_plain` wrote (checked, as every part of a stored matcher)."""
+    if plain is None:
+        return None
+    if "index" in plain:
+        return SimilarityIndex.from_plain(plain["index"], blobs)
+    edited = plain["edited"]
+    if not isinstance(edited, dict) or not all(isinstance(m, str) for m in edited.values()):
+        raise TypeError("edited messages are not text by key")
+    base = similar_from_plain(plain["base"], blobs)
+    if isinstance(base, EditedSimilarity):
+        raise ValueError("edits on top of edits")
+    return EditedSimilarity(base, edited, frozenset(cache.get_texts(plain["gone"], blobs)))
 
 
 def error_line_spans(text: str) -> list[tuple[int, int]]:
@@ -116,12 +147,6 @@ class EditedSimilarity:
         edited.update(changed)
         gone |= removed | changed.keys()
         return cls(base, edited, frozenset(gone))
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"base": self.base, "edited": self.edited, "gone": self.gone}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, state["base"], state["edited"], state["gone"])
 
     def query_explained(self, line: str, *, limit: int = 5) -> list[Any]:
         hits = []

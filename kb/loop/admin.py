@@ -29,8 +29,8 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from kb.loop import selectors, services
-from kb.loop.gates import is_curator
 from kb.loop.models import Gap, Proposal
+from kb.records.access import is_curator
 
 PAGE_SIZE = 20
 DEFAULT_DAYS = 30

@@ -9,9 +9,15 @@ answers 403 while its setting turns it off. Every write is ``kb.loop.services``'
 report stores is redacted on the server, whatever the client sent. ``GET /api/gaps``
 reads the session: 401 without one, 403 for anyone but curators and superusers.
 
-A vote's "same client" is the browser's voter cookie when it sends one, else its address
-under a salt that lives one day (``kb.loop.votes`` says why): either way a client votes
-once per record and day, and nothing about its address is kept past the day.
+A vote's "same client" is the voter id the server signed for the browser when it sends
+one, else its address under a salt that lives one day (``kb.loop.votes`` says why): either
+way a client votes once per record and day, and nothing about its address is kept past
+the day. One address counts at most ``KB_VOTERS_PER_ADDRESS`` voters per record and day,
+whatever ids they carry; a vote past that answers 200 with ``"counted": false,
+"capped": true``, not 429: the request was well formed and is answered at once, nothing
+changes by retrying it later the same day (which 429 and its ``Retry-After`` would invite
+a client to do), and a person behind a shared address is told their vote is not needed
+rather than shown an error.
 """
 
 from __future__ import annotations
@@ -38,13 +44,21 @@ from kb.http import (
     text_bytes,
 )
 from kb.loop import services
-from kb.loop.gates import gate, is_curator
+from kb.loop.gates import gate
 from kb.loop.models import Gap
+from kb.loop.votes import AddressCapReached, address_digest
+from kb.records.access import is_curator
 
 router = Router(tags=["learning loop"])
 
 # 400 is also django-ninja's own answer to an unreadable body (``{"detail": ...}`` only).
-REFUSALS: dict[int, Any] = {400: ErrorOut, 403: RefusalOut, 413: RefusalOut, 429: RefusalOut}
+REFUSALS: dict[int, Any] = {
+    400: ErrorOut,
+    403: RefusalOut,
+    413: RefusalOut,
+    415: RefusalOut,
+    429: RefusalOut,
+}
 #: The most gaps one ``GET /api/gaps`` answers with.
 MAX_GAPS = 1000
 
@@ -93,7 +107,13 @@ class FeedbackOut(Schema):
     record_id: str
     verdict: str
     step: int | None
-    counted: bool = Field(description="False: this client voted the same way today already.")
+    counted: bool = Field(
+        description="False: this client voted the same way today already, or capped."
+    )
+    capped: bool = Field(
+        description="True: not counted, this address counted its share of voters for the "
+        "record today (KB_VOTERS_PER_ADDRESS)."
+    )
 
 
 class ProposalIn(Schema):
@@ -103,6 +123,14 @@ class ProposalIn(Schema):
     ]
     text: str = Field(max_length=settings.KB_PROPOSAL_MAX_CHARS, pattern=SOME_TEXT)
     author: str = Field("", max_length=100)
+    # The form's honeypot (``services.HONEYPOT``), declared so that a body carrying it is
+    # refused (400) rather than its key silently dropped.
+    website: Any = Field(
+        None, description="Never send it: the form's honeypot; a proposal with it is refused."
+    )
+
+    def has_honeypot(self) -> bool:
+        return services.HONEYPOT in self.model_fields_set
 
 
 class ProposalOut(Schema):
@@ -179,6 +207,10 @@ def reports(request: HttpRequest, body: ReportIn) -> Any:
     "/feedback",
     response={200: FeedbackOut, 201: FeedbackOut, 404: ErrorOut, **REFUSALS, 422: ValidationOut},
     summary="This fixed it / Didn't help / Wrong match, once per client, record and day",
+    description=(
+        "201 when counted; 200 when this client voted the same way today already, or when "
+        "its address counted its share of voters for the record today (`capped`)."
+    ),
     url_name="feedback",
 )
 def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
@@ -189,13 +221,18 @@ def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
         return refused
     if body.step is not None and body.step > len(record.solutions or []):
         return Reply(404, {"detail": f"This record has no solution step {body.step}."})
-    voter, new_cookie = services.voter_id(request)
-    counted = services.cast_vote(record=record, verdict=body.verdict, voter=voter, step=body.step)
-    shown = {"record_id": record.pk, "verdict": body.verdict, "step": body.step, "counted": counted}
-    response = JsonResponse(shown, status=201 if counted else 200)
-    if new_cookie is not None:
-        services.set_voter_cookie(response, new_cookie)
-    return response
+    voter = services.voter_id(request)
+    counted = capped = False
+    try:
+        counted = services.cast_vote(
+            record=record, verdict=body.verdict, voter=voter.id, source=voter.source, step=body.step
+        )
+    except AddressCapReached:
+        capped = True
+    shown = {"record_id": record.pk, "verdict": body.verdict, "step": body.step}
+    return JsonResponse(
+        {**shown, "counted": counted, "capped": capped}, status=201 if counted else 200
+    )
 
 
 @router.post(
@@ -205,13 +242,25 @@ def feedback(request: HttpRequest, body: FeedbackIn) -> Any:
     url_name="proposals",
 )
 def proposals(request: HttpRequest, body: ProposalIn) -> Any:
+    """The same text pending on the same record and field answers as that proposal (201,
+    its id; no new row); past ``KB_PROPOSALS_PENDING_PER_ADDRESS`` pending proposals of one
+    address on the record, 429."""
     record, refused = _open_record(request, "KB_PROPOSALS_ENABLED", body.record_id)
     if record is None:
         return refused
+    if body.has_honeypot():
+        return _bad(request, f'A proposal has no field "{services.HONEYPOT}".')
     try:
         proposal = services.propose(
-            record=record, field=body.field, text=body.text, author=body.author
+            record=record,
+            field=body.field,
+            text=body.text,
+            author=body.author,
+            submitter=address_digest(request),
         )
+    except services.TooManyPending as exc:
+        refusal = Refusal(429, "Too many proposals waiting", " ".join(exc.messages))
+        return refusal_response(request, refusal)
     except ValidationError as exc:
         return _bad(request, " ".join(exc.messages))
     return Reply(201, {"id": proposal.pk, "status": proposal.status})

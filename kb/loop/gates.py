@@ -7,8 +7,6 @@ proposals is the same abuse as a flood of pastes). Pages and API word refusals a
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
@@ -21,6 +19,9 @@ FEATURES = {
     "KB_FEEDBACK_ENABLED": "Feedback on answers",
     "KB_PROPOSALS_ENABLED": "Proposing fixes",
 }
+# The parts charged their handling's CPU time as well as their body's size (redaction,
+# folding, a stored row: kb.ops.middleware.CostCharge).
+CHARGED_BY_COST = frozenset(("KB_REPORTS_ENABLED", "KB_PROPOSALS_ENABLED"))
 
 
 def flags() -> dict[str, bool | int]:
@@ -45,15 +46,4 @@ def gate(request: HttpRequest, setting: str) -> HttpResponse | None:
     """The refusal for this request, or ``None`` when it may go on."""
     if not getattr(settings, setting):
         return refusal_response(request, turned_off(setting))
-    return rate_limit_response(request)
-
-
-# Who does curators' work, on the work queue and in the API alike: staff allowed to change
-# records (the Curators group the migration made has that permission; superusers have all).
-CURATOR_PERMISSION = "kb.change_errorrecord"
-
-
-def is_curator(user: Any) -> bool:
-    return bool(
-        getattr(user, "is_active", False) and user.is_staff and user.has_perm(CURATOR_PERMISSION)
-    )
+    return rate_limit_response(request, by_cost=setting in CHARGED_BY_COST)

@@ -97,6 +97,10 @@ class Proposal(models.Model):
     field = models.CharField(max_length=32, choices=Field)
     text = models.TextField()
     author = models.CharField(max_length=100, blank=True)
+    # Who sent it, as far as the per-record cap needs to know: an HMAC of the client's
+    # address under the day's salt (`kb.loop.votes.day_salt`), never the address, and
+    # unlinkable to it once that salt is gone (`kb.loop.votes.address_digest`).
+    submitter = models.CharField(max_length=64, blank=True, default="", editable=False)
     status = models.CharField(max_length=16, choices=State, default=State.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -124,6 +128,10 @@ class Vote(models.Model):
 
     day = models.DateField()
     voter = models.CharField(max_length=64)
+    # The address the vote came from, as that day's digest (`kb.loop.votes.voter_id`),
+    # whatever voter id it carried: what caps the voters one address counts for a record a
+    # day, and what the steps' order counts distinct voters by. Never the address itself.
+    source = models.CharField(max_length=64, blank=True, default="")
     record = models.ForeignKey(ErrorRecord, on_delete=models.CASCADE, related_name="votes")
     verdict = models.CharField(max_length=16, choices=Verdict)
     step = models.PositiveSmallIntegerField(null=True, blank=True)  # 1-based solution step
@@ -147,6 +155,7 @@ class Vote(models.Model):
         indexes = [
             models.Index(fields=["record", "verdict"], name="kb_vote_record"),
             models.Index(fields=["day"], name="kb_vote_day"),
+            models.Index(fields=["record", "day", "source"], name="kb_vote_source"),
         ]
 
     def __str__(self) -> str:

@@ -156,17 +156,33 @@ def vote_counts(record: ErrorRecord) -> dict[str, Any]:
     return out
 
 
+def enough_voters(votes: QuerySet[Vote], *, at_most: int | None = None) -> bool:
+    """Whether ``votes`` come from ``KB_VOTE_THRESHOLD`` distinct voters or more: the one
+    rule for when votes may change what the public sees.
+
+    Voters are counted by source (the address's digest of the day, `kb.loop.votes`), not
+    by voter id: ids cost nothing to collect, an address a day does. ``at_most``, the
+    number of votes when the caller knows it, skips the count when even that many votes
+    could not reach the threshold (each vote has one source)."""
+    threshold = settings.KB_VOTE_THRESHOLD
+    if at_most is not None and at_most < threshold:
+        return False
+    return votes.values("source").distinct().count() >= threshold
+
+
 def step_order(record: ErrorRecord, counts: dict[str, Any] | None = None) -> list[int]:
     """The record's 1-based solution steps in the order the page shows them.
 
-    The curator's order until the steps have ``KB_VOTE_THRESHOLD`` votes between them
-    (a couple of votes are noise, and reordering on them would make the page jump between
-    visits); then by "fixed" minus "didn't help", ties keeping the curator's order.
+    The curator's order until votes on the steps come from enough distinct voters
+    (`enough_voters`: a couple of votes are noise, one address's votes are one voice, and
+    reordering on them would make the page jump between visits); then by "fixed" minus
+    "didn't help", ties keeping the curator's order.
     """
     steps = list(range(1, len(record.solutions or []) + 1))
     per_step = (counts if counts is not None else vote_counts(record))["steps"]
     total = sum(sum(v.values()) for s, v in per_step.items() if s in steps)
-    if total < settings.KB_VOTE_THRESHOLD:
+    step_votes = Vote.objects.filter(record=record, step__in=steps)
+    if not enough_voters(step_votes, at_most=total):
         return steps
 
     def helpfulness(step: int) -> int:

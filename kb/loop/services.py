@@ -38,7 +38,7 @@ from kb.loop.retention import export_jsonl, gap_json, purge
 from kb.loop.text import gaps as folding
 from kb.loop.text.derive import pattern_from_template
 from kb.loop.text.error_lines import clip_line, find_error_lines
-from kb.loop.text.redact import Redacted, redact
+from kb.loop.text.redact import PLACEHOLDERS, Redacted, redact
 from kb.loop.votes import VOTER_COOKIE, cast_vote, set_voter_cookie, voter_id
 from kb.matching.holder import match_text
 from kb.records.models import ErrorRecord, Status
@@ -46,9 +46,11 @@ from kb.records.schema import BY_KEY
 from kb.records.services import save_curator_edit
 
 __all__ = [
+    "HONEYPOT",
     "VOTER_COOKIE",
     "FiledReport",
     "ReportPreview",
+    "TooManyPending",
     "accept_proposal",
     "cast_vote",
     "close_matched_gaps",
@@ -92,13 +94,15 @@ class FiledReport:
 
 
 def preview_report(*, text: str) -> ReportPreview:
-    """The error lines of ``text``, each redacted, and the summary of what was replaced."""
-    found = find_error_lines(_clean_text(text), clip=False)  # redacted whole, then cut
-    done = [redact(line.text) for line in found]
-    counts: Counter[str] = Counter()
-    for r in done:
-        counts.update(r.counts)
-    lines = [clip_line(r.text) for r in done]
+    """The error lines of ``text``, redacted, and the summary of what was replaced.
+
+    Redacted whole before it is cut into lines: a token a log wrapped onto the next line
+    goes with its head only when redaction sees both lines, and cut first, the tail would
+    be kept whenever that next line is an error line too."""
+    found = find_error_lines(redact(_clean_text(text)).text, clip=False)
+    lines = [clip_line(line.text) for line in found]
+    # What the kept lines hold, not the whole paste: the summary speaks of what is stored.
+    counts = Counter({p: n for p in PLACEHOLDERS if (n := sum(line.count(p) for line in lines))})
     best = folding.headline(found)
     head = lines[found.index(best)] if best is not None else ""
     summary = Redacted("\n".join(lines), dict(counts)).summary()
@@ -227,9 +231,26 @@ def _clean_text(text: str) -> str:
     return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def propose(*, record: ErrorRecord, field: str, text: str, author: str = "") -> Proposal:
-    """Store a pending proposal. Raises ``ValidationError`` for an unknown field, or a text
-    that is empty or longer than ``KB_PROPOSAL_MAX_CHARS``."""
+#: The proposal form's honeypot: a field no person sees or fills. The page answers a filled
+#: one like a stored proposal and drops it; the API, whose clients never send it, refuses
+#: a body that has it at all.
+HONEYPOT = "website"
+
+
+class TooManyPending(ValidationError):
+    """This address has ``KB_PROPOSALS_PENDING_PER_ADDRESS`` proposals waiting on the
+    record already."""
+
+
+def propose(
+    *, record: ErrorRecord, field: str, text: str, author: str = "", submitter: str = ""
+) -> Proposal:
+    """Store a pending proposal, or answer with the pending one of the same record and
+    field that has the same text (a double click, a resend, a flood of one text: no new
+    row). Raises ``ValidationError`` for an unknown field, or a text that is empty or
+    longer than ``KB_PROPOSAL_MAX_CHARS``; ``TooManyPending`` when ``submitter``
+    (`kb.loop.votes.address_digest`; empty: not capped) has
+    ``KB_PROPOSALS_PENDING_PER_ADDRESS`` pending proposals on the record already."""
     if field not in Proposal.Field.values:
         raise ValidationError(f"Unknown field {field!r}.")
     text = _clean_text(text if isinstance(text, str) else "")
@@ -239,7 +260,24 @@ def propose(*, record: ErrorRecord, field: str, text: str, author: str = "") -> 
     if len(text) > limit:
         raise ValidationError(f"Keep it under {limit} characters ({len(text)} sent).")
     author = _clean_text(author or "")[:_AUTHOR_CHARS]
-    return Proposal.objects.create(record=record, field=field, text=text, author=author)
+    pending = Proposal.objects.filter(record=record, status=Proposal.State.PENDING)
+    with transaction.atomic():
+        # One proposal of a record at a time decides (a row lock on PostgreSQL; SQLite's
+        # write transactions are serialised already), so two identical ones sent at once
+        # make one row and a burst cannot slip past the cap.
+        ErrorRecord.objects.select_for_update().filter(pk=record.pk).exists()
+        same = pending.filter(field=field, text=text).order_by("pk").first()
+        if same is not None:
+            return same
+        cap = settings.KB_PROPOSALS_PENDING_PER_ADDRESS
+        if submitter and pending.filter(submitter=submitter).count() >= cap:
+            raise TooManyPending(
+                f"You have {cap} proposals for this record waiting for a curator already. "
+                "Thank you: please wait until they are looked at."
+            )
+        return Proposal.objects.create(
+            record=record, field=field, text=text, author=author, submitter=submitter
+        )
 
 
 def _decide(proposal: Proposal, status: str, user: Any) -> None:

@@ -5,8 +5,17 @@ shared cache is the database too, so ``cache.incr`` would be that write). Each w
 counts in memory after the match (`count_match`) and writes the whole buffer as one
 transaction of upserts (`flush`) when it is older than ``KB_USAGE_FLUSH_SECONDS`` or holds
 more than `MAX_KEYS` counters -- checked in the same call, at the end of a paste request,
-so there is no extra thread -- and at worker exit (``kb.gunicorn_conf.worker_exit``). A
-crash loses at most one interval of one worker's counts: acceptable for aggregates.
+so there is no extra thread.
+
+Nothing is lost silently. Every clean stop writes the buffer (`flush_at_exit`): gunicorn's
+``worker_int`` and ``worker_exit`` hooks (``kb/gunicorn_conf.py``), and for any other server
+that loads ``kb.wsgi`` (``manage.py runserver``) an ``atexit`` hook plus a ``SIGTERM`` handler
+that writes the buffer before the signal's previous disposition takes effect. A flush that
+fails keeps its counts for the next one; the last flush of a process has no next one, so
+what it cannot write (database down or locked) is counted in ``kb_usage_counts_lost_total``
+(``/metrics``) and logged with the number lost. Only a process killed outright (``SIGKILL``,
+the OOM killer, a power cut) loses its unwritten counts unseen: at most one interval of one
+worker's counts, acceptable for aggregates.
 
 Nothing of the paste is kept: a hit is a record id and a day, a miss only a day. Counting
 never fails a request: a failed flush keeps its counts for the next one and is logged
@@ -15,21 +24,34 @@ without any paste content.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import signal
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
+from types import FrameType
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from kb.loop.models import UsageDay
+from kb.ops.metrics import USAGE_FLUSH_FAILURES, USAGE_LOST
 
-__all__ = ["MAX_KEYS", "UsageBuffer", "buffer", "count_match", "flush"]
+__all__ = [
+    "MAX_KEYS",
+    "UsageBuffer",
+    "buffer",
+    "count_match",
+    "flush",
+    "flush_at_exit",
+    "flush_on_exit",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +68,9 @@ class UsageBuffer:
 
     def __init__(self, clock: Callable[[], datetime] = timezone.now) -> None:
         self.clock = clock
-        self._lock = threading.Lock()
+        # Re-entrant: a stop signal's handler flushes in the main thread, which may have
+        # been interrupted while it held the lock to count a paste.
+        self._lock = threading.RLock()
         self.hits: Counter[tuple[str, date]] = Counter()
         self.misses: Counter[date] = Counter()
         self.since: datetime | None = None  # when the oldest unwritten count was made
@@ -77,9 +101,10 @@ class UsageBuffer:
         age = ((now or self.clock()) - self.since).total_seconds()
         return age >= settings.KB_USAGE_FLUSH_SECONDS or len(self) > MAX_KEYS
 
-    def flush(self, now: datetime | None = None) -> int:
+    def flush(self, now: datetime | None = None, *, final: bool = False) -> int:
         """Write every buffered count (one transaction); returns the rows written. On a
-        database error the counts go back into the buffer."""
+        database error the counts go back into the buffer, unless this is the ``final``
+        flush of a stopping process: then they are counted as lost and logged."""
         with self._lock:
             hits, misses = self.hits, self.misses
             self.hits, self.misses = Counter(), Counter()
@@ -93,16 +118,38 @@ class UsageBuffer:
         rows.sort()
         try:
             _upsert(rows)
-        except DatabaseError as exc:
+        except Exception as exc:
+            USAGE_FLUSH_FAILURES.inc()
+            if final:
+                lost = hits.total() + misses.total()
+                USAGE_LOST.inc(lost)
+                log.error(
+                    "%d usage counts lost: the last flush before this process stops "
+                    "could not write them (%s)",
+                    lost,
+                    type(exc).__name__,
+                )
+                return 0
             log.warning("usage counts not written, kept for the next flush: %s", type(exc).__name__)
+            self._keep(hits, misses)
+            # Wait a whole interval before trying again: retrying on every paste would
+            # make each one wait for the lock that made this flush fail.
             with self._lock:
-                self.hits.update(hits)
-                self.misses.update(misses)
-                # Wait a whole interval before trying again: retrying on every paste would
-                # make each one wait for the lock that made this flush fail.
                 self.since = now or self.clock()
             return 0
+        except BaseException:
+            # Interrupted before it committed (a second stop signal's SystemExit): the
+            # counts go back, for the exit hook's flush that follows.
+            self._keep(hits, misses)
+            raise
         return len(rows)
+
+    def _keep(self, hits: Counter[tuple[str, date]], misses: Counter[date]) -> None:
+        with self._lock:
+            self.hits.update(hits)
+            self.misses.update(misses)
+            if self.since is None:
+                self.since = self.clock()
 
 
 _TABLE = UsageDay._meta.db_table
@@ -166,9 +213,73 @@ def count_match(result: Any, now: datetime | None = None) -> None:
         log.warning("usage not counted: %s", type(exc).__name__)
 
 
-def flush(now: datetime | None = None) -> int:
-    """Write this process's buffer now (worker exit, tests, the bench)."""
-    return buffer.flush(now)
+def flush(now: datetime | None = None, *, final: bool = False) -> int:
+    """Write this process's buffer now (tests, the bench; `flush_at_exit` at a stop)."""
+    return buffer.flush(now, final=final)
+
+
+#: The signals a stop is announced with; held back while the last flush writes.
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGQUIT})
+
+
+def flush_at_exit() -> int:
+    """The last flush of a stopping process: what it cannot write is counted as lost and
+    logged. Stop signals wait until it is done (in a single-threaded process, such as a
+    sync gunicorn worker; elsewhere they may still reach the main thread), so a second
+    Ctrl-C or the arbiter's ``SIGQUIT`` does not cut the write short."""
+    if connection.in_atomic_block:
+        # The stop signal interrupted a request inside a transaction, which the stop rolls
+        # back: written now, the counts would go with it. They stay for the exit hook
+        # that runs once the request has unwound (gunicorn's ``worker_exit``, ``atexit``).
+        return 0
+    blocked = threading.current_thread() is threading.main_thread()
+    if blocked:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return buffer.flush(final=True)
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+_installed_in: int | None = None  # the pid whose exit hooks are in place
+
+
+def flush_on_exit() -> None:
+    """Write the buffer when this process stops cleanly: at interpreter exit (``atexit``:
+    a normal exit, ``sys.exit``, Ctrl-C's ``KeyboardInterrupt``) and on ``SIGTERM`` or
+    ``SIGINT`` while their disposition is the default, which would end the process without
+    either. Called by ``kb.wsgi``, so every server that loads the app (``runserver``
+    included) has it; idempotent."""
+    global _installed_in
+    if _installed_in == os.getpid():
+        return
+    _installed_in = os.getpid()
+    atexit.register(flush_at_exit)
+    if threading.current_thread() is threading.main_thread():  # signal's own rule
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _chained(signal.getsignal(signum)))
+
+
+def _chained(previous: Any) -> Callable[[int, FrameType | None], None]:
+    """A handler that does what ``previous`` would have done, writing the buffer first
+    when that is to end the process on the spot (the default disposition)."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if callable(previous):
+            # Another handler owns the stop (gunicorn's worker, the task worker): it ends
+            # the process its own way, and ``atexit`` writes the buffer then; a write here
+            # could land inside the request the signal interrupted.
+            previous(signum, frame)
+            return
+        if previous == signal.SIG_IGN:
+            return
+        flush_at_exit()
+        # The default action, as if this handler had never been there.
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    return handler
 
 
 def matched(*, result: Any, **_signal: Any) -> None:

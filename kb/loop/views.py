@@ -32,6 +32,7 @@ from kb.loop import services
 from kb.loop.gates import flags, gate
 from kb.loop.models import Proposal, Vote
 from kb.loop.selectors import step_order, vote_counts
+from kb.loop.votes import AddressCapReached, address_digest
 from kb.records.models import ErrorRecord
 
 
@@ -101,18 +102,22 @@ def feedback(request: HtmxHttpRequest) -> HttpResponse:
     except ValueError:
         context = {"record": record, "invalid": True}
         return _render(request, "feedback", "feedback", context, 400)
-    voter, new_cookie = services.voter_id(request)
-    counted = services.cast_vote(record=record, verdict=verdict, voter=voter, step=step)
+    voter = services.voter_id(request)
+    counted = capped = False
+    try:
+        counted = services.cast_vote(
+            record=record, verdict=verdict, voter=voter.id, source=voter.source, step=step
+        )
+    except AddressCapReached:  # answered as the API does (kb.loop.api says why)
+        capped = True
     context = {
         "record": record,
         "counted": counted,
+        "capped": capped,
         "verdict": Vote.Verdict(verdict).label,
         "step": step,
     }
-    response = _render(request, "feedback", "feedback", context, 201 if counted else 200)
-    if new_cookie is not None:
-        services.set_voter_cookie(response, new_cookie)
-    return response
+    return _render(request, "feedback", "feedback", context, 201 if counted else 200)
 
 
 # ---------------------------------------------------------------------- proposals
@@ -120,8 +125,10 @@ def feedback(request: HtmxHttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @require_POST
 def propose(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
-    """Store a proposal, pending. A filled ``website`` field (a honeypot no person sees)
-    is answered like a stored proposal and dropped, so a bot learns nothing."""
+    """Store a proposal, pending (the same text pending already is that proposal). A filled
+    ``website`` field (``services.HONEYPOT``, a field no person sees) is answered like a
+    stored proposal and dropped, so a bot learns nothing; past the per-address cap of
+    pending proposals on the record, 429 with the form and what to do."""
     refused = gate(request, "KB_PROPOSALS_ENABLED")
     if refused is not None:
         return refused
@@ -136,10 +143,13 @@ def propose(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
     except TooLarge as exc:
         return refusal_response(request, exc.refusal)
     context: dict[str, Any] = {"record": record, "loop": flags(), "fields": Proposal.Field}
-    if request.POST.get("website", "").strip():
+    if request.POST.get(services.HONEYPOT, "").strip():
         return _render(request, "propose", "propose", {**context, "sent": True}, 201)
     try:
-        services.propose(record=record, **form)
+        services.propose(record=record, submitter=address_digest(request), **form)
+    except services.TooManyPending as exc:
+        context.update(form=form, errors=exc.messages)
+        return _render(request, "propose", "propose", context, 429)
     except ValidationError as exc:
         context.update(form=form, errors=exc.messages)
         return _render(request, "propose", "propose", context, 400)

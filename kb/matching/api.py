@@ -10,12 +10,22 @@ results are ``no-store``. ``?format=text|github|markdown`` answers the same resu
 as ``manage.py match --format`` prints it (``kb.matching.formats``), as ``text/plain``, so a
 client such as ``contrib/kb_match.py`` needs no renderer; every answer carries
 ``KB-Known-Errors`` (the number of distinct known errors) for the client's exit status.
+
+Two sizes, by what was sent. A JSON or form field ``text`` is a paste, held to the paste
+box's limit (``KB_MAX_PASTE_BYTES``). A whole log, the body itself (``text/plain``,
+``application/octet-stream``, ``application/gzip``) or a multipart file field ``log``, is
+held to ``KB_MAX_LOG_BYTES``, the size ``manage.py match`` reads, so a CI job gets the
+same answer from a shared server as from the command. A log may be gzip-compressed: said
+by ``Content-Encoding: gzip``, or found by gzip's magic bytes (a ``.gz`` file posted as it
+is); its decompressed size is bounded by the same limit (``kb.http.gunzip``).
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -24,12 +34,18 @@ from ninja import Query, Router
 
 from kb.engine import PasteTooLarge
 from kb.http import (
+    GZIP_MAGIC,
+    LOG_BODY_TYPES,
     Refusal,
     RefusalOut,
     TooLarge,
     ValidationOut,
     from_matcher,
+    gunzip,
+    is_log_body,
+    media_type,
     no_store,
+    read_bounded,
     refusal_response,
 )
 from kb.matching.formats import known_count, render
@@ -37,16 +53,23 @@ from kb.matching.formats.data import report_data
 from kb.matching.holder import match_text
 from kb.matching.schemas import MatchIn, MatchOut
 from kb.matching.signals import matched
+from kb.matching.views import LOG_FIELD, BoundedMemoryUploadHandler
 
 router = Router()
 
 
+# A whole log as the body: any bytes (UTF-8 text, or gzip found by its magic bytes). A
+# multipart upload (a ``log`` file field) is taken too, and said in the description: a
+# schema for it cannot say "a text field or a file" in a way generated requests respect.
+LOG_BODY = {"type": "string", "format": "binary", "minLength": 1}
 MATCH_BODY = {
     "requestBody": {
         "required": True,
         "content": {
             "application/json": {"schema": MatchIn.model_json_schema()},
             "text/plain": {"schema": {"type": "string", "minLength": 1}},
+            "application/octet-stream": {"schema": LOG_BODY},
+            "application/gzip": {"schema": LOG_BODY},
             "application/x-www-form-urlencoded": {"schema": MatchIn.model_json_schema()},
         },
     }
@@ -85,20 +108,95 @@ def _charset(name: str | None) -> str:
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+# Content-Encoding values read as "no encoding".
+IDENTITY = ("", "identity")
+GZIP_ENCODINGS = ("gzip", "x-gzip")
+READ_CHUNK = 64 * 1024
 
 
 class Unsupported(ValueError):
     """A body in a media type this endpoint does not take (415)."""
 
 
-def _paste_text(request: HttpRequest) -> str:
-    """The text to match from a JSON, form or plain-text body.
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What a request asks to match, and which limit holds it: a paste (``"paste"``, the
+    paste box's limit) or a whole log (``"log"``/``"file"``, the log limit)."""
+
+    text: str
+    what: str
+    limit: int
+
+
+def _paste(text: str) -> Sent:
+    return Sent(text, "paste", settings.KB_MAX_PASTE_BYTES)
+
+
+def _log(data: bytes, what: str, charset: str = "utf-8") -> Sent:
+    """A whole log's bytes as text, gunzipped when compressed (by its magic bytes)."""
+    limit = settings.KB_MAX_LOG_BYTES
+    text = gunzip(data, what, limit).decode(charset, errors="replace")
+    return Sent(text, what, limit)
+
+
+def _encoding(request: HttpRequest) -> str:
+    return request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+
+
+def _chunks(request: HttpRequest) -> Iterator[bytes]:
+    while chunk := request.read(READ_CHUNK):
+        yield chunk
+
+
+def _log_body(request: HttpRequest) -> Sent:
+    """A log sent as the body itself, read from the stream (Django's ``request.body`` would
+    refuse it past the form limit), bounded by the log limit before and after gunzip."""
+    encoding = _encoding(request)
+    data = read_bounded(_chunks(request), "log", settings.KB_MAX_LOG_BYTES)
+    if not data:
+        raise ValueError("Send the log as the body (text/plain or application/octet-stream).")
+    if encoding in GZIP_ENCODINGS and not data.startswith(GZIP_MAGIC):
+        raise ValueError("The body says Content-Encoding: gzip but is not gzip data.")
+    charset = _charset(request.encoding) if media_type(request) == "text/plain" else "utf-8"
+    return _log(data, "log", charset)
+
+
+def _form(request: HttpRequest) -> Sent:
+    """A form: the ``log`` file field is a whole log (kept in memory, bounded as it streams
+    in), else the ``text`` field is a paste."""
+    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
+    request.upload_handlers = [handler]
+    fields = request.POST  # parsing runs the handler
+    if handler.refused is not None:
+        raise handler.refused
+    upload = request.FILES.get(LOG_FIELD)
+    if upload is not None and upload.size:
+        return _log(upload.read(), "file")
+    text = fields.get("text")
+    if text is None:
+        raise ValueError(f'Send a form field named "text" (or a log file in "{LOG_FIELD}").')
+    return _paste(text)
+
+
+def _sent(request: HttpRequest) -> Sent:
+    """The text to match from a JSON, form, plain-text or log body.
 
     Raises ``ValueError`` (400) for a missing or malformed body, ``Unsupported`` (415) for
-    another media type: a tool that sends the wrong thing learns it, instead of getting
-    "no known error" for text it never meant to send.
+    another media type or encoding, ``TooLarge`` (413) past the limit: a tool that sends
+    the wrong thing learns it, instead of getting "no known error" for text it never
+    meant to send.
     """
-    content_type = request.content_type or ""
+    content_type = media_type(request)
+    encoding = _encoding(request)
+    if encoding not in IDENTITY and not (encoding in GZIP_ENCODINGS and is_log_body(request)):
+        raise Unsupported(
+            f"Content-Encoding {encoding!r} is not taken here: send a log as text/plain or "
+            "application/octet-stream, plain or with Content-Encoding: gzip."
+        )
+    if is_log_body(request):
+        return _log_body(request)
+    if content_type in FORM_TYPES:
+        return _form(request)
     if not request.body:
         raise ValueError('Send the text to match: JSON {"text": "..."} or a text/plain body.')
     if content_type == "application/json":
@@ -108,17 +206,10 @@ def _paste_text(request: HttpRequest) -> str:
             raise ValueError('The body is not valid JSON; send {"text": "..."}.') from None
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise ValueError('Send a JSON object with a string field "text".')
-        return data["text"]
-    if content_type in FORM_TYPES:
-        text = request.POST.get("text")
-        if text is None:
-            raise ValueError('Send the text in a form field named "text".')
-        return text
-    if content_type == "text/plain":
-        return request.body.decode(_charset(request.encoding), errors="replace")
+        return _paste(data["text"])
     raise Unsupported(
-        "Send application/json, text/plain or a form field named text, not "
-        f"{content_type or 'a body without a Content-Type'}."
+        "Send application/json, a log as the body (" + ", ".join(LOG_BODY_TYPES) + "), or a "
+        f"form field named text, not {content_type or 'a body without a Content-Type'}."
     )
 
 
@@ -134,8 +225,11 @@ def _paste_text(request: HttpRequest) -> str:
     },
     summary="Match a paste against every active record",
     description=(
-        'Body: JSON {"text": "..."}, text/plain, or a form field `text` (e.g. '
-        "`curl --data-urlencode text@app.log`). Answers the object of "
+        'Body: JSON {"text": "..."} or a form field `text` (a paste, up to the paste limit); '
+        "or a whole log up to the log limit: the body itself as text/plain, "
+        "application/octet-stream or application/gzip (`curl --data-binary @build.log`), or a "
+        "multipart file field `log`; a log may be gzip-compressed (Content-Encoding: gzip, "
+        "or a .gz file as it is). Answers the object of "
         "`manage.py match --json`: confident matches best first, then suggestions. "
         "`?format=text|github|markdown` answers that result as `manage.py match --format` "
         "prints it (text/plain); `file` names the log in the github annotations."
@@ -149,17 +243,20 @@ def match(
     file: str = Query("", max_length=1000),
 ) -> HttpResponse:
     try:
-        text = _paste_text(request)
+        sent = _sent(request)
     except RequestDataTooBig:  # a multipart text field past Django's field limit
         return refusal_response(request, TooLarge("paste", settings.KB_MAX_PASTE_BYTES).refusal)
+    except TooLarge as exc:
+        return refusal_response(request, exc.refusal)
     except Unsupported as exc:
         return _refuse(request, 415, "Unsupported media type", str(exc))
     except ValueError as exc:
         return _refuse(request, 400, "Bad request", str(exc))
+    text = sent.text
     try:
-        result = match_text(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
+        result = match_text(text, max_bytes=sent.limit)
     except PasteTooLarge as exc:
-        return refusal_response(request, from_matcher(exc).refusal)
+        return refusal_response(request, from_matcher(exc, sent.what).refusal)
     matched(result)  # usage signals: counted in memory, never fails the match
     if format == "json":
         data = result.as_json()

@@ -313,11 +313,16 @@ class MatcherHolder:
         started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
         self._matcher = Matcher.build(specs, cache_dir=cache_dir)
-        self._matcher.stats["matcher_from_store"] = bool(fetched)
-        if fetched:
+        # A fetched file the cache refused (not in its format) was compiled over: only a
+        # file the build loaded counts as loaded from the store.
+        loaded = bool(fetched) and bool(self._matcher.stats.get("matcher_from_cache"))
+        self._matcher.stats["matcher_from_store"] = loaded
+        if loaded:
             took = time.perf_counter() - started
             n = len(self._matcher)
             log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
+        elif fetched:
+            log.warning("stored matcher %s refused by the cache: compiled instead", path.name)
         elif store is not None and _store_call(cache.publish, store, path):
             log.info("matcher published to store: %s", path.name)
         self._revision = revision

@@ -17,14 +17,16 @@ from django.utils import timezone
 
 
 class MatcherBlob(models.Model):
-    """One stored object: its name, size and checksum; the bytes are in its parts. The
-    row and all its parts are written in one transaction, so a reader that finds the
-    row finds every part."""
+    """One stored object: its name, size and MAC; the bytes are in its parts. The row and
+    all its parts are written in one transaction, so a reader that finds the row finds
+    every part."""
 
     name = models.CharField(max_length=100, primary_key=True)
     size = models.BigIntegerField()
     parts = models.PositiveIntegerField()
-    sha256 = models.CharField(max_length=64)
+    # HMAC-SHA256 of the bytes keyed by SECRET_KEY (``kb.matching.store``): a checksum
+    # anyone who writes the row could recompute would prove nothing.
+    mac = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
     # Refreshed when a host fetches it: clean-up keeps what hosts still load.
     used_at = models.DateTimeField(default=timezone.now)

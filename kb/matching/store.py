@@ -14,13 +14,18 @@ store every host can read (the ``BlobStore`` protocol), chosen by ``KB_MATCHER_S
 Every object is written once under its name, the content hash of what it was built from:
 two hosts that write one name at once write the same bytes, and whichever comes second
 finds the first's (a unique key in the database; a marker naming a complete file in a
-storage). A reader checks the size and checksum it was told, so a torn or foreign object
-is never loaded: it counts as absent and the host compiles instead.
+storage). A reader checks the size and the MAC it was told, so a torn or foreign object
+is never loaded: it counts as absent (with a log line) and the host compiles instead.
+
+Why a MAC (HMAC-SHA256 keyed by ``SECRET_KEY``, ``SECRET_KEY_FALLBACKS`` accepted while a
+key is rotated) and not a plain checksum kept beside the bytes: whoever can write the
+table or the bucket could write a matching checksum too. The objects are in a format that
+runs no code (``kb.engine.cache``), and the MAC keeps even their Hyperscan databases,
+which Hyperscan trusts once loaded, to what a host of this deployment compiled.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -33,6 +38,7 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from kb.engine import cache
 from kb.matching.models import MatcherBlob, MatcherBlobPart
@@ -41,6 +47,7 @@ log = logging.getLogger(__name__)
 
 PART_BYTES = 8 * 2**20  # bytes per database row: bounded memory per query on both sides
 STORAGE_PREFIX = "kb-matcher"  # the storage's "directory" for stored matchers
+MAC_SALT = "kb.matching.store"  # keeps these MACs apart from every other use of the key
 
 
 def _parts(source: Path) -> Iterator[bytes]:
@@ -49,11 +56,47 @@ def _parts(source: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _sha256(source: Path) -> str:
-    h = hashlib.sha256()
+class Signer:
+    """The MAC of a stream of bytes under the current key, and a check of a stored MAC
+    against the current key and the fallbacks (read once, then fed chunk by chunk)."""
+
+    def __init__(self) -> None:
+        keys = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+        self._macs = [salted_hmac(MAC_SALT, b"", secret=k, algorithm="sha256") for k in keys]
+
+    def update(self, chunk: bytes) -> None:
+        for mac in self._macs:
+            mac.update(chunk)
+
+    def hexdigest(self) -> str:
+        """The MAC under the current key (what a writer stores)."""
+        return self._macs[0].hexdigest()
+
+    def verify(self, stored: object) -> bool:
+        return any(constant_time_compare(m.hexdigest(), str(stored)) for m in self._macs)
+
+
+def _mac(source: Path) -> str:
+    signer = Signer()
     for chunk in _parts(source):
-        h.update(chunk)
-    return h.hexdigest()
+        signer.update(chunk)
+    return signer.hexdigest()
+
+
+def _intact(name: str, size: int, expected_size: object, signer: Signer, mac: object) -> bool:
+    """Whether a read object is the one a host of this deployment stored; if not, the
+    log line that says why (it is then ignored, and the host compiles)."""
+    if size != expected_size:
+        log.warning(
+            "stored matcher %s is damaged (%d bytes, not %s): ignored", name, size, expected_size
+        )
+        return False
+    if not signer.verify(mac):
+        log.warning(
+            "stored matcher %s is not signed with this deployment's SECRET_KEY: ignored", name
+        )
+        return False
+    return True
 
 
 class DatabaseStore:
@@ -63,18 +106,17 @@ class DatabaseStore:
         blob = MatcherBlob.objects.filter(name=name).first()
         if blob is None:
             return False
-        h = hashlib.sha256()
+        signer = Signer()
         size = 0
         for index in range(blob.parts):  # one part per query: memory bounded by a part
             row = MatcherBlobPart.objects.filter(blob=blob, index=index).values_list(
                 "data", flat=True
             )
             data = bytes(row.first() or b"")
-            h.update(data)
+            signer.update(data)
             size += len(data)
             into.write(data)
-        if size != blob.size or h.hexdigest() != blob.sha256:
-            log.warning("stored matcher %s is damaged: ignored", name)
+        if not _intact(name, size, blob.size, signer, blob.mac):
             return False
         MatcherBlob.objects.filter(name=name).update(used_at=timezone.now())
         return True
@@ -82,13 +124,13 @@ class DatabaseStore:
     def put(self, name: str, source: Path) -> bool:
         if MatcherBlob.objects.filter(name=name).exists():
             return False
-        size, digest = source.stat().st_size, _sha256(source)
+        size, mac = source.stat().st_size, _mac(source)
         try:
             with transaction.atomic():
                 # The row first: a second writer of the same name waits on its key and
                 # then fails, before writing any part.
                 blob = MatcherBlob.objects.create(
-                    name=name, size=size, sha256=digest, parts=-(-size // PART_BYTES)
+                    name=name, size=size, mac=mac, parts=-(-size // PART_BYTES)
                 )
                 for index, chunk in enumerate(_parts(source)):
                     MatcherBlobPart.objects.create(blob=blob, index=index, data=chunk)
@@ -133,27 +175,24 @@ class StorageStore:
         marker = self._read_marker(name)
         if marker is None:
             return False
-        h = hashlib.sha256()
+        signer = Signer()
         size = 0
         try:
             with self.storage.open(str(marker["file"]), "rb") as fh:
                 while chunk := fh.read(PART_BYTES):
-                    h.update(chunk)
+                    signer.update(chunk)
                     size += len(chunk)
                     into.write(chunk)
         except (OSError, KeyError):
             return False
-        if size != marker.get("size") or h.hexdigest() != marker.get("sha256"):
-            log.warning("stored matcher %s is damaged: ignored", name)
-            return False
-        return True
+        return _intact(name, size, marker.get("size"), signer, marker.get("mac"))
 
     def put(self, name: str, source: Path) -> bool:
         if self._read_marker(name) is not None:
             return False
         with source.open("rb") as fh:
             stored = self.storage.save(f"{STORAGE_PREFIX}/{name}", File(fh, name=name))
-        marker = {"file": stored, "size": source.stat().st_size, "sha256": _sha256(source)}
+        marker = {"file": stored, "size": source.stat().st_size, "mac": _mac(source)}
         self.storage.save(self._marker(name), ContentFile(json.dumps(marker).encode()))
         return True
 

@@ -33,9 +33,10 @@ from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from kb.browse.explanations import explanation_for
+from kb.browse.selectors import covered_repositories
 from kb.engine import PasteTooLarge
 from kb.explain import Explanation
-from kb.http import HtmxHttpRequest, TooLarge, check, from_matcher
+from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip
 from kb.matching import formats
 from kb.matching.formats.data import line_pieces, report_data
 from kb.matching.holder import AlternativeView, AnswerView, MatchResult, MatchView, match_text
@@ -43,6 +44,8 @@ from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
 from kb.records.models import ErrorRecord
 
+# The form field a whole log file comes in, here and in ``POST /api/match``.
+LOG_FIELD = "log"
 # The normalised text shown in the "no known error" state is cut here.
 NORMALISED_PREVIEW = 4000
 # Cards rendered in full, best first. A whole log can hold dozens of distinct known
@@ -207,10 +210,16 @@ def match_view(request: HtmxHttpRequest) -> HttpResponse:
 
 @csrf_protect
 def _match(request: HtmxHttpRequest) -> HttpResponse:
-    upload = request.FILES.get("log")
+    upload = request.FILES.get(LOG_FIELD)
     if upload is not None and upload.size:
-        text = upload.read().decode("utf-8", errors="replace")
         what, limit = "file", settings.KB_MAX_LOG_BYTES
+        try:  # a .gz log is read as the log it holds, bounded like any other
+            text = gunzip(upload.read(), what, limit).decode("utf-8", errors="replace")
+        except TooLarge as exc:
+            return _too_large(request, exc)
+        except ValueError as exc:
+            unreadable = Refusal(400, "That file cannot be read", str(exc))
+            return _respond(request, {"refusal": unreadable}, status=400)
         echo = ""  # a whole log is not echoed back into the textarea
         source = {"name": upload.name, "size": upload.size}
     else:
@@ -246,6 +255,8 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
         "markdown": summary_markdown(request, text, result) if cards else "",
+        # Nothing known found: say what the knowledge base covers (cached per revision).
+        "coverage": [] if cards else covered_repositories(),
     }
     return _respond(request, context)
 

@@ -26,11 +26,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from django.core.cache.backends import db, redis
 from django.core.cache.backends.base import BaseCache
 from django.db import DatabaseError, connections, router
+
+from kb.http import write_unavailable
+from kb.ops.locks import brief_lock_wait
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +89,12 @@ class FailSafe(BaseCache):
         with _lock:
             was_up = where not in _down_until
             _down_until[where] = clock() + RETRY_SECONDS
-        if was_up:
+        if not was_up:
+            return
+        declined = write_unavailable(exc)
+        if declined:  # degraded, not broken: a long lock or a read-only database
+            log.warning("cache %s: database %s, serving uncached", where[0], declined)
+        else:
             log.warning(
                 "cache %s unavailable, serving uncached: %s: %s",
                 where[0],
@@ -103,7 +112,11 @@ class FailSafe(BaseCache):
     def _in_transaction(self) -> bool:
         return False
 
-    def _safely(self, fallback: Any, call: Callable[[], Any]) -> Any:
+    def _writing(self) -> AbstractContextManager[Any]:
+        """Around a write operation (set, add, delete, …): a backend's own bounds."""
+        return nullcontext()
+
+    def _safely(self, fallback: Any, call: Callable[[], Any], *, write: bool = False) -> Any:
         # Django's backends build operations on each other (``get`` calls ``get_many``):
         # only the outermost one decides, so one failure is one outage, not a failure
         # inside and a success outside.
@@ -113,7 +126,8 @@ class FailSafe(BaseCache):
             return fallback
         _inside.call = True
         try:
-            result = call()
+            with self._writing() if write else nullcontext():
+                result = call()
         except FAILURES as exc:
             self.mark_down(exc)
             return fallback
@@ -123,27 +137,35 @@ class FailSafe(BaseCache):
         return result
 
     # The operations Django's cache API defines; the rest (get_or_set, the async
-    # variants) are built on these by ``BaseCache``.
+    # variants) are built on these by ``BaseCache``. Writes say so (``_writing``).
     def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
         return self._safely(default, lambda: super(FailSafe, self).get(key, default, version))
 
     # An unset timeout (``...``) is not passed on: the backend's own default applies.
     def set(self, key: Any, value: Any, timeout: Any = ..., version: Any = None) -> None:
         kw = _timeout(timeout)
-        self._safely(None, lambda: super(FailSafe, self).set(key, value, version=version, **kw))
+        self._safely(
+            None,
+            lambda: super(FailSafe, self).set(key, value, version=version, **kw),
+            write=True,
+        )
 
     def add(self, key: Any, value: Any, timeout: Any = ..., version: Any = None) -> bool:
         kw = _timeout(timeout)
         return self._safely(
-            False, lambda: super(FailSafe, self).add(key, value, version=version, **kw)
+            False,
+            lambda: super(FailSafe, self).add(key, value, version=version, **kw),
+            write=True,
         )
 
     def touch(self, key: Any, timeout: Any = ..., version: Any = None) -> bool:
         kw = _timeout(timeout)
-        return self._safely(False, lambda: super(FailSafe, self).touch(key, version=version, **kw))
+        return self._safely(
+            False, lambda: super(FailSafe, self).touch(key, version=version, **kw), write=True
+        )
 
     def delete(self, key: Any, version: Any = None) -> bool:
-        return self._safely(False, lambda: super(FailSafe, self).delete(key, version))
+        return self._safely(False, lambda: super(FailSafe, self).delete(key, version), write=True)
 
     def has_key(self, key: Any, version: Any = None) -> bool:
         return self._safely(False, lambda: super(FailSafe, self).has_key(key, version))
@@ -155,38 +177,59 @@ class FailSafe(BaseCache):
         kw = _timeout(timeout)
         failed = list(data)  # a skipped write failed for every key
         return self._safely(
-            failed, lambda: super(FailSafe, self).set_many(data, version=version, **kw)
+            failed,
+            lambda: super(FailSafe, self).set_many(data, version=version, **kw),
+            write=True,
         )
 
     def delete_many(self, keys: Any, version: Any = None) -> None:
-        self._safely(None, lambda: super(FailSafe, self).delete_many(keys, version))
+        self._safely(None, lambda: super(FailSafe, self).delete_many(keys, version), write=True)
 
     def incr(self, key: Any, delta: int = 1, version: Any = None) -> int:
         """An unreachable counter counts afresh (``delta``): callers that limit on it
         let the request through rather than refuse it."""
-        return self._safely(delta, lambda: super(FailSafe, self).incr(key, delta, version))
+        return self._safely(
+            delta, lambda: super(FailSafe, self).incr(key, delta, version), write=True
+        )
 
     def decr(self, key: Any, delta: int = 1, version: Any = None) -> int:
-        return self._safely(-delta, lambda: super(FailSafe, self).decr(key, delta, version))
+        return self._safely(
+            -delta, lambda: super(FailSafe, self).decr(key, delta, version), write=True
+        )
 
     def clear(self) -> None:
-        self._safely(None, lambda: super(FailSafe, self).clear())
+        self._safely(None, lambda: super(FailSafe, self).clear(), write=True)
 
 
 def _timeout(timeout: Any) -> dict[str, Any]:
     return {} if timeout is ... else {"timeout": timeout}
 
 
+# How long a database cache write waits for SQLite's write lock: a cache entry is never
+# worth a page waiting for an import or an open shell to commit.
+WRITE_LOCK_WAIT_MS = 50
+
+
 class DatabaseCache(FailSafe, db.DatabaseCache):
-    """Django's database cache (shared by every process on the database), failing soft."""
+    """Django's database cache (shared by every process on the database), failing soft.
+
+    A write waits at most ``WRITE_LOCK_WAIT_MS`` for SQLite's write lock, then fails soft
+    like any outage: behind a long lock, a page that fills the cache (an uncached
+    search's count) answers at once, uncached, instead of after the whole busy timeout
+    (docs/reliability.md#r31-locked-database)."""
 
     def __init__(self, table: str, params: dict[str, Any]) -> None:
         super().__init__(table, params)
         self._kb_location = table
 
+    def _connection(self) -> Any:
+        return connections[router.db_for_write(self.cache_model_class)]
+
     def _in_transaction(self) -> bool:
-        alias = router.db_for_write(self.cache_model_class)
-        return bool(connections[alias].in_atomic_block)
+        return bool(self._connection().in_atomic_block)
+
+    def _writing(self) -> AbstractContextManager[Any]:
+        return brief_lock_wait(self._connection(), WRITE_LOCK_WAIT_MS)
 
 
 class RedisCache(FailSafe, redis.RedisCache):

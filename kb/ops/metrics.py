@@ -65,6 +65,16 @@ BUILD_SECONDS = Histogram(
     ["source"],
     buckets=BUILD_BUCKETS,
 )
+USAGE_FLUSH_FAILURES = Counter(
+    "kb_usage_flush_failures",
+    "Usage flushes (kb.loop.usage) the database refused; their counts were kept for the "
+    "next flush, unless it was a stopping process's last.",
+)
+USAGE_LOST = Counter(
+    "kb_usage_counts_lost",
+    "Usage counts (hits and misses) dropped: the last flush before a process stopped "
+    "could not write them.",
+)
 # Every worker holds the same matcher once it caught up: the most recent value of a live
 # worker is the answer, and a dead worker's value must not linger.
 MATCHER_GAUGES = {

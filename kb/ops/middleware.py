@@ -1,5 +1,6 @@
 """Request limits, enforced before any body is read: body size everywhere, the rate limit
-on the matching endpoints.
+on the matching endpoints; and a write the database declines for now answered 503
+(``WriteUnavailableMiddleware``, at the end).
 
 Why a middleware: Django reads the body lazily, and the first reader of an oversized
 request (CSRF, in ``process_view``) raises ``RequestDataTooBig``, which Django turns into a
@@ -17,6 +18,13 @@ IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL); on Redis it is one atomi
 ``INCRBY``: either way concurrent requests cannot lose increments. A cache that is down
 (``kb.ops.caching``) lets requests through uncounted.
 
+Charges follow cost (``CostCharge``, docs/reliability.md#r35-costs-and-proposals): a
+request counts its body's units before it runs; a report or a proposal (which run the
+redaction, the folding and a database write, far dearer per byte than a match) also counts
+the CPU time its handling took, charged when it is done, beyond what it was charged up
+front. And a JSON body nested deeper than ``KB_MAX_JSON_DEPTH`` is refused (400) here, on
+every path, before anything parses it (``kb.http.too_deep``).
+
 Match responses also get ``Cache-Control: no-store``: a paste may hold secrets, and its
 result must not sit in a browser or proxy cache. Nothing here logs or keeps a body.
 """
@@ -24,18 +32,33 @@ result must not sit in a browser or proxy cache. Nothing here logs or keeps a bo
 from __future__ import annotations
 
 import logging
+import math
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.db import DatabaseCache
-from django.db import DatabaseError, connections, router, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.http import HttpRequest, HttpResponse
 from django.views.debug import SafeExceptionReporterFilter
 
-from kb.http import TooLarge, check_body, client_address, no_store, rate_limited, refusal_response
+from kb.http import (
+    TooLarge,
+    check_body,
+    client_address,
+    no_store,
+    pause_writes,
+    rate_limited,
+    refusal_response,
+    too_deep,
+    write_paused_response,
+    write_unavailable,
+    writes_paused,
+)
+from kb.ops.locks import brief_lock_wait
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +68,14 @@ RATE_WINDOW_SECONDS = 60
 # The limiter's clock: windows follow wall-clock time, the same in every worker and host.
 # Tests replace it to move between windows instead of waiting for one to end.
 clock: Callable[[], float] = time.time
+# What a request's handling cost, for the charges that follow it: this thread's CPU time
+# (a threaded server's other requests are not this one's cost). Tests replace it.
+cpu_clock: Callable[[], float] = time.thread_time
 # How long a match waits for SQLite's write lock to count itself before giving up.
 LIMITER_LOCK_WAIT_MS = 50
+# How long a request waits for SQLite's write lock while this process has recently seen
+# writes declined (WriteUnavailableMiddleware).
+PAUSED_LOCK_WAIT_MS = 100
 
 
 def _is_match_path(path: str) -> bool:
@@ -142,8 +171,9 @@ def request_weight(request: HttpRequest, limit: int) -> int:
     return min(limit, max(1, -(-length // unit)))
 
 
-def rate_limit_hit(request: HttpRequest) -> int | None:
-    """Count this request; return seconds to wait when over the limit, else ``None``."""
+def rate_limit_hit(request: HttpRequest, *, by_cost: bool = False) -> int | None:
+    """Count this request; return seconds to wait when over the limit, else ``None``.
+    ``by_cost``: its handling's CPU time is charged too once it is done (``CostCharge``)."""
     limit = settings.KB_RATE_LIMIT_PER_MINUTE
     if limit <= 0:
         return None
@@ -155,29 +185,87 @@ def rate_limit_hit(request: HttpRequest) -> int | None:
     cache = caches["default"]
     if getattr(cache, "is_down", bool)():
         return None  # no counter for now (kb.ops.caching): an on-call tool must keep answering
+    if writes_paused() and isinstance(cache, DatabaseCache):
+        return None  # the database declines writes for now: count nothing, wait for nothing
+    weight = request_weight(request, limit)
     try:
-        count = _increment(key, RATE_WINDOW_SECONDS + 5, request_weight(request, limit))
+        count = _increment(key, RATE_WINDOW_SECONDS + 5, weight)
     except DatabaseError as exc:
         # No counter: let the request through rather than fail it. A write lock held by an
-        # import skips one count; anything else (the cache table gone) is an outage, which
-        # the cache logs once and then rests from (kb.ops.caching).
+        # import skips counts until the pause lapses (kb.http.pause_writes); anything else
+        # (the cache table gone) is an outage, which the cache logs once and then rests
+        # from (kb.ops.caching).
         log.warning("rate limiter unavailable, request allowed: %s", type(exc).__name__)
-        if "locked" not in str(exc) and hasattr(cache, "mark_down"):
+        if write_unavailable(exc):
+            pause_writes()
+        elif hasattr(cache, "mark_down"):
             cache.mark_down(exc)
         return None
     if count <= limit:
+        if by_cost:
+            CostCharge(key=key, limit=limit, charged=weight, started=cpu_clock()).attach(request)
         return None
-    if len(_refused) >= MAX_REMEMBERED_REFUSALS:
-        _refused.clear()  # bounded; old windows' entries are never consulted again
-    _refused[key] = limit
+    _remember_refusal(key, limit)
     return _retry_after(window, now)
 
 
-def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
+def _remember_refusal(key: str, limit: int) -> None:
+    if len(_refused) >= MAX_REMEMBERED_REFUSALS:
+        _refused.clear()  # bounded; old windows' entries are never consulted again
+    _refused[key] = limit
+
+
+@dataclass(frozen=True, slots=True)
+class CostCharge:
+    """What a request admitted ``by_cost`` owes once handled: the CPU time it took, one
+    unit per started ``KB_RATE_LIMIT_CPU_UNIT_MS``, beyond the ``charged`` units its body
+    counted up front, at most the whole ``limit`` (so the client is served again in the
+    next window), added to the window's count it was admitted under (``key``).
+
+    Why after, and by CPU: what a report costs depends on its text far more than on its
+    size (a line of addresses or numbers costs the redaction many times a line of words),
+    and on the redaction rules, which grow; the measured time follows both. The body's
+    units still count first, so a client past its budget is refused before any work. The
+    price: a request that happens to do a process's shared work (the first to load a new
+    matcher, for a report's nearest records) pays for it, at most the budget, once."""
+
+    ATTR = "_kb_cost_charge"
+
+    key: str
+    limit: int
+    charged: int
+    started: float
+
+    def attach(self, request: HttpRequest) -> None:
+        setattr(request, self.ATTR, self)
+
+    @classmethod
+    def settle(cls, request: HttpRequest) -> None:
+        """Charge what ``request``'s handling cost, if it was admitted by cost."""
+        charge = getattr(request, cls.ATTR, None)
+        unit_ms = settings.KB_RATE_LIMIT_CPU_UNIT_MS
+        if not isinstance(charge, cls) or unit_ms <= 0:
+            return
+        spent_ms = max(0.0, cpu_clock() - charge.started) * 1000
+        owed = min(charge.limit, math.ceil(spent_ms / unit_ms)) - charge.charged
+        if owed <= 0:
+            return
+        if getattr(caches["default"], "is_down", bool)():
+            return  # no counter for now, as when the request was admitted
+        try:
+            count = _increment(charge.key, RATE_WINDOW_SECONDS + 5, owed)
+        except DatabaseError as exc:  # a count skipped, as rate_limit_hit skips one
+            log.warning("rate limiter unavailable, cost not charged: %s", type(exc).__name__)
+            return
+        if count > charge.limit:
+            _remember_refusal(charge.key, charge.limit)
+
+
+def rate_limit_response(request: HttpRequest, *, by_cost: bool = False) -> HttpResponse | None:
     """Count this request; the 429 (with ``Retry-After``) when over the limit, else ``None``.
     For the match paths here, and for the views that share their budget (the learning
-    loop's reports, votes and proposals)."""
-    wait = rate_limit_hit(request)
+    loop's reports, votes and proposals; ``by_cost`` for reports and proposals)."""
+    wait = rate_limit_hit(request, by_cost=by_cost)
     if wait is None:
         return None
     response = refusal_response(request, rate_limited(wait))
@@ -186,7 +274,8 @@ def rate_limit_response(request: HttpRequest) -> HttpResponse | None:
 
 
 class RequestLimitsMiddleware:
-    """413 for oversized bodies, 429 past the match rate limit, no-store on match results."""
+    """413 for oversized bodies, 400 for JSON nested too deep, 429 past the match rate
+    limit, the cost of what was admitted by cost, no-store on match results."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -200,6 +289,7 @@ class RequestLimitsMiddleware:
         response = self._limit(request)
         if response is None:
             response = self.get_response(request)
+            CostCharge.settle(request)
         if _is_match_path(request.path) and "no-store" not in response.get("Cache-Control", ""):
             no_store(response)
         return response
@@ -209,9 +299,42 @@ class RequestLimitsMiddleware:
             check_body(request)
         except TooLarge as exc:
             return refusal_response(request, exc.refusal)
+        refusal = too_deep(request)
+        if refusal is not None:
+            return refusal_response(request, refusal)
         if request.method == "POST" and _is_match_path(request.path):
             return rate_limit_response(request)
         return None
+
+
+class WriteUnavailableMiddleware:
+    """A write the database declines for now (locked past the busy timeout, or read-only:
+    ``kb.http.write_unavailable``) answers 503 with ``Retry-After``, JSON under ``/api/``
+    and the error page elsewhere, instead of a 500; any other error stays a 500.
+
+    Here, in one place, for every view: ``process_exception`` sees what a view raised (the
+    API's own handler, ``kb.api``, gives the same answer for what django-ninja catches
+    first). Errors raised by other middleware (a session saved on the way out) reach the
+    500 handler, which answers the same (``kb.http.server_error``).
+
+    Once this process has seen a write declined (``kb.http.writes_paused``), its requests
+    wait only ``PAUSED_LOCK_WAIT_MS`` for SQLite's write lock, not the busy timeout: with
+    a few sync workers, every write waiting out the whole timeout behind a long lock would
+    hold every worker and stall the reads and pastes too. The first write after the lock
+    is released is served as usual, and the pause lapses by itself.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if writes_paused():
+            with brief_lock_wait(connections[DEFAULT_DB_ALIAS], PAUSED_LOCK_WAIT_MS):
+                return self.get_response(request)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return write_paused_response(request, exception)
 
 
 class NoRequestBodyReporterFilter(SafeExceptionReporterFilter):

@@ -23,6 +23,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from kb.records.access import is_curator
 from kb.records.links import record_url, tag_url
 from kb.records.schema import record_to_dataset
 from kb.records.validation import (
@@ -106,14 +107,16 @@ class ErrorRecordQuerySet(models.QuerySet["ErrorRecord"]):
         return self.filter(status=Status.PUBLISHED)
 
     def visible_to(self, user: Any) -> Self:
-        """The records ``user`` may open by id (the record page and its JSON twin).
+        """The records ``user`` may open by id (the record page and its JSON twin, and
+        the votes and proposals made on a record).
 
         Published and retired records are public: old links and logs still point at a
-        retired record, and its page says it is retired. Drafts are for staff (curators
-        are staff) only; for anyone else a draft is a plain 404, so its existence does
-        not leak. ``user`` may be ``None`` (no session): the public.
+        retired record, and its page says it is retired. Drafts are for curators only
+        (`kb.records.access.is_curator`, not any staff account); for anyone else a draft is
+        a plain 404, so its existence does not leak. ``user`` may be ``None`` (no
+        session): the public.
         """
-        if getattr(user, "is_staff", False):
+        if is_curator(user):
             return self.all()
         return self.exclude(status=Status.DRAFT)
 
@@ -188,13 +191,23 @@ class ErrorRecord(models.Model):
     # --- identity and provenance (from the dataset, read-only in the admin) -------------
     id = models.CharField(primary_key=True, max_length=64)
     # Equality lookups on repo use the leading column of kb_record_order / kb_record_file.
-    repo = models.CharField(max_length=200)
+    # A record learned from code has a source location; one reported from the field (a
+    # curator's record made from a gap) has none: repository and file empty, lines null.
+    repo = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Optional: empty for a record reported from the field (no source location).",
+    )
     slug = models.CharField(max_length=200, db_index=True)
-    file_path = models.CharField(max_length=500)
-    line_number = models.PositiveIntegerField()
+    file_path = models.CharField(
+        max_length=500, blank=True, help_text="Optional, like the repository."
+    )
+    line_number = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Optional, like the repository."
+    )
     source_code = models.TextField(blank=True)
-    source_code_start = models.PositiveIntegerField()
-    source_code_end = models.PositiveIntegerField()
+    source_code_start = models.PositiveIntegerField(null=True, blank=True)
+    source_code_end = models.PositiveIntegerField(null=True, blank=True)
     github_url = models.CharField(max_length=1000, blank=True)
     analyzed_sha = models.CharField(max_length=100, blank=True)
     analyzed_at = models.DateTimeField(null=True, blank=True)

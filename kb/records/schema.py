@@ -27,6 +27,7 @@ class Field:
 
 FIELDS: tuple[Field, ...] = (
     Field("id", "id", "str", max_length=64, curatable=False),
+    # Source location: empty ("" and null) for a record reported from the field.
     Field("repo", "repo", "str", max_length=200, curatable=False),
     Field("slug", "slug", "str", max_length=200),
     Field("errorCode", "error_code", "str", nullable=True, max_length=200),
@@ -37,10 +38,10 @@ FIELDS: tuple[Field, ...] = (
     Field("httpStatus", "http_status", "int", nullable=True),
     Field("severity", "severity", "str", max_length=20),
     Field("filePath", "file_path", "str", max_length=500, curatable=False),
-    Field("lineNumber", "line_number", "int", curatable=False),
+    Field("lineNumber", "line_number", "int", nullable=True, curatable=False),
     Field("sourceCode", "source_code", "str", curatable=False),
-    Field("sourceCodeStart", "source_code_start", "int", curatable=False),
-    Field("sourceCodeEnd", "source_code_end", "int", curatable=False),
+    Field("sourceCodeStart", "source_code_start", "int", nullable=True, curatable=False),
+    Field("sourceCodeEnd", "source_code_end", "int", nullable=True, curatable=False),
     Field("githubUrl", "github_url", "str", max_length=1000, curatable=False),
     Field("documentation", "documentation", "str", nullable=True),
     Field("triggerScenarios", "trigger_scenarios", "str", nullable=True),
@@ -55,8 +56,8 @@ FIELDS: tuple[Field, ...] = (
     Field("tags", "tags", "list"),
     Field("backgroundTag", "background_tag", "str", nullable=True, max_length=100),
     Field("analyzedSha", "analyzed_sha", "str", max_length=100, curatable=False),
-    Field("analyzedAt", "analyzed_at", "datetime", curatable=False),
-    Field("contentChangedAt", "content_changed_at", "datetime", curatable=False),
+    Field("analyzedAt", "analyzed_at", "datetime", nullable=True, curatable=False),
+    Field("contentChangedAt", "content_changed_at", "datetime", nullable=True, curatable=False),
     Field("schemaVersion", "schema_version", "int", curatable=False),
 )
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}

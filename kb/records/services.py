@@ -262,9 +262,8 @@ def set_status(
 
 
 def delete_records(records: Iterable[Any]) -> int:
-    """Delete records and bump the revision so every matcher drops them."""
-    with transaction.atomic():
-        ids = [r.pk for r in records]
-        deleted, _ = ErrorRecord.objects.filter(pk__in=ids).delete()
-        next_revision()
+    """Delete records; the database's delete trigger bumps the revision, so every matcher
+    drops them (docs/reliability.md#r38-deletes-bump-revision)."""
+    ids = [r.pk for r in records]
+    deleted, _ = ErrorRecord.objects.filter(pk__in=ids).delete()
     return deleted

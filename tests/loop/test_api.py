@@ -118,16 +118,18 @@ def test_feedback_counts_once_per_client_record_and_day() -> None:
         "verdict": "fixed",
         "step": None,
         "counted": True,
+        "capped": False,
     }
-    assert "kb_voter" not in first.cookies  # a client that sends none would drop it
+    assert "kb_voter" not in first.cookies  # a vote issues no id: it counted as the address
     again = post(client, "feedback", vote)
     assert again.status_code == 200
     assert again.json()["counted"] is False
     assert post(Client(), "feedback", vote).status_code == 200  # cookieless, same address
     assert post(client, "feedback", {**vote, "step": 2}).status_code == 201
     assert post(Client(REMOTE_ADDR="10.1.2.3"), "feedback", vote).status_code == 201
-    browser = Client()
-    browser.cookies["csrftoken"] = "a" * 32  # a browser: its own voter, whatever its address
+    browser = Client()  # a browser: the record page gave it a voter id, its own voter
+    assert browser.get(f"/records/{record.pk}/").status_code == 200
+    assert "kb_voter" in browser.cookies
     assert post(browser, "feedback", vote).status_code == 201
     assert Vote.objects.count() == 4
     assert post(client, "feedback", {**vote, "verdict": "wrong_match"}).status_code == 201

@@ -177,20 +177,23 @@ def test_a_vote_counts_once_per_browser_and_day(
     url = reverse("loop:feedback")
     data = {"record_id": record.pk, "verdict": "not_fixed"}
     visit(client, record)
+    assert VOTER_COOKIE in client.cookies  # the page with the form gave it its voter id
     first = client.post(url, data, headers=headers)
     assert first.status_code == 201
     assert is_fragment(first.content.decode()) == bool(headers)
-    assert VOTER_COOKIE in first.cookies
     assert "counted" in first.content.decode()
+    assert VOTER_COOKIE not in first.cookies  # the id stays the one the page issued
     again = client.post(url, data, headers=headers)
     assert again.status_code == 200
     assert "Already counted today" in again.content.decode()
     assert Vote.objects.filter(record=record).count() == 1
-    client.cookies.pop(VOTER_COOKIE)  # dropping the voter cookie: still this browser
+    # Dropping the voter id: counted as its address from then on, once a day.
+    client.cookies.pop(VOTER_COOKIE)
+    assert client.post(url, data, headers=headers).status_code == 201
     assert client.post(url, data, headers=headers).status_code == 200
-    other_browser = visit(Client(), record)
+    other_browser = visit(Client(REMOTE_ADDR="198.51.100.20"), record)
     assert other_browser.post(url, data, headers=headers).status_code == 201
-    assert Vote.objects.filter(record=record, verdict="not_fixed").count() == 2
+    assert Vote.objects.filter(record=record, verdict="not_fixed").count() == 3
 
 
 def visit(client: Client, record: ErrorRecord) -> Client:
@@ -335,8 +338,8 @@ def test_steps_are_reordered_by_votes_once_past_the_threshold(
     settings.KB_VOTE_THRESHOLD = 3
     url = reverse("record_detail", args=[record.pk])
     assert step_texts(client.get(url).content.decode()) == [1, 2, 3]
-    for n in range(3):
-        voter = visit(Client(), record)
+    for n in range(3):  # three people, each from their own address
+        voter = visit(Client(REMOTE_ADDR=f"198.51.100.{n + 1}"), record)
         voter.post(reverse("loop:feedback"), {"record_id": record.pk, "verdict": "fixed:3"})
         if n == 1:  # below the threshold the curator's order holds
             assert step_texts(client.get(url).content.decode()) == [1, 2, 3]

@@ -117,11 +117,11 @@ def bare(address: str = "198.51.100.7") -> object:
 
 @pytest.mark.django_db
 def test_a_client_without_cookies_is_one_voter_a_day_and_no_address_is_kept() -> None:
-    first, new = voter_id(bare(), today=DAY)
-    assert new is None  # nothing to set: a client that sends no cookie keeps none
-    assert voter_id(bare(), today=DAY)[0] == first
-    assert voter_id(bare("198.51.100.8"), today=DAY)[0] != first
-    assert voter_id(bare(), today=DAY + timedelta(1))[0] != first
+    first, source = voter_id(bare(), today=DAY)
+    assert first == source  # without an id, the address is the voter
+    assert voter_id(bare(), today=DAY).id == first
+    assert voter_id(bare("198.51.100.8"), today=DAY).id != first
+    assert voter_id(bare(), today=DAY + timedelta(1)).id != first
     record = make_record()
     assert cast_vote(record=record, verdict="not_fixed", voter=first, today=DAY)
     assert not cast_vote(record=record, verdict="not_fixed", voter=first, today=DAY)

@@ -6,7 +6,10 @@ to the job's page, which shows progress while the task runs (polled by htmx, or 
 reloading without JS) and the importer's report when it is done. The task runs in
 ``manage.py db_worker`` (``settings.TASKS``): the upload answers as soon as the job is
 queued, whatever the file's size. A job whose worker died shows as stalled, with a
-button that queues it again (``kb.curation.tasks.rerun_import``; the import is idempotent).
+button that queues it again (``kb.curation.tasks.rerun_import``; the import is idempotent),
+and every page that shows it stalled (the list, the job's page, its progress fragment)
+settles its task row as failed first (``kb.curation.tasks.fail_stalled_task``, through
+`shown`): the row would otherwise say ``RUNNING`` forever.
 """
 
 from __future__ import annotations
@@ -23,9 +26,17 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from kb.curation.admin.forms import UploadForm
-from kb.curation.tasks import enqueue_import, rerun_import
+from kb.curation.tasks import enqueue_import, fail_stalled_task, rerun_import
 from kb.http import HtmxHttpRequest
 from kb.records.models import ImportJob
+
+
+def shown(job: ImportJob) -> ImportJob:
+    """A job about to be shown: if it is stalled, its task row is marked failed first, so
+    what the page says and what the task row says agree."""
+    if job.stalled:
+        fail_stalled_task(job)
+    return job
 
 
 @admin.register(ImportJob)
@@ -48,7 +59,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="state", ordering="state")
     def status(self, obj: ImportJob) -> str:
-        return "Stalled" if obj.stalled else obj.get_state_display()
+        return "Stalled" if shown(obj).stalled else obj.get_state_display()
 
     @admin.display(description="progress")
     def progress(self, obj: ImportJob) -> str:
@@ -131,7 +142,7 @@ class ImportJobAdmin(admin.ModelAdmin):
         job = get_object_or_404(ImportJob, pk=job_id)
         if not request.htmx:
             return HttpResponseRedirect(reverse("admin:kb_importjob_change", args=[job.pk]))
-        return render(request, "admin/kb/importjob/progress.html#progress", {"job": job})
+        return render(request, "admin/kb/importjob/progress.html#progress", {"job": shown(job)})
 
     @method_decorator(require_POST)
     def rerun_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
@@ -150,5 +161,6 @@ class ImportJobAdmin(admin.ModelAdmin):
     def render_change_form(
         self, request: HttpRequest, context: dict[str, Any], *args: Any, **kwargs: Any
     ) -> HttpResponse:
-        context["job"] = kwargs.get("obj")
+        job = kwargs.get("obj")
+        context["job"] = shown(job) if job is not None else None
         return super().render_change_form(request, context, *args, **kwargs)

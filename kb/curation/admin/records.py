@@ -47,6 +47,12 @@ PROVENANCE = [
     "content_changed_at", "source_code", "source_code_start", "source_code_end",
     "schema_version", "dataset_version", "extra",
 ]  # fmt: skip
+# What the add form says above the source location: a record made from a gap has none.
+PROVENANCE_OPTIONAL = (
+    "Optional, all of it: a record reported from the field (made from a gap) has no source "
+    "location. Leave repository, file path, line numbers and source code empty; the record "
+    "page then says it was reported from the field."
+)
 STATE = [
     "pattern_state", "curated_list", "conflicts_table", "revision", "created_at", "updated_at",
 ]  # fmt: skip
@@ -175,7 +181,10 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
                 ("Analysis", {"fields": ANALYSIS}),
                 (
                     "Provenance",
-                    {"fields": [*(a for a in PROVENANCE if a != "github_link"), "github_url"]},
+                    {
+                        "fields": [*(a for a in PROVENANCE if a != "github_link"), "github_url"],
+                        "description": PROVENANCE_OPTIONAL,
+                    },
                 ),
             ]
         curation = ["curated_list", "conflicts_table", "change_reason"]

@@ -13,6 +13,7 @@ from django import template
 
 from kb.loop.gates import flags
 from kb.loop.views import record_panel
+from kb.loop.votes import issue_voter_id
 
 register = template.Library()
 
@@ -27,3 +28,13 @@ def loop_flags() -> dict[str, Any]:
 def record_loop(record: Any) -> dict[str, Any]:
     """``{% record_loop record as loop %}``: the flags and the record's ordered steps."""
     return record_panel(record)
+
+
+@register.simple_tag(takes_context=True)
+def voter_form_id(context: dict[str, Any]) -> str:
+    """``{% voter_form_id %}`` in a vote form: the browser gets its server-signed voter id
+    with this page when it has none (`kb.loop.votes.issue_voter_id`); renders nothing."""
+    request = context.get("request")
+    if request is not None:
+        issue_voter_id(request)
+    return ""

@@ -18,11 +18,33 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from kb.matching.formats.data import DISPLAY_KEYS
 from kb.matching.formats.github import render_github
 from kb.matching.formats.markdown import render_markdown
-from kb.matching.formats.summary import known_errors
+from kb.matching.formats.summary import known_errors, plural
 
 FORMATS = ("text", "json", "github", "markdown")
+
+
+def covered(data: dict[str, Any]) -> str:
+    """What the knowledge base covers, for "no known error": repositories with their record
+    counts (``report_data``'s ``coverage``), empty when the result carries none."""
+    repos = data.get("coverage") or []
+    if not repos:
+        return ""
+    listed = ", ".join(f"{c['repo']} ({plural(c['records'], 'record')})" for c in repos)
+    return f"The knowledge base covers {listed}."
+
+
+def report_offer(data: dict[str, Any]) -> str:
+    """Where an error that should be known is reported (reports on), else nothing."""
+    url = data.get("report_url")
+    if not url:
+        return ""
+    return (
+        f"Should it be known? Paste the error at {url} and choose "
+        "'Report this unknown error' (or POST it to /api/reports)."
+    )
 
 
 def render_text(data: dict[str, Any], **_options: Any) -> str:
@@ -30,6 +52,7 @@ def render_text(data: dict[str, Any], **_options: Any) -> str:
     lines: list[str] = []
     if not data["matches"]:
         lines.append("No known error found.")
+        lines.extend(filter(None, (covered(data), report_offer(data))))
     for k in known_errors(data):
         m = k.match
         lines.append(f"line {m['line']}: {m['slug']} ({m['record_id']}, {m['repo']})")
@@ -47,7 +70,7 @@ def render_text(data: dict[str, Any], **_options: Any) -> str:
 
 def render_json(data: dict[str, Any], **_options: Any) -> str:
     """The contract's object, without the display extras ``report_data`` added."""
-    shape = {k: v for k, v in data.items() if k != "records"}
+    shape = {k: v for k, v in data.items() if k not in DISPLAY_KEYS}
     return json.dumps(shape, ensure_ascii=False) + "\n"
 
 

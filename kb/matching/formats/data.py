@@ -8,6 +8,11 @@ object. The records are the ones ``match_text`` already loaded (no query here).
 
 ``line_pieces`` cuts a match's pasted line around its span; the paste page's cards show
 the same pieces, so a ticket quotes the line exactly as the page showed it.
+
+With no confident match, ``coverage`` (the repositories the knowledge base covers, with
+their record counts) and ``report_url`` (where to report an unknown error, when reports
+are on) let every format say what "no known error" means, as the paste page does. Like
+``records``, they are display extras the JSON format leaves out.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
+from django.urls import reverse
+
+from kb.browse.selectors import covered_repositories
 from kb.matching.holder import MatchResult
 from kb.records.links import record_url
 from kb.records.models import ErrorRecord
@@ -80,4 +89,12 @@ def report_data(
     for s in result.suggestions:
         info(s.record)
     data["records"] = records
+    if not result.matches:
+        data["coverage"] = [{"repo": c.repo, "records": c.records} for c in covered_repositories()]
+        if settings.KB_REPORTS_ENABLED:
+            data["report_url"] = absolute(reverse("paste"))
     return data
+
+
+# Keys ``report_data`` adds for the renderers, beyond the contract's JSON shape.
+DISPLAY_KEYS = frozenset({"records", "coverage", "report_url"})

@@ -10,16 +10,21 @@ reaches the log unescaped.
 
 Each known error is annotated once, at its first line, with its count and last line in
 the message: a log repeating one error a thousand times gets one annotation, not a
-thousand (GitHub shows only the first few of each kind per step anyway).
+thousand. GitHub shows only ten annotations of each kind per step and drops the rest
+unseen, so at most ``MAX_ANNOTATIONS`` errors are annotated, in the summary's order (root
+cause first), and as many warnings; the closing ``::notice`` names every known error that
+got no annotation of its own, so none is lost from the log.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kb.matching.formats.summary import KnownError, headline, known_errors, occurrences
+from kb.matching.formats.summary import KnownError, headline, known_errors, occurrences, plural
 
 TITLE_CHARS = 120  # GitHub cuts long annotation titles; keep the start readable
+MAX_ANNOTATIONS = 10  # per kind (error, warning): what GitHub shows of one step
+NAMED_REST = 50  # known errors past the annotated ones named in the summary; then a count
 
 
 def escape_data(text: str) -> str:
@@ -49,7 +54,7 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
     records = data.get("records", {})
     lines: list[str] = []
     found = known_errors(data)
-    for k in found:
+    for k in found[:MAX_ANNOTATIONS]:
         info = records.get(k.record_id, {})
         m = k.match
         where = occurrences(k.count, k.first_line, k.last_line)
@@ -71,7 +76,7 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
                 title=_title(info.get("title") or m["slug"]),
             )
         )
-    for s in data.get("suggestions", []):
+    for s in data.get("suggestions", [])[:MAX_ANNOTATIONS]:
         info = records.get(s["record_id"], {})
         body = [
             f"{info.get('title') or s.get('slug') or s['record_id']}",
@@ -87,6 +92,20 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
 def _summary(found: list[KnownError], data: dict[str, Any]) -> str:
     suggested = len(data.get("suggestions", []))
     maybe = f"; {suggested} possible (warnings)" if suggested else ""
+    if suggested > MAX_ANNOTATIONS:
+        maybe = f"; {suggested} possible ({MAX_ANNOTATIONS} shown as warnings)"
     if not found:
         return f"No known error found{maybe}."
-    return f"{headline(found, 'found')}{maybe}."
+    said = f"{headline(found, 'found')}{maybe}."
+    rest = found[MAX_ANNOTATIONS:]
+    if not rest:
+        return said
+    named = [
+        f"{k.match['slug']} ({occurrences(k.count, k.first_line, k.last_line)})"
+        for k in rest[:NAMED_REST]
+    ]
+    more = f"; and {len(rest) - NAMED_REST} more" if len(rest) > NAMED_REST else ""
+    return (
+        f"{said}\nAnnotated: the first {MAX_ANNOTATIONS}. Not annotated, "
+        f"{plural(len(rest), 'more known error')}: {'; '.join(named)}{more}."
+    )

@@ -16,7 +16,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from kb.matching.formats.summary import headline, known_errors, occurrences
+from kb.matching.formats.summary import headline, known_errors, occurrences, plural
 
 LINE_CHARS = 300  # a pasted line shown in the summary is cut here
 SHOWN = 50  # known errors listed; past it, a count of the rest
@@ -63,6 +63,19 @@ def render_markdown(data: dict[str, Any], **_options: Any) -> str:
     else:
         out.append("### No known error found")
         out.append("")
+        repos = data.get("coverage") or []
+        if repos:
+            listed = ", ".join(
+                f"{escape_text(c['repo'])} ({plural(c['records'], 'record')})" for c in repos
+            )
+            out.append(f"The knowledge base covers {listed}.")
+            out.append("")
+        if data.get("report_url"):
+            out.append(
+                f"Should it be known? {link('Report this unknown error', data['report_url'])} "
+                "from the paste page."
+            )
+            out.append("")
     for n, k in enumerate(found[:SHOWN], start=1):
         info = records.get(k.record_id, {})
         m = k.match

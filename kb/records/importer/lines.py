@@ -15,11 +15,11 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any, cast
 
+from kb.http import GZIP_MAGIC
 from kb.records.schema import FieldError
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"
-GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,7 +1,27 @@
 """The redaction tables: secret and personal-data shapes that must not survive, and real
-error lines that must survive untouched. Data only; the tests are in test_redact.py."""
+error lines that must survive untouched. Data only; the tests are in test_redact.py.
+
+Every value is made up. Provider tokens are built by `_fake` to the published format's
+length (GitHub's secret scanning partner formats, gitleaks' rules), so no string here is
+anyone's key and none looks like a real one to a scanner reading this file."""
 
 from __future__ import annotations
+
+import base64
+from urllib.parse import quote
+
+_ALNUM = "Q7xK2mP9vL4nR8sT3wY6zB1cD5fG0hJaEuMoNiTeVrWbXgYdZk"
+_HEX = "0123456789abcdef"
+
+
+def _fake(n: int, alphabet: str = _ALNUM, step: int = 7) -> str:
+    """``n`` made-up characters of ``alphabet``: a fixed walk, the same on every run."""
+    return "".join(alphabet[(i * step + i // len(alphabet)) % len(alphabet)] for i in range(n))
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
 
 # (what it is, the text as pasted, the secret substring that must not survive, the
 #  placeholder expected in its place)
@@ -333,6 +353,327 @@ SECRETS = [
         "dave",
         "<user>",
     ),
+    *[
+        # -- the leaks of issue 22 ----------------------------------------------------------
+        (
+            "dsn password with '#' and '!'",
+            "connect failed: postgres://svc:Aut0mn!Rain#77@db-7.corp.internal:5432/x",
+            "Rain#77",
+            "<password>",
+        ),
+        (
+            "dsn user beside a '#' password",
+            "connect failed: postgres://svc:Aut0mn!Rain#77@db-7.corp.internal:5432/x",
+            "//svc",
+            "<user>",
+        ),
+        ("password with '&'", "login password=Sn0wd0g&9y", "&9y", "<password>"),
+        ("password with '&', then ';'", "login password=Sn0wd0g&9y; retry", "&9y", "<password>"),
+        ("password with '&', then ','", "login password=Sn0wd0g&9y, retry", "&9y", "<password>"),
+        ("password with '&', then ')'", "login (password=Sn0wd0g&9y) failed", "&9y", "<password>"),
+        ("password with '&', then '\"'", 'dsn "password=Sn0wd0g&9y" bad', "&9y", "<password>"),
+        ("password with '&', then space", "password=Sn0wd0g&9y dbname=x", "&9y", "<password>"),
+        ("password with ';' inside", "password=Sn0wd0g;9yx host=db", ";9yx", "<password>"),
+        (
+            "query password before '&user='",
+            "GET /login?password=Pl4nt&user=bob",
+            "Pl4nt",
+            "<password>",
+        ),
+        (
+            "rust debug struct, short quoted password",
+            'Config { host: "db", password: "Plum5tree" }',
+            "Plum5tree",
+            "<password>",
+        ),
+        ("yaml, short quoted password", "password: 'Plum5tree'", "Plum5tree", "<password>"),
+        (
+            "a pair where a kept value was",
+            "invalid token: password: Hunt3r2x expired",
+            "Hunt3r2x",
+            "<password>",
+        ),
+        ("yaml, short double-quoted token", 'token: "Pl4m5tr33x"', "Pl4m5tr33x", "<token>"),
+        (
+            "redis password with '/' and '#'",
+            "redis://:ab/cd#ef9@cache:6379/0",
+            "cd#ef9",
+            "<password>",
+        ),
+        ("url password with '@'", "amqp://guest:p@ss@rabbit:5672/", "p@ss", "<password>"),
+        (
+            "slack webhook",
+            "POST https://hooks.slack.com/services/T0A1B2C3D/B0E4F5G6H/" + _fake(24) + " 404",
+            "B0E4F5G6H",
+            "<secret>",
+        ),
+        (
+            "azure client secret",
+            "AADSTS7000215: secret " + "Ab1" + "8Q~" + _fake(34) + " invalid",
+            "8Q~" + _fake(8),
+            "<token>",
+        ),
+        ("jcb card", "card 3530111333300000 declined", "3530111333300000", "<card>"),
+        ("mysql -p", "$ mysql -uroot -pS3cretPw shop", "S3cretPw", "<password>"),
+        (
+            "mysqldump -p",
+            "mysqldump -h db -u app -pHunt3r2 --all-databases",
+            "Hunt3r2",
+            "<password>",
+        ),
+        (
+            "lowercase bearer header",
+            "Authorization: bearer abcdefghijklmnopqrstuvwxyz",
+            "abcdefghijklmnop",
+            "<token>",
+        ),
+        (
+            "lowercase bearer in prose",
+            "sent bearer abcdefghijklmnopqrstuvwxyz and got 401",
+            "abcdefghijklmnop",
+            "<token>",
+        ),
+        (
+            "docker json-file line, message is json",
+            '{"log":"{\\"level\\":\\"error\\",\\"password\\":\\"Plum5tree\\"}\\n",'
+            '"stream":"stderr"}',
+            "Plum5tree",
+            "<password>",
+        ),
+        (
+            "json escaped twice",
+            '{"log":"{\\"msg\\":\\"{\\\\\\"api_key\\\\\\":\\\\\\"' + _fake(20) + '\\\\\\"}\\"}"}',
+            _fake(20),
+            "<secret>",
+        ),
+        (
+            "json escaped once, token name",
+            '{\\"access_token\\": \\"' + _fake(24) + '\\"}',
+            _fake(24),
+            "<token>",
+        ),
+        (
+            "base64 of key=value",
+            "payload " + _b64("password=Sn0wd0g&9y") + " rejected",
+            _b64("password=Sn0wd0g&9y")[:12],
+            "<secret>",
+        ),
+        (
+            "base64 of a token",
+            "header " + _b64("ghp_" + _fake(36)) + " refused",
+            _b64("ghp_" + _fake(36))[:12],
+            "<secret>",
+        ),
+        (
+            "url-safe base64 of a bearer header",
+            "ctx="
+            + base64.urlsafe_b64encode(b"Authorization: Bearer Zz9-" + _fake(30).encode())
+            .decode()
+            .rstrip("="),
+            base64.urlsafe_b64encode(b"Authorization: Bearer Zz9-").decode()[:12],
+            "<secret>",
+        ),
+        (
+            "url-encoded token in a url",
+            "GET https://app.example.io/cb?next="
+            + quote("/x?access_token=a1B2c3D4e5F6g7H8&y=1", safe="")
+            + " 302",
+            "a1B2c3D4e5F6g7H8",
+            "<token>",
+        ),
+        (
+            "url-encoded dsn password",
+            "dsn=postgres://app:p%40ss%23W0rd9@db:5432/x",
+            "ss%23W0rd9",
+            "<password>",
+        ),
+        (
+            "dsn password with an encoded line break",
+            "postgres://svc:Wint3r!%0Agate9@db-7.corp.internal:5432/x",
+            "Wint3r",
+            "<password>",
+        ),
+        (
+            "token split across two lines",
+            "ERROR push refused ghp_" + _fake(20) + "\n" + _fake(16, step=11) + " at remote",
+            _fake(16, step=11),
+            "<token>",
+        ),
+        (
+            "password split across two lines",
+            "dsn host=db password=Sn0wd0g\n&9yWq2 dbname=x",
+            "&9yWq2",
+            "<password>",
+        ),
+        (
+            "bearer split across two lines",
+            "Authorization: Bearer " + _fake(40) + "\n" + _fake(20, step=13),
+            _fake(20, step=13),
+            "<token>",
+        ),
+        # -- personal data ----------------------------------------------------------------
+        ("phone, international", "SMS to +44 20 7946 0958 failed", "7946 0958", "<phone>"),
+        ("phone, e.164", "twilio: +14155550123 is not a valid number", "4155550123", "<phone>"),
+        ("phone, north american", "callback (555) 010-4477 busy", "010-4477", "<phone>"),
+        ("phone, named", "user.phone=0301234567 rejected", "0301234567", "<phone>"),
+        ("us ssn", "ssn 123-45-6789 on file", "123-45-6789", "<national-id>"),
+        ("uk ni number", "NINO AB 12 34 56 C mismatch", "12 34 56", "<national-id>"),
+        ("spanish dni", "dni 12345678Z invalid", "12345678Z", "<national-id>"),
+        ("national id, named", "national_id=8801015555 exists", "8801015555", "<national-id>"),
+        ("iban, grouped", "SEPA: GB82 WEST 1234 5698 7654 32 rejected", "5698 7654", "<iban>"),
+        ("iban, bare", "iban DE89370400440532013000 unknown", "DE89370400440532013000", "<iban>"),
+        ("home dir silverblue", "open /var/home/erin/.config/app.toml", "erin", "<user>"),
+        ("tilde home", "cannot read ~frank/projects/app/.env", "frank", "<user>"),
+        # -- command lines ----------------------------------------------------------------
+        ("--password flag", "app --password hunter2x --verbose", "hunter2x", "<password>"),
+        ("--token flag, quoted", "cli --token 'Ab3 Cd4 Ef5' run", "Ab3 Cd4", "<token>"),
+        ("sshpass -p", "sshpass -p S3cr3tSsh ssh deploy@10.0.0.5", "S3cr3tSsh", "<password>"),
+        ("docker login -p", "docker login -u me -p Dck3rPw0 reg.io", "Dck3rPw0", "<password>"),
+        # -- names of secrets -------------------------------------------------------------
+        (
+            "datadog api key",
+            "DD_API_KEY=" + _fake(32, _HEX) + " invalid",
+            _fake(32, _HEX),
+            "<secret>",
+        ),
+        (
+            "datadog app key",
+            "DD_APP_KEY=" + _fake(40, _HEX) + " invalid",
+            _fake(40, _HEX),
+            "<secret>",
+        ),
+        (
+            "twilio auth token, named",
+            "TWILIO_AUTH_TOKEN=" + _fake(32, _HEX, 5),
+            _fake(32, _HEX, 5),
+            "<token>",
+        ),
+        ("aws session token, named", "aws_session_token=" + _fake(60), _fake(60), "<token>"),
+        (
+            "gcp service account key id",
+            '{"type": "service_account", "private_key_id": "' + _fake(40, _HEX) + '"}',
+            _fake(40, _HEX),
+            "<secret>",
+        ),
+        (
+            "azure sas signature",
+            "GET https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=" + _fake(43) + "%3D",
+            _fake(43),
+            "<secret>",
+        ),
+        (
+            "sentry dsn key",
+            "sentry_sdk: https://" + _fake(32, _HEX) + "@o4501.ingest.sentry.io/4502",
+            _fake(32, _HEX),
+            "<secret>",
+        ),
+        (
+            "discord webhook",
+            "POST https://discord.com/api/webhooks/112233445566778899/" + _fake(68),
+            _fake(68),
+            "<secret>",
+        ),
+        (
+            "teams webhook",
+            "POST https://acme.webhook.office.com/webhookb2/" + _fake(36) + "/IncomingWebhook/x",
+            _fake(36),
+            "<secret>",
+        ),
+        (
+            "ec private key",
+            "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI"
+            + _fake(40)
+            + "\n-----END EC PRIVATE KEY-----",
+            _fake(40),
+            "<key>",
+        ),
+        (
+            "pgp private key block",
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF" + _fake(40) + "\n",
+            _fake(40),
+            "<key>",
+        ),
+        (
+            "encrypted private key",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBO" + _fake(40) + "\n-----END",
+            _fake(40),
+            "<key>",
+        ),
+    ],
+    # -- provider token formats (prefix and body length as published) ---------------------
+    *[
+        (f"provider {name}", f"request failed with {token} (401)", token, "<token>")
+        for name, token in [
+            ("aws a3t key id", "A3TX" + _fake(16, "ABCDEFGHJKLMNPQRSTUVWXYZ234567")),
+            ("aws role key id", "AROA" + _fake(16, "ABCDEFGHJKLMNPQRSTUVWXYZ234567")),
+            ("github user-to-server", "ghu_" + _fake(36)),
+            ("github server-to-server", "ghs_" + _fake(36)),
+            ("github refresh", "ghr_" + _fake(36)),
+            ("github fine-grained, full length", "github_pat_" + _fake(82)),
+            ("gitlab deploy token", "gldt-" + _fake(20)),
+            ("gitlab runner token", "glrt-" + _fake(20)),
+            ("gitlab pipeline trigger", "glptt-" + _fake(40, _HEX)),
+            ("gitlab routable pat", "glpat-" + _fake(27) + ".01" + _fake(7, _HEX)),
+            ("gitlab runner registration", "GR1348941" + _fake(20)),
+            ("gitlab feed token", "glft-" + _fake(20)),
+            ("slack app-level", "xapp-1-A0" + _fake(9) + "-1234567890123-" + _fake(64, _HEX)),
+            ("slack legacy workspace", "xoxa-2-" + _fake(40)),
+            ("slack config", "xoxe.xoxp-1-" + _fake(163)),
+            ("stripe webhook secret", "whsec_" + _fake(32)),
+            ("stripe test key", "sk_test_" + _fake(24)),
+            ("stripe prod restricted", "rk_prod_" + _fake(24)),
+            ("google oauth access", "ya29." + _fake(60)),
+            ("google oauth refresh", "1//0" + _fake(60)),
+            ("google oauth client secret", "GOCSPX-" + _fake(28)),
+            ("anthropic key", "sk-ant-api03-" + _fake(93) + "AA"),
+            ("openai service account", "sk-svcacct-" + _fake(58) + "T3BlbkFJ" + _fake(58)),
+            ("npm lowercase", "npm_" + _fake(36, "abcdefghijklmnopqrstuvwxyz0123456789")),
+            ("pypi", "pypi-AgEIcHlwaS5vcmc" + _fake(70)),
+            ("docker hub pat", "dckr_pat_" + _fake(27)),
+            ("docker hub org token", "dckr_oat_" + _fake(32)),
+            ("heroku v2", "HRKU-AA" + _fake(58)),
+            ("shopify access", "shpat_" + _fake(32, _HEX)),
+            ("shopify shared secret", "shpss_" + _fake(32, _HEX)),
+            ("hugging face", "hf_" + _fake(34)),
+            ("hugging face org", "api_org_" + _fake(34)),
+            ("digitalocean pat", "dop_v1_" + _fake(64, _HEX)),
+            ("digitalocean oauth", "doo_v1_" + _fake(64, _HEX)),
+            ("databricks", "dapi" + _fake(32, _HEX)),
+            ("linear", "lin_api_" + _fake(40)),
+            ("atlassian", "ATATT3" + _fake(186)),
+            ("new relic user key", "NRAK-" + _fake(27, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")),
+            ("postman", "PMAK-" + _fake(24, _HEX) + "-" + _fake(34, _HEX)),
+            ("pulumi", "pul-" + _fake(40, _HEX)),
+            ("vault service token", "hvs." + _fake(100)),
+            ("terraform cloud", _fake(14) + ".atlasv1." + _fake(64)),
+            ("grafana cloud", "glc_" + _fake(48)),
+            ("grafana service account", "glsa_" + _fake(32) + "_" + _fake(8, _HEX)),
+            ("sentry user token", "sntryu_" + _fake(64, _HEX)),
+            ("square access", "sq0atp-" + _fake(22)),
+            ("mailgun", "key-" + _fake(32, _HEX)),
+            ("mailchimp", _fake(32, _HEX) + "-us14"),
+            ("telegram bot", "123456789:AA" + _fake(33)),
+            ("age secret key", "AGE-SECRET-KEY-1" + _fake(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")),
+            ("doppler", "dp.pt." + _fake(43)),
+            ("dynatrace", "dt0c01." + _fake(24) + "." + _fake(64)),
+            ("easypost", "EZAK" + _fake(54)),
+            ("fly.io", "fo1_" + _fake(43)),
+            ("notion", "ntn_" + "12345678901" + _fake(35)),
+            ("perplexity", "pplx-" + _fake(48)),
+            ("planetscale password", "pscale_pw_" + _fake(43)),
+            ("prefect", "pnu_" + _fake(36)),
+            ("rubygems", "rubygems_" + _fake(48, _HEX)),
+            ("brevo", "xkeysib-" + _fake(64, _HEX) + "-" + _fake(16)),
+            ("shippo", "shippo_live_" + _fake(40, _HEX)),
+            ("openshift", "sha256~" + _fake(43)),
+            ("artifactory", "AKCp" + _fake(69)),
+            ("alibaba", "LTAI" + _fake(20)),
+            ("supabase", "sbp_" + _fake(40, _HEX)),
+            ("groq", "gsk_" + _fake(52)),
+            ("replicate", "r8_" + _fake(37)),
+            ("discord bot", "MT" + _fake(22) + "." + _fake(6) + "." + _fake(27)),
+        ]
+    ],
 ]
 
 

@@ -9,7 +9,8 @@ contract's status too: tools that call ``match FILE --json`` read stdout and tre
 non-zero status as a failure, so with ``--json`` a run that matched exits 0 whatever it
 found; ``--format json`` gives the CI statuses. Exit 1 is only given from the command line:
 ``call_command`` returns normally whatever was found, since a caller in Python reads the
-result itself.
+result itself. A gzip-compressed FILE (found by its magic bytes) is read decompressed, its
+size bounded by ``--max-bytes`` too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from kb.engine import PasteTooLarge
-from kb.http import TooLarge, check, from_matcher
+from kb.http import TooLarge, check, from_matcher, gunzip
 from kb.matching.formats import FORMATS, known_count, render
 from kb.matching.formats.data import report_data
 from kb.matching.holder import match_text
@@ -105,6 +106,11 @@ class Command(BaseCommand):
             raise CommandError(f"{name}: cannot read: {exc}", returncode=USAGE) from exc
         try:
             check("input", len(data), limit, exact=False)  # read one byte past the limit at most
+            # A .gz log (found by its magic bytes) is matched as the log it holds, as
+            # POST /api/match reads it: the same file gives the same answer either way.
+            data = gunzip(data, "input", limit)
         except TooLarge as exc:
             raise CommandError(exc.detail, returncode=USAGE) from exc
+        except ValueError as exc:
+            raise CommandError(f"{name}: {exc}", returncode=USAGE) from exc
         return data.decode("utf-8", errors="replace")

@@ -1,5 +1,13 @@
 """``manage.py import_records FILE [FILE ...] [--dry-run] [--json] [--atomic]
-[--batch-size N]``."""
+[--batch-size N] [--no-matcher]``.
+
+The importer (``kb.records.importer``) writes the records; when they changed what is
+matched, the command then builds the matcher and publishes it to the store
+(``kb.curation.tasks.publish_matcher``) before it exits, so no web process compiles on a
+paste afterwards (``--no-matcher`` leaves the build to someone else: a benchmark timing
+the import alone). That is why the command lives in the curation app, above both the
+records and the matcher, like the admin's import task.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ from typing import IO, Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from kb.curation.tasks import changed_records, publish_matcher_safely
 from kb.records.importer import (
     BATCH_SIZE,
     COMMIT_RECORDS,
@@ -56,11 +65,19 @@ class Command(BaseCommand):
             default=COMMIT_RECORDS,
             help=f"records per transaction (default {COMMIT_RECORDS}; ignored with --atomic)",
         )
+        parser.add_argument(
+            "--no-matcher",
+            action="store_true",
+            help="import only: leave the matcher build to a worker or warm_matcher (the "
+            "first paste compiles it if nobody builds it)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         total = ImportReport(dry_run=options["dry_run"])
         for name in options["files"]:
             total.add(self._import_one(name, options))
+        if changed_records(total.as_json()) and not options["no_matcher"]:
+            publish_matcher_safely()
         if options["json"]:
             self.stdout.write(json.dumps(total.as_json(), ensure_ascii=False))
             return
