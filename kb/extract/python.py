@@ -18,6 +18,7 @@ A message with fewer than `MIN_LITERAL_CHARS` characters of its own text (``"%s:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -34,6 +35,13 @@ MIN_LITERAL_CHARS = 8
 #: How many variants of one message (branches times ``+=`` endings) are kept: past it,
 #: the rest are dropped rather than let one generated function blow up the file's cost.
 MAX_VARIANTS = 32
+
+#: How deep an expression or a block is read: deeper (only generated or hostile code nests
+#: so far) counts as not literal, so no input can exhaust the interpreter's stack.
+MAX_NESTING = 64
+#: How many statements one file's variable following may step through in all: a function
+#: of thousands of statements raising the same variable thousands of times stays linear.
+MAX_FLOW_STEPS = 100_000
 
 _GRAMMAR = tree_sitter_python.language
 
@@ -152,12 +160,13 @@ def sites(path: str, text: str) -> list[Site]:
     # A message variable raised (or logged, then raised) at several places is one site,
     # at its first raise: (function start, variable, template) -> index in ``found``.
     held: dict[tuple[int, str, str], int] = {}
+    budget = _Budget(root.text or b"")
     for _pattern, captured in _ts.matches(_ts.query(_GRAMMAR, _QUERY), root):
         call = captured["call"][0]
         if call.start_byte in seen_calls:
             continue
         seen_calls.add(call.start_byte)
-        for site, variable in _call_sites(path, root, call, captured["callee"][0]):
+        for site, variable in _call_sites(path, root, call, captured["callee"][0], budget):
             if variable is None:
                 found.append(site)
                 continue
@@ -174,7 +183,7 @@ def sites(path: str, text: str) -> list[Site]:
 
 
 def _call_sites(
-    path: str, root: Node, call: Node, callee: Node
+    path: str, root: Node, call: Node, callee: Node, budget: _Budget
 ) -> Iterator[tuple[Site, str | None]]:
     """The sites of one call (several when its message has variants), each with the name
     of the variable the message was held in (``None`` when written in the call)."""
@@ -213,7 +222,7 @@ def _call_sites(
     if code is not None and code.type == "string" and not _is_fstring(code):
         error_code = _string_value(code)
         error_type = ErrorType.ERROR_CODE
-    chosen = _first_message(_Resolver(root, call), candidates)
+    chosen = _first_message(_Resolver(root, call, budget), candidates)
     if chosen is None:
         return
     message, followed, variants = chosen
@@ -293,22 +302,40 @@ def _message_arguments(arguments: Node) -> tuple[list[tuple[Node, bool]], dict[s
     return candidates, keywords
 
 
-def _has_literal(node: Node | None) -> bool:
+def _terms(node: Node) -> list[Node]:
+    """The operands of a chain of ``+`` (``a + b + c`` nests to the left), read without
+    recursion however long the chain."""
+    terms: list[Node] = []
+    while node.type == "binary_operator" and _operator(node) == "+":
+        right = node.child_by_field_name("right")
+        left = node.child_by_field_name("left")
+        if right is None or left is None:
+            break
+        terms.append(right)
+        node = left
+    terms.append(node)
+    terms.reverse()
+    return terms
+
+
+def _has_literal(node: Node | None, depth: int = 0) -> bool:
     """Whether the expression writes a string literal of its own (not inside a call other
     than ``.format`` or gettext)."""
-    if node is None:
+    if node is None or depth >= MAX_NESTING:
         return False
     node = _unwrap(node)
     kind = node.type
+    depth += 1
     if kind in ("string", "concatenated_string"):
         return True
     if kind == "binary_operator":
-        return _has_literal(node.child_by_field_name("left")) or (
-            _operator(node) == "+" and _has_literal(node.child_by_field_name("right"))
-        )
+        if _operator(node) == "+":
+            return any(_has_literal(term, depth) for term in _terms(node))
+        return _operator(node) == "%" and _has_literal(node.child_by_field_name("left"), depth)
     if kind == "conditional_expression":
         return any(
-            _has_literal(child) for child in node.named_children[:1] + node.named_children[2:]
+            _has_literal(child, depth)
+            for child in node.named_children[:1] + node.named_children[2:]
         )
     if kind == "call":
         function = node.child_by_field_name("function")
@@ -318,10 +345,12 @@ def _has_literal(node: Node | None) -> bool:
             function.type == "attribute"
             and text(function.child_by_field_name("attribute")) == "format"
         ):
-            return _has_literal(function.child_by_field_name("object"))
+            return _has_literal(function.child_by_field_name("object"), depth)
         if function.type == "identifier" and text(function) in _GETTEXT:
             args = node.child_by_field_name("arguments")
-            return bool(args and args.named_children and _has_literal(args.named_children[0]))
+            return bool(
+                args and args.named_children and _has_literal(args.named_children[0], depth)
+            )
     return False
 
 
@@ -436,6 +465,14 @@ def _qualified_name(node: Node) -> str:
     return ".".join(reversed(names))
 
 
+def _join(messages: list[_Message]) -> _Message:
+    return _Message(
+        "".join(message.template for message in messages),
+        any(message.percent for message in messages),
+        any(message.braces for message in messages),
+    )
+
+
 def _product(lefts: list[_Message], rights: list[_Message]) -> list[_Message]:
     out: list[_Message] = []
     for left in lefts:
@@ -454,13 +491,36 @@ def _union(*groups: Iterable[_Message]) -> list[_Message]:
     return list(out.values())[:MAX_VARIANTS]
 
 
+class _Budget:
+    """One file's variable following: what it may still spend, and where each name is
+    written (so a statement that never mentions the name costs a binary search)."""
+
+    __slots__ = ("_mentions", "source", "steps")
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.steps = MAX_FLOW_STEPS
+        self._mentions: dict[str, list[int]] = {}
+
+    def mentions(self, name: str, node: Node) -> bool:
+        """Whether ``name`` is written as a word inside ``node``."""
+        positions = self._mentions.get(name)
+        if positions is None:
+            word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+            positions = self._mentions[name] = [m.start() for m in word.finditer(self.source)]
+        at = bisect_left(positions, node.start_byte)
+        return at < len(positions) and positions[at] < node.end_byte
+
+
 class _Resolver:
     """The variants of one call's message, following variables back from the call."""
 
-    def __init__(self, root: Node, call: Node) -> None:
+    def __init__(self, root: Node, call: Node, budget: _Budget) -> None:
         self.root = root
         self.call = call
-        self.depth = 0
+        self.budget = budget
+        self.depth = 0  # names being looked up, one inside another
+        self.nesting = 0  # expressions being read, one inside another
 
     def message(self, node: Node) -> list[_Message]:
         return self.build(node, follow=True, at=self.call) or []
@@ -477,8 +537,22 @@ class _Resolver:
         says whether a bare name is looked up (the message position) or is a hole (a
         part of a concatenation); ``own`` is the value a name had before the assignment
         being read (``msg = msg + "..."``)."""
-        if node is None:
+        if node is None or self.nesting >= MAX_NESTING:
             return None
+        self.nesting += 1
+        try:
+            return self._build(node, follow=follow, at=at, own=own)
+        finally:
+            self.nesting -= 1
+
+    def _build(
+        self,
+        node: Node,
+        *,
+        follow: bool,
+        at: Node,
+        own: tuple[str, list[_Message]] | None,
+    ) -> list[_Message] | None:
         kind = node.type
         if kind == "parenthesized_expression":
             return self.build(
@@ -498,13 +572,16 @@ class _Resolver:
         if kind == "binary_operator":
             operator = _operator(node)
             left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
             if operator == "+":
-                lefts = self.build(left, follow=False, at=at, own=own)
-                rights = self.build(right, follow=False, at=at, own=own)
-                if lefts is None and rights is None:
+                parts = [self.build(term, follow=False, at=at, own=own) for term in _terms(node)]
+                if all(variants is None for variants in parts):
                     return None
-                return _product(lefts or [_HOLE], rights or [_HOLE])
+                if all(variants is None or len(variants) == 1 for variants in parts):
+                    return [_join([variants[0] if variants else _HOLE for variants in parts])]
+                out = [_Message("")]
+                for variants in parts:
+                    out = _product(out, variants or [_HOLE])
+                return out
             if operator == "%":
                 lefts = self.build(left, follow=follow, at=at, own=own)
                 if lefts is None:
@@ -620,10 +697,10 @@ class _Flow:
     def __init__(self, resolver: _Resolver, name: str, target: Node | None) -> None:
         self.resolver = resolver
         self.name = name
-        self.raw = name.encode()
         self.target = target
         self.reached: list[_Message] | None = None
         self.assigned = False
+        self.nesting = 0  # blocks being read, one inside another
         # Every value assigned anywhere on the way, for a name read by a closure.
         self.collected: list[_Message] = []
 
@@ -631,26 +708,45 @@ class _Flow:
         """The state after ``statements`` (``_TERM`` when every path left); sets
         ``reached`` when the target is met on the way."""
         target = self.target
-        for statement in statements:
-            if state is _TERM:
-                return _TERM
-            if (
-                target is not None
-                and statement.start_byte <= target.start_byte < statement.end_byte
-            ):
-                self.reach(statement, state)
-                return _TERM
-            if statement.type in _TERMINATORS:
-                return _TERM
-            if statement.text is None or self.raw not in statement.text:
-                continue
-            state = self.statement(statement, state)
-        return state
+        budget = self.resolver.budget
+        if self.nesting >= MAX_NESTING:
+            return None
+        self.nesting += 1
+        try:
+            for statement in statements:
+                if state is _TERM:
+                    return _TERM
+                budget.steps -= 1
+                if budget.steps < 0:
+                    return None
+                if (
+                    target is not None
+                    and statement.start_byte <= target.start_byte < statement.end_byte
+                ):
+                    self.reach(statement, state)
+                    return _TERM
+                if statement.type in _TERMINATORS:
+                    return _TERM
+                if budget.mentions(self.name, statement):
+                    state = self.statement(statement, state)
+            return state
+        finally:
+            self.nesting -= 1
 
     def reach(self, statement: Node, state: list[_Message] | None) -> None:
         """Follow the one block of ``statement`` that holds the target."""
         target = self.target
         assert target is not None
+        if self.nesting >= MAX_NESTING:
+            self.reached = []
+            return
+        self.nesting += 1
+        try:
+            self._reach(statement, state, target)
+        finally:
+            self.nesting -= 1
+
+    def _reach(self, statement: Node, state: list[_Message] | None, target: Node) -> None:
         for block in _blocks(statement):
             if block.start_byte <= target.start_byte < block.end_byte:
                 if block.type == "block":

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+import pytest
+
+from kb.extract import python
 from kb.extract.python import MIN_LITERAL_CHARS, literal_chars, sites
 from kb.extract.sites import ErrorType, Notation, Severity, Site
 
@@ -539,3 +542,46 @@ def test_a_file_that_does_not_parse_still_gives_the_sites_of_its_whole_statement
         """
     )
     assert [s.template for s in found][:1] == ["The registry is not ready for lookups yet"]
+
+
+def test_hostile_nesting_and_long_chains_never_exhaust_the_stack() -> None:
+    terms = " + ".join(f'"part {index} "' if index % 2 else "value" for index in range(3000))
+    parens = "(" * 2000 + '"deeply parenthesised message"' + ")" * 2000
+    ifs = "".join("    " * depth + "if value:\n" for depth in range(1, 200))
+    source = (
+        f"def chain(value):\n    raise ValueError({terms})\n\n\n"
+        f"def parens(value):\n    raise ValueError({parens})\n\n\n"
+        f"def nested(value):\n    msg = 'A message set before the blocks'\n{ifs}"
+        + "    " * 200
+        + "raise ValueError(msg)\n"
+    )
+    found = sites("lib/pkg/hostile.py", source)
+    assert found[0].template.startswith("{}part 1 {}part 3 {}part 5 ")
+    assert found[0].template.count("{}") == 1500
+    # Past the nesting read, an expression counts as not literal (no site for parens) and
+    # a variable keeps the value it had at the last block read.
+    assert [(site.function, site.line) for site in found[1:]] == [("nested", 210)]
+    assert found[1].template == "A message set before the blocks"
+
+
+def test_variable_following_stops_at_the_file_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    filler = "".join(f"    step_{index} = key + {index}\n" for index in range(10))
+    source = (
+        "".join(
+            f"def lookup_{index}(key):\n    msg = 'No entry number {index} in the registry'\n"
+            + filler
+            + "    raise KeyError(msg)\n\n\n"
+            for index in range(40)
+        )
+        + "def last():\n    raise KeyError('A literal message needs no following')\n"
+    )
+    assert len(sites("lib/pkg/big.py", source)) == 41
+    monkeypatch.setattr(python, "MAX_FLOW_STEPS", 30)
+    # Each lookup steps through the dozen statements before its raise: the budget runs out
+    # after two, the rest of the file's variables are left unfollowed; literals need none.
+    found = sites("lib/pkg/big.py", source)
+    assert [s.template for s in found] == [
+        "No entry number 0 in the registry",
+        "No entry number 1 in the registry",
+        "A literal message needs no following",
+    ]
