@@ -94,7 +94,12 @@ _MESSAGE_KEYWORDS = frozenset(
 #: Variable names read as a message when one is passed in a position other than the first.
 _MESSAGE_NAME = re.compile(r"(^|_)(msg|message|messages|reason|err_?msg|error_?text|text)$")
 # Placeholders of both Python notations, to count the fixed text around them.
-_PLACEHOLDER = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|%(?:\([^()]*\))?[-+ #0-9.*]*[a-zA-Z%]")
+_BRACES = r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}"
+_PLACEHOLDERS = {
+    Notation.PLAIN: re.compile(r"\{\}"),
+    Notation.PYTHON_PERCENT: re.compile(r"\{\}|%(?:\([^()]*\))?[-+ #0-9.*]*[a-zA-Z%]"),
+    Notation.PYTHON_FORMAT: re.compile(_BRACES + r"|%(?:\([^()]*\))?[-+ #0-9.*]*[a-zA-Z%]"),
+}
 _ESCAPE = re.compile(
     r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\})"
 )
@@ -119,9 +124,10 @@ _TERMINATORS = frozenset(
 text = _ts.text
 
 
-def literal_chars(template: str) -> int:
-    """How many characters of ``template`` are its own text, placeholders left out."""
-    return len(_PLACEHOLDER.sub("", template))
+def literal_chars(template: str, notation: Notation = Notation.PYTHON_FORMAT) -> int:
+    """How many characters of ``template`` are its own text, the placeholders of its
+    ``notation`` and the whitespace around them left out."""
+    return len(_PLACEHOLDERS[notation].sub("", template).strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +199,7 @@ def _call_sites(
     log = _LOG_METHOD.match(name)
     severity = Severity.ERROR
     error_class: str | None = None
-    percent_args = False
+    logged = False
     if _RESPONSE.search(name):
         return  # an HTTP response's body is a page, not a message
     if raised or cls is not None:
@@ -210,7 +216,7 @@ def _call_sites(
     elif log is not None and _LOGGER.search(log.group(1).rsplit(".", 1)[-1]):
         error_type = ErrorType.LOG
         severity = Severity.WARNING if log.group(2) in ("warning", "warn") else Severity.ERROR
-        percent_args = True
+        logged = True
     else:
         return
     arguments = call.child_by_field_name("arguments")
@@ -222,12 +228,13 @@ def _call_sites(
     if code is not None and code.type == "string" and not _is_fstring(code):
         error_code = _string_value(code)
         error_type = ErrorType.ERROR_CODE
-    chosen = _first_message(_Resolver(root, call, budget), candidates)
+    chosen = _first_message(
+        _Resolver(root, call, budget), candidates, logged=logged, params="params" in keywords
+    )
     if chosen is None:
         return
-    message, followed, variants = chosen
+    message, variants = chosen
     variable = _held_in(message)
-    percent = (percent_args and followed) or "params" in keywords
     line = (call.parent if raised and call.parent is not None else call).start_point.row + 1
     function = _qualified_name(call)
     for variant in variants:
@@ -237,7 +244,7 @@ def _call_sites(
                 line=line,
                 end_line=call.end_point.row + 1,
                 template=variant.template,
-                notation=replace(variant, percent=variant.percent or percent).notation,
+                notation=variant.notation,
                 error_type=error_type,
                 severity=severity,
                 error_class=error_class,
@@ -250,17 +257,21 @@ def _call_sites(
 
 
 def _first_message(
-    resolver: _Resolver, candidates: list[tuple[Node, bool]]
-) -> tuple[Node, bool, list[_Message]] | None:
-    """The first candidate argument with a message long enough to keep, and its variants."""
+    resolver: _Resolver, candidates: list[tuple[Node, bool]], *, logged: bool, params: bool
+) -> tuple[Node, list[_Message]] | None:
+    """The first candidate argument with a message long enough to keep, and its variants.
+    A logger fills ``%`` placeholders when values follow the message, Django's
+    ``ValidationError`` when it has ``params``."""
     for message, followed in candidates:
-        variants = [
-            variant
-            for variant in resolver.message(message)
-            if literal_chars(variant.template) >= MIN_LITERAL_CHARS
-        ]
+        percent = (logged and followed) or params
+        variants = []
+        for variant in resolver.message(message):
+            if percent and not variant.percent:
+                variant = replace(variant, percent=True)
+            if literal_chars(variant.template, variant.notation) >= MIN_LITERAL_CHARS:
+                variants.append(variant)
         if variants:
-            return message, followed, variants
+            return message, variants
     return None
 
 
@@ -835,7 +846,11 @@ class _Flow:
             return value
         if node.type == "augmented_assignment":
             left = node.child_by_field_name("left")
-            if left is None or text(left) != self.name or _operator(node) != "+=":
+            if left is None or text(left) != self.name:
+                return state
+            if _operator(node) == "%=":  # message %= (values): the same text, now filled
+                return [replace(message, percent=True) for message in state] if state else state
+            if _operator(node) != "+=":
                 return state
             self.assigned = True
             added = self.resolver.build(node.child_by_field_name("right"), follow=False, at=node)

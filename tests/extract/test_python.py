@@ -325,6 +325,10 @@ def test_branches_give_a_variant_each_and_a_branch_that_returns_gives_none() -> 
     found = extract(
         """
         def check(self, fields, strict):
+            if self.frozen:
+                message = "Unknown field(s) (%s) specified for %s"
+                message %= (", ".join(fields), self.model.__name__)
+                raise FieldError(message)
             if not fields:
                 msg = "No fields were given to the form class"
                 return None
@@ -340,10 +344,11 @@ def test_branches_give_a_variant_each_and_a_branch_that_returns_gives_none() -> 
             raise FieldError(msg)
         """
     )
-    assert [(s.template, s.line, s.error_type) for s in found] == [
-        ("Unknown field(s) (%s) specified for the model", 14, ErrorType.EXCEPTION),
-        ("Partial form for %s may not name fields", 14, ErrorType.EXCEPTION),
-        ("Fields %s need an explicit widget and %s", 14, ErrorType.EXCEPTION),
+    assert [(s.template, s.line, s.notation) for s in found] == [
+        ("Unknown field(s) (%s) specified for %s", 5, Notation.PYTHON_PERCENT),
+        ("Unknown field(s) (%s) specified for the model", 18, Notation.PYTHON_PERCENT),
+        ("Partial form for %s may not name fields", 18, Notation.PYTHON_PERCENT),
+        ("Fields %s need an explicit widget and %s", 18, Notation.PYTHON_PERCENT),
     ]
 
 
@@ -486,8 +491,11 @@ def test_messages_with_no_fixed_words_give_no_site() -> None:
 
 def test_sites_with_fewer_than_eight_literal_characters_are_dropped() -> None:
     assert MIN_LITERAL_CHARS == 8
-    assert literal_chars("bad %s") == 4
-    assert literal_chars("%s has no %s.") == 9
+    assert literal_chars("bad %s", Notation.PYTHON_PERCENT) == 3
+    assert literal_chars("100% sure", Notation.PLAIN) == 9
+    assert literal_chars("100% sure", Notation.PYTHON_PERCENT) == 6
+    assert literal_chars("%s has no %s.", Notation.PYTHON_PERCENT) == 8
+    assert literal_chars(" %s: no value ", Notation.PYTHON_PERCENT) == 10
     assert templates(
         """
         def short(a, b):
@@ -495,6 +503,7 @@ def test_sites_with_fewer_than_eight_literal_characters_are_dropped() -> None:
             raise ValueError("1234567{}".format(b))
             raise ValueError("12345678{}".format(b))
             raise ValueError("%s has no %s." % (a, b))
+            raise ValueError("  %s has no  " % a)
         """
     ) == ["12345678{}", "%s has no %s."]
 
