@@ -68,7 +68,9 @@ _CLASS = re.compile(r"(?:^|\.)([A-Za-z0-9_]*[A-Za-z0-9]_?(?:Error|Exception|Warn
 _LOG_METHOD = re.compile(r"^(.*)\.(error|exception|critical|fatal|warning|warn)$")
 _RESPONSE = re.compile(r"(?:^|\.)HttpResponse\w*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_LOGGER = re.compile(r"log", re.IGNORECASE)
+# The receiver of a logger call, by its last name: ``logger``, ``log``, ``_log``, ``logging``,
+# ``self.logger``, ``pool_logger``, ``LOG`` (not ``dialog`` or ``catalog``).
+_LOGGER = re.compile(r"(^|_)log(ger|ging)?(_|$)|logger$", re.IGNORECASE)
 _WARN = re.compile(r"^(?:(?:warnings|util|langhelpers)\.)?_?warn(?:_[a-z_]+)?$")
 _GETTEXT = frozenset(
     {

@@ -210,6 +210,7 @@ def test_logger_calls_at_error_and_warning_levels_with_percent_arguments() -> No
                 logger.exception("Error calling %s in on_commit()", connection)
                 self.logger.critical("The pool %s is disposed of", self)
                 self.errors.error("Not a logger, only a method named error")
+                self.dialog.warning("A dialog box is not a logger either")
         """
     )
     assert [(s.template, s.error_type, s.severity, s.line, s.function) for s in found] == [
