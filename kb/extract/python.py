@@ -215,6 +215,8 @@ def _call_sites(
     elif _WARN.match(name):
         error_type = ErrorType.LOG
         severity = Severity.WARNING
+        # SQLAlchemy's warn_limited(msg, args) fills the message with % itself.
+        logged = name.endswith("_limited")
     elif log is not None and _LOGGER.search(log.group(1).rsplit(".", 1)[-1]):
         error_type = ErrorType.LOG
         severity = Severity.WARNING if log.group(2) in ("warning", "warn") else Severity.ERROR

@@ -250,6 +250,11 @@ def test_warnings_warn_and_sqlalchemy_util_warn_with_a_code() -> None:
                 code="sqmp",
             )
             warn("At least one scoped session is already present.")
+            util.warn_limited(
+                "Flushing object %s with incompatible polymorphic identity %r",
+                (url, pool),
+            )
+            util.warn("Not formatted: 100%s literal", pool)
         """
     )
     assert [(s.template, s.error_type, s.severity, s.error_code) for s in found] == [
@@ -267,7 +272,15 @@ def test_warnings_warn_and_sqlalchemy_util_warn_with_a_code() -> None:
             "sqmp",
         ),
         ("At least one scoped session is already present.", ErrorType.LOG, Severity.WARNING, None),
+        (
+            "Flushing object %s with incompatible polymorphic identity %r",
+            ErrorType.LOG,
+            Severity.WARNING,
+            None,
+        ),
+        ("Not formatted: 100%s literal", ErrorType.LOG, Severity.WARNING, None),
     ]
+    assert [s.notation for s in found[3:]] == [Notation.PYTHON_PERCENT, Notation.PLAIN]
 
 
 def test_an_error_code_makes_the_kind_error_code() -> None:
