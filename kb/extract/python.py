@@ -18,6 +18,7 @@ A message with fewer than `MIN_LITERAL_CHARS` characters of its own text (``"%s:
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -123,7 +124,7 @@ _TERMINATORS = frozenset(
     {"return_statement", "raise_statement", "continue_statement", "break_statement"}
 )
 
-text = _ts.text
+node_text = _ts.text
 
 
 def literal_chars(template: str, notation: Notation = Notation.PYTHON_FORMAT) -> int:
@@ -195,7 +196,7 @@ def _call_sites(
 ) -> Iterator[tuple[Site, str | None]]:
     """The sites of one call (several when its message has variants), each with the name
     of the variable the message was held in (``None`` when written in the call)."""
-    name = text(callee)
+    name = node_text(callee)
     raised = call.parent is not None and call.parent.type == "raise_statement"
     cls = _CLASS.search(name)
     log = _LOG_METHOD.match(name)
@@ -288,7 +289,7 @@ def _held_in(message: Node) -> str | None:
         function = inner.child_by_field_name("function")
         if function is not None and function.type == "attribute":
             inner = _unwrap(function.child_by_field_name("object"))
-    return text(inner) if inner.type == "identifier" else None
+    return node_text(inner) if inner.type == "identifier" else None
 
 
 def _message_arguments(arguments: Node) -> tuple[list[tuple[Node, bool]], dict[str, Node]]:
@@ -303,7 +304,7 @@ def _message_arguments(arguments: Node) -> tuple[list[tuple[Node, bool]], dict[s
             key = child.child_by_field_name("name")
             value = child.child_by_field_name("value")
             if key is not None and value is not None:
-                keywords[text(key)] = value
+                keywords[node_text(key)] = value
         elif child.type not in ("comment", "list_splat", "dictionary_splat"):
             positional.append(child)
     candidates: list[tuple[Node, bool]] = []
@@ -358,10 +359,10 @@ def _has_literal(node: Node | None, depth: int = 0) -> bool:
             return False
         if (
             function.type == "attribute"
-            and text(function.child_by_field_name("attribute")) == "format"
+            and node_text(function.child_by_field_name("attribute")) == "format"
         ):
             return _has_literal(function.child_by_field_name("object"), depth)
-        if function.type == "identifier" and text(function) in _GETTEXT:
+        if function.type == "identifier" and node_text(function) in _GETTEXT:
             args = node.child_by_field_name("arguments")
             return bool(
                 args and args.named_children and _has_literal(args.named_children[0], depth)
@@ -382,7 +383,7 @@ def _followable(node: Node) -> bool:
         return (
             function is not None
             and function.type == "attribute"
-            and text(function.child_by_field_name("attribute")) == "format"
+            and node_text(function.child_by_field_name("attribute")) == "format"
             and _unwrap(function.child_by_field_name("object")).type == "identifier"
         )
     return False
@@ -390,7 +391,7 @@ def _followable(node: Node) -> bool:
 
 def _reads_as_message(node: Node) -> bool:
     node = _unwrap(node)
-    return node.type == "identifier" and _MESSAGE_NAME.search(text(node)) is not None
+    return node.type == "identifier" and _MESSAGE_NAME.search(node_text(node)) is not None
 
 
 def _unwrap(node: Node | None) -> Node:
@@ -402,12 +403,12 @@ def _unwrap(node: Node | None) -> Node:
 
 def _operator(node: Node) -> str:
     operator = node.child_by_field_name("operator")
-    return text(operator)
+    return node_text(operator)
 
 
 def _is_fstring(node: Node) -> bool:
     start = node.child(0)
-    return start is not None and "f" in text(start).lower()
+    return start is not None and "f" in node_text(start).lower()
 
 
 def _string_value(node: Node) -> str:
@@ -418,7 +419,7 @@ def _string_value(node: Node) -> str:
 def _string(node: Node) -> list[_Message]:
     """One string literal, as a template: an f-string's fields kept as written."""
     start = node.child(0)
-    prefix = text(start).lower() if start is not None else ""
+    prefix = node_text(start).lower() if start is not None else ""
     raw = "r" in prefix
     fstring = "f" in prefix or "t" in prefix
     parts: list[str] = []
@@ -426,9 +427,9 @@ def _string(node: Node) -> list[_Message]:
     for child in node.children:
         kind = child.type
         if kind == "string_content":
-            parts.append(_decode(text(child), raw))
+            parts.append(_decode(node_text(child), raw))
         elif kind == "interpolation":
-            parts.append(text(child))
+            parts.append(node_text(child))
             braces = True
     value = "".join(parts)
     if fstring and not braces:
@@ -444,20 +445,22 @@ def _decode(content: str, raw: bool) -> str:
 
 
 def _unescape(match: re.Match[str]) -> str:
+    """The character an escape stands for; an escape Python would refuse (past the last
+    code point, an unknown name) or one no database text column holds (NUL, a lone
+    surrogate) stays as written."""
     body = match.group(1)
     simple = _SIMPLE_ESCAPES.get(body)
     if simple is not None:
         return simple
-    if body[0] in "xuU":
-        return chr(int(body[1:], 16))
     if body[0] == "N":
-        import unicodedata
-
         try:
             return unicodedata.lookup(body[2:-1])
         except KeyError:
             return match.group(0)
-    return chr(int(body, 8))
+    point = int(body[1:], 16) if body[0] in "xuU" else int(body, 8)
+    if point == 0 or 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:
+        return match.group(0)
+    return chr(point)
 
 
 def _enclosing_function(node: Node) -> Node | None:
@@ -475,7 +478,7 @@ def _qualified_name(node: Node) -> str:
     parent = node.parent
     while parent is not None:
         if parent.type in _FUNCTIONS:
-            names.append(text(parent.child_by_field_name("name")))
+            names.append(node_text(parent.child_by_field_name("name")))
         parent = parent.parent
     return ".".join(reversed(names))
 
@@ -619,7 +622,7 @@ class _Resolver:
         if kind == "call":
             return self.build_call(node, follow=follow, at=at, own=own)
         if kind == "identifier":
-            name = text(node)
+            name = node_text(node)
             if own is not None and name == own[0]:
                 return own[1]
             if follow:
@@ -635,7 +638,7 @@ class _Resolver:
         if function is None or arguments is None:
             return None
         if function.type == "attribute":
-            if text(function.child_by_field_name("attribute")) != "format":
+            if node_text(function.child_by_field_name("attribute")) != "format":
                 return None
             inner = self.build(
                 function.child_by_field_name("object"), follow=follow, at=at, own=own
@@ -643,14 +646,14 @@ class _Resolver:
             if inner is None:
                 return None
             return [replace(message, braces=True) for message in inner]
-        if function.type == "identifier" and text(function) in _GETTEXT:
+        if function.type == "identifier" and node_text(function) in _GETTEXT:
             args = [a for a in arguments.named_children if a.type != "keyword_argument"]
             if not args:
                 return None
             # pgettext(context, message): the message is the second argument.
             first = (
                 args[1]
-                if text(function).startswith(("pgettext", "npgettext")) and len(args) > 1
+                if node_text(function).startswith(("pgettext", "npgettext")) and len(args) > 1
                 else args[0]
             )
             return self.build(first, follow=follow, at=at, own=own)
@@ -695,7 +698,7 @@ def _binds_parameter(function: Node, name: str) -> bool:
         )
         if target is None and parameter.named_children:
             target = parameter.named_children[0]
-        if target is not None and text(target) == name:
+        if target is not None and node_text(target) == name:
             return True
     return False
 
@@ -836,7 +839,7 @@ class _Flow:
         if node.type == "assignment":
             left = node.child_by_field_name("left")
             right = node.child_by_field_name("right")
-            if left is None or text(left) != self.name:
+            if left is None or node_text(left) != self.name:
                 return state
             self.assigned = True
             if right is None:
@@ -850,7 +853,7 @@ class _Flow:
             return value
         if node.type == "augmented_assignment":
             left = node.child_by_field_name("left")
-            if left is None or text(left) != self.name:
+            if left is None or node_text(left) != self.name:
                 return state
             if _operator(node) == "%=":  # message %= (values): the same text, now filled
                 return [replace(message, percent=True) for message in state] if state else state

@@ -608,3 +608,16 @@ def test_variable_following_stops_at_the_file_budget(monkeypatch: pytest.MonkeyP
         "No entry number 1 in the registry",
         "A literal message needs no following",
     ]
+
+
+def test_escapes_python_would_refuse_or_a_database_cannot_hold_stay_as_written() -> None:
+    assert templates(
+        r"""
+        def decode(value):
+            raise ValueError("Tab\there, e\u0301 and \N{BULLET} decoded; \x41 too")
+            raise ValueError("Kept: \UFFFFFFFF, \ud800, \0 and \N{NO SUCH NAME}")
+        """
+    ) == [
+        "Tab\there, e\u0301 and \N{BULLET} decoded; A too",
+        r"Kept: \UFFFFFFFF, \ud800, \0 and \N{NO SUCH NAME}",
+    ]
