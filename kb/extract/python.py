@@ -513,12 +513,14 @@ class _Budget:
     """One file's variable following: what it may still spend, and where each name is
     written (so a statement that never mentions the name costs a binary search)."""
 
-    __slots__ = ("_mentions", "source", "steps")
+    __slots__ = ("_mentions", "settled", "source", "steps")
 
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.steps = MAX_FLOW_STEPS
         self._mentions: dict[str, list[int]] = {}
+        # What a name holds in a scope whatever reads it: (scope start, name) -> values.
+        self.settled: dict[tuple[int, str], list[_Message] | None] = {}
 
     def mentions(self, name: str, node: Node) -> bool:
         """Whether ``name`` is written as a word inside ``node``."""
@@ -668,24 +670,43 @@ class _Resolver:
         self.depth += 1
         try:
             scope = _enclosing_function(at)
-            innermost = True
-            while scope is not None:
+            if scope is not None:
                 body = scope.child_by_field_name("body")
                 if body is not None:
-                    flow = _Flow(self, name, at if innermost else None)
+                    flow = _Flow(self, name, at)
                     flow.run(body.named_children, None)
                     if flow.assigned:
-                        values = flow.reached if innermost else flow.collected
-                        return _union(values) if values else None
+                        return _union(flow.reached) if flow.reached else None
                 if _binds_parameter(scope, name):
                     return None
-                innermost = False
                 scope = _enclosing_function(scope)
-            flow = _Flow(self, name, None)
-            flow.run(self.root.named_children, None)
-            return _union(flow.collected) if flow.collected else None
+            return self.anywhere(name, scope)
         finally:
             self.depth -= 1
+
+    def anywhere(self, name: str, scope: Node | None) -> list[_Message] | None:
+        """Every value ``name`` is given in ``scope`` (the module for ``None``), else in the
+        scopes around it; the same for every read, so kept once per file."""
+        key = (scope.start_byte if scope is not None else -1, name)
+        settled = self.budget.settled
+        if key in settled:
+            return settled[key]
+        values: list[_Message] | None = None
+        if scope is None:
+            flow = _Flow(self, name, None)
+            flow.run(self.root.named_children, None)
+            values = _union(flow.collected) if flow.collected else None
+        else:
+            body = scope.child_by_field_name("body")
+            flow = _Flow(self, name, None)
+            if body is not None:
+                flow.run(body.named_children, None)
+            if flow.assigned:
+                values = _union(flow.collected) if flow.collected else None
+            elif not _binds_parameter(scope, name):
+                values = self.anywhere(name, _enclosing_function(scope))
+        settled[key] = values
+        return values
 
 
 def _binds_parameter(function: Node, name: str) -> bool:

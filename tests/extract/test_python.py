@@ -625,3 +625,20 @@ def test_escapes_python_would_refuse_or_a_database_cannot_hold_stay_as_written()
     assert templates(
         'raise ValueError("A raw \x00 byte in the file")\nraise ValueError("The next line is read")'
     ) == ["The next line is read"]
+
+
+def test_a_module_constant_read_by_many_functions_is_looked_up_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = "".join(
+        f"def get_{index}(key):\n    raise KeyError(NOT_FOUND % key)\n\n\n" for index in range(40)
+    )
+    source += "NOT_FOUND = 'No entry named %r in the registry'\n"
+    # The module's statements are stepped through once, not once per function: the 40
+    # reads fit a budget far smaller than 40 walks of the module.
+    monkeypatch.setattr(python, "MAX_FLOW_STEPS", 100)
+    found = sites("lib/pkg/registry.py", source)
+    assert len(found) == 40
+    assert {(s.template, s.notation) for s in found} == {
+        ("No entry named %r in the registry", Notation.PYTHON_PERCENT)
+    }
