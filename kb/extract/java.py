@@ -76,7 +76,9 @@ _BODIES = frozenset(
 )
 
 #: Names of local variables that hold a message (followed back to their assignments).
-_MESSAGE_NAME = re.compile(r"(?i)(msg|message|err|error|str|format|reason|description|details?)$")
+_MESSAGE_NAME = re.compile(
+    r"(?i)msg|message|err|reason|description|detail|^str$|string$|format$|text$"
+)
 #: Logger receivers: ``log``, ``LOG``, ``logger``, ``this.log``, ``stateChangeLogger``.
 _LOGGER = re.compile(r"(?i)log(ger)?$")
 #: How deep a variable or constant is followed through others (``a = b; b = A``).
@@ -201,6 +203,10 @@ class _Render:
         value = self.file.constants().get(name) if self.constants else None
         if value is None or _inside(node, value) or self.depth > _MAX_DEPTH:
             return [(HOLE,)]
+        if self.variable is None:  # logged and then thrown: one site, like a variable
+            scope = self.scope_of()
+            self.variable = name
+            self.scope = scope.start_byte if scope is not None else -1
         self.depth += 1
         try:
             return self.top(value)
@@ -515,9 +521,9 @@ def _first_use(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
-def sites(path: str, text_: str) -> list[Site]:
+def sites(path: str, source: str) -> list[Site]:
     """Every error site of one Java file, in source order."""
-    file = _File(path, _jvm.parse("java", text_.encode("utf-8")))
+    file = _File(path, _jvm.parse("java", source.encode("utf-8")))
     result: list[Site] = []
     for candidate in _first_use(_candidates(file)):
         placeholder = _PLACEHOLDERS.get(candidate.message.notation)

@@ -69,7 +69,9 @@ _SCOPES = {
 }
 _BODIES = frozenset({"function_definition", "lambda_expression", "template_body"})
 
-_MESSAGE_NAME = re.compile(r"(?i)(msg|message|err|error|str|format|reason|description|details?)$")
+_MESSAGE_NAME = re.compile(
+    r"(?i)msg|message|err|reason|description|detail|^str$|string$|format$|text$"
+)
 _LOGGER = re.compile(r"(?i)log(ger)?$")
 _LOG_SEVERITY = {"error": Severity.ERROR, "warn": Severity.WARNING, "fatal": Severity.FATAL}
 #: Predef checks and the prefix their exception's message is printed with.
@@ -177,6 +179,10 @@ class _Render:
         value = self.file.constants().get(name) if self.constants else None
         if value is None or _inside(node, value) or self.depth > _MAX_DEPTH:
             return [(HOLE,)]
+        if self.variable is None:  # logged and then thrown: one site, like a variable
+            scope = self.scope_of()
+            self.variable = name
+            self.scope = scope.start_byte if scope is not None else -1
         self.depth += 1
         try:
             return self.top(value)
@@ -452,9 +458,9 @@ def _first_use(candidates: list[_Candidate]) -> list[_Candidate]:
     return kept
 
 
-def sites(path: str, text_: str) -> list[Site]:
+def sites(path: str, source: str) -> list[Site]:
     """Every error site of one Scala file, in source order."""
-    file = _File(_jvm.parse("scala", text_.encode("utf-8")))
+    file = _File(_jvm.parse("scala", source.encode("utf-8")))
     result: list[Site] = []
     for candidate in _first_use(_candidates(file)):
         placeholder = _PLACEHOLDERS.get(candidate.message.notation)

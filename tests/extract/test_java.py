@@ -329,6 +329,32 @@ def test_a_message_variable_only_logged_is_a_log_site() -> None:
     ]
 
 
+def test_a_constant_logged_then_thrown_is_one_site_at_the_throw() -> None:
+    source = textwrap.dedent(
+        """\
+        class TopicManager {
+            static final String INTERRUPTED = "Thread got interrupted while creating topics";
+            void create() {
+                try {
+                    future.get();
+                } catch (InterruptedException e) {
+                    log.error(INTERRUPTED, e);
+                    throw new IllegalStateException(INTERRUPTED, e);
+                }
+            }
+            void delete() {
+                log.error(INTERRUPTED);
+            }
+        }
+        """
+    )
+    found = java.sites("TopicManager.java", source)
+    assert [(site.line, site.error_type, site.function) for site in found] == [
+        (8, ErrorType.EXCEPTION, "TopicManager.create"),
+        (12, ErrorType.LOG, "TopicManager.delete"),
+    ]
+
+
 def test_overloads_each_keep_their_variable_site() -> None:
     source = textwrap.dedent(
         """\
