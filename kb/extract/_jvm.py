@@ -16,6 +16,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 __all__ = [
     "HOLE",
+    "MAX_NESTING",
     "MIN_LITERAL",
     "Part",
     "Variant",
@@ -24,6 +25,7 @@ __all__ = [
     "language",
     "literal_length",
     "matches",
+    "operands",
     "parse",
     "template_of",
     "text",
@@ -50,6 +52,9 @@ MIN_LITERAL = 8
 #: assigned in many branches) is cut: the first ones are kept, the rest add nothing a
 #: person would paste that the first ones do not show.
 MAX_VARIANTS = 8
+#: How deep a message expression is read (parentheses, conditionals, calls, variables):
+#: past it the part is a hole, so hostile nesting cannot exhaust Python's stack.
+MAX_NESTING = 48
 
 _ESCAPE = re.compile(r"\\(u+[0-9a-fA-F]{4}|[0-7]{1,3}|.)", re.DOTALL)
 _SIMPLE_ESCAPES = {
@@ -122,6 +127,22 @@ def text(node: Node | None) -> str:
 def concat(left: list[Variant], right: list[Variant]) -> list[Variant]:
     """Every variant of ``left`` followed by every variant of ``right`` (bounded)."""
     return [a + b for a in left for b in right][:MAX_VARIANTS]
+
+
+def operands(node: Node, is_plus: Callable[[Node], bool]) -> list[Node]:
+    """The operands of a ``+`` chain, left to right, read without recursion: a generated
+    file may concatenate thousands of literals, nested as deep."""
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if is_plus(current):
+            left = current.child_by_field_name("left")
+            right = current.child_by_field_name("right")
+            stack.extend(child for child in (right, left) if child is not None)
+        else:
+            found.append(current)
+    return found
 
 
 def template_of(variant: Variant) -> str:

@@ -148,6 +148,25 @@ class _File:
     path: str
     root: Node
     _constants: dict[str, Node] | None = field(default=None)
+    _assignments: dict[tuple[int, int], dict[str, list[tuple[Node, bool]]]] = field(
+        default_factory=dict
+    )
+
+    def assignments(self, scope: Node) -> dict[str, list[tuple[Node, bool]]]:
+        """The values given to each local name in ``scope``, in source order, each with
+        whether it is a plain ``=`` (not ``+=``); read once per method."""
+        key = (scope.start_byte, scope.end_byte)
+        found = self._assignments.get(key)
+        if found is None:
+            found = {}
+            for _, capture in _jvm.matches("java", _ASSIGNMENTS, scope):
+                assign = capture.get("assign")
+                plain = not assign or text(assign[0].child_by_field_name("operator")) == "="
+                found.setdefault(text(capture["name"][0]), []).append((capture["value"][0], plain))
+            for values in found.values():
+                values.sort(key=lambda pair: pair[0].start_byte)
+            self._assignments[key] = found
+        return found
 
     def constants(self) -> dict[str, Node]:
         """The file's ``final`` fields by name (their initialisers), read once."""
@@ -170,9 +189,19 @@ class _Render:
         self.variable: str | None = None
         self.scope = -1
         self.depth = 0
+        self.nesting = 0
 
     def top(self, node: Node) -> list[Variant]:
         """The variants of a whole argument (or a whole assignment's value)."""
+        if self.nesting > _jvm.MAX_NESTING:
+            return [(HOLE,)]
+        self.nesting += 1
+        try:
+            return self._top(node)
+        finally:
+            self.nesting -= 1
+
+    def _top(self, node: Node) -> list[Variant]:
         kind = node.type
         if kind == "ternary_expression":
             variants: list[Variant] = []
@@ -215,15 +244,23 @@ class _Render:
 
     def part(self, node: Node) -> list[Variant]:
         """The variants of a part of a concatenation."""
+        if self.nesting > _jvm.MAX_NESTING:
+            return [(HOLE,)]
+        self.nesting += 1
+        try:
+            return self._part(node)
+        finally:
+            self.nesting -= 1
+
+    def _part(self, node: Node) -> list[Variant]:
         kind = node.type
         if kind == "string_literal":
             return [(_string(node),)]
-        if kind == "binary_expression" and text(node.child_by_field_name("operator")) == "+":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            if left is None or right is None:
-                return [(HOLE,)]
-            return _jvm.concat(self.part(left), self.part(right))
+        if _is_plus(node):
+            variants: list[Variant] = [()]
+            for operand in _jvm.operands(node, _is_plus):
+                variants = _jvm.concat(variants, self.part(operand))
+            return variants
         if kind == "parenthesized_expression" and node.named_child_count == 1:
             inner = self.part(node.named_children[0])
             if any(isinstance(p, str) for v in inner for p in v):
@@ -273,22 +310,23 @@ class _Render:
         if scope is None or self.depth > _MAX_DEPTH:
             return []
         self.depth += 1
-        variants: list[Variant] = []
-        for _, capture in _jvm.matches("java", _ASSIGNMENTS, scope):
-            if text(capture["name"][0]) != name:
-                continue
-            value = capture["value"][0]
-            if value.start_byte >= self.site.start_byte:
-                continue
-            assign = capture.get("assign")
-            if assign and text(assign[0].child_by_field_name("operator")) != "=":
-                self.depth -= 1
-                return []
-            if _abandoned(value, self.site):
-                continue
-            variants.extend(self.top(value))
-        self.depth -= 1
-        return [v for v in variants if v != (HOLE,)][: _jvm.MAX_VARIANTS]
+        try:
+            variants: list[Variant] = []
+            for value, plain in self.file.assignments(scope).get(name, ()):
+                if value.start_byte >= self.site.start_byte:
+                    continue
+                if not plain:
+                    return []  # built with +=: not followed
+                if _abandoned(value, self.site):
+                    continue
+                variants.extend(self.top(value))
+            return [v for v in variants if v != (HOLE,)][: _jvm.MAX_VARIANTS]
+        finally:
+            self.depth -= 1
+
+
+def _is_plus(node: Node) -> bool:
+    return node.type == "binary_expression" and text(node.child_by_field_name("operator")) == "+"
 
 
 def _inside(node: Node, ancestor: Node) -> bool:

@@ -106,6 +106,25 @@ class _Message:
 class _File:
     root: Node
     _constants: dict[str, Node] | None = field(default=None)
+    _assignments: dict[tuple[int, int], dict[str, list[tuple[Node, bool]]]] = field(
+        default_factory=dict
+    )
+
+    def assignments(self, scope: Node) -> dict[str, list[tuple[Node, bool]]]:
+        """The values given to each local name in ``scope``, in source order, each with
+        whether it is a plain assignment (not ``+=``); read once per function."""
+        key = (scope.start_byte, scope.end_byte)
+        found = self._assignments.get(key)
+        if found is None:
+            found = {}
+            for _, capture in _jvm.matches("scala", _ASSIGNMENTS, scope):
+                found.setdefault(text(capture["name"][0]), []).append(
+                    (capture["value"][0], "op" not in capture)
+                )
+            for values in found.values():
+                values.sort(key=lambda pair: pair[0].start_byte)
+            self._assignments[key] = found
+        return found
 
     def constants(self) -> dict[str, Node]:
         """The ``val``s of the file's objects, classes and traits by name, read once."""
@@ -114,6 +133,10 @@ class _File:
             for _, capture in _jvm.matches("scala", _CONSTANTS, self.root):
                 self._constants.setdefault(text(capture["name"][0]), capture["value"][0])
         return self._constants
+
+
+def _is_plus(node: Node) -> bool:
+    return node.type == "infix_expression" and text(node.child_by_field_name("operator")) == "+"
 
 
 def _inside(node: Node, ancestor: Node) -> bool:
@@ -140,8 +163,19 @@ class _Render:
         self.variable: str | None = None
         self.scope = -1
         self.depth = 0
+        self.nesting = 0
 
     def top(self, node: Node) -> list[Variant]:
+        """The variants of a whole argument (or a whole assignment's value)."""
+        if self.nesting > _jvm.MAX_NESTING:
+            return [(HOLE,)]
+        self.nesting += 1
+        try:
+            return self._top(node)
+        finally:
+            self.nesting -= 1
+
+    def _top(self, node: Node) -> list[Variant]:
         kind = node.type
         if kind == "if_expression":
             variants: list[Variant] = []
@@ -190,17 +224,26 @@ class _Render:
             self.depth -= 1
 
     def part(self, node: Node) -> list[Variant]:
+        """The variants of a part of a concatenation."""
+        if self.nesting > _jvm.MAX_NESTING:
+            return [(HOLE,)]
+        self.nesting += 1
+        try:
+            return self._part(node)
+        finally:
+            self.nesting -= 1
+
+    def _part(self, node: Node) -> list[Variant]:
         kind = node.type
         if kind == "string":
             return [(_string(node),)]
         if kind == "interpolated_string_expression":
             return [(self.interpolated(node),)]
-        if kind == "infix_expression" and text(node.child_by_field_name("operator")) == "+":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            if left is None or right is None:
-                return [(HOLE,)]
-            return _jvm.concat(self.part(left), self.part(right))
+        if _is_plus(node):
+            variants: list[Variant] = [()]
+            for operand in _jvm.operands(node, _is_plus):
+                variants = _jvm.concat(variants, self.part(operand))
+            return variants
         if kind == "parenthesized_expression" and node.named_child_count == 1:
             inner = self.part(node.named_children[0])
             if any(isinstance(p, str) for v in inner for p in v):
@@ -268,13 +311,10 @@ class _Render:
         self.depth += 1
         try:
             variants: list[Variant] = []
-            for _, capture in _jvm.matches("scala", _ASSIGNMENTS, scope):
-                if text(capture["name"][0]) != name:
-                    continue
-                value = capture["value"][0]
+            for value, plain in self.file.assignments(scope).get(name, ()):
                 if value.start_byte >= self.site.start_byte:
                     continue
-                if "op" in capture:
+                if not plain:
                     return []  # built with +=: not followed
                 variants.extend(self.top(value))
             return [v for v in variants if v != (HOLE,)][: _jvm.MAX_VARIANTS]

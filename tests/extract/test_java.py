@@ -379,3 +379,17 @@ def test_extract_file_dispatches_java_and_reads_broken_source() -> None:
     assert [(site.path, site.template) for site in found] == [
         ("src/main/java/A.java", "Broken but readable {}")
     ]
+
+
+def test_a_generated_concatenation_and_hostile_nesting_are_read_without_recursion() -> None:
+    terms = " + ".join(f'"part{n} " + v{n}' for n in range(3000))
+    nested = "(" * 5000 + '"Deeply nested message"' + ")" * 5000
+    source = (
+        "class Generated {\n"
+        f"  void f() {{ throw new IllegalStateException({terms}); }}\n"
+        f"  void g() {{ throw new IllegalStateException({nested}); }}\n"
+        "}\n"
+    )
+    found = java.sites("Generated.java", source)
+    assert [site.line for site in found] == [2]
+    assert found[0].template == "".join(f"part{n} {{}}" for n in range(3000))

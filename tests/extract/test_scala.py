@@ -177,3 +177,17 @@ def test_extract_file_dispatches_scala() -> None:
     assert [(site.path, site.template, site.function) for site in found] == [
         ("core/src/main/scala/A.scala", "Broken state $x here", "A.f")
     ]
+
+
+def test_a_generated_concatenation_and_hostile_nesting_are_read_without_recursion() -> None:
+    terms = " + ".join(f'"part{n} " + v{n}' for n in range(3000))
+    nested = "(" * 5000 + '"Deeply nested message"' + ")" * 5000
+    source = (
+        "object Generated {\n"
+        f"  def f() = throw new IllegalStateException({terms})\n"
+        f"  def g() = throw new IllegalStateException({nested})\n"
+        "}\n"
+    )
+    found = scala.sites("Generated.scala", source)
+    assert [site.line for site in found] == [2]
+    assert found[0].template == "".join(f"part{n} {{}}" for n in range(3000))
