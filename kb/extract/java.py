@@ -3,7 +3,9 @@
 What is taken (the dataset's Java rules, read with a parser): ``new XException(…)`` and
 ``new XError(…)`` wherever they are built, and any ``throw new X(…)``; SLF4J/log4j
 ``log.error``/``log.warn``/``log.fatal``; Kafka's ``Errors.X.exception(…)`` and the
-constants of an ``Errors`` enum (their default messages). The message is the first argument
+constants of an ``Errors`` enum (their default messages); and, past the dataset's rules,
+the checks that throw their message (``Objects.requireNonNull(x, "…")``, Guava's
+``Preconditions.checkArgument``/``checkState``/``checkNotNull``). The message is the first argument
 holding literal text: a literal, a ``+`` concatenation (non-literal parts become ``{}``),
 ``String.format``/``"…".formatted`` (printf ``%s``), ``MessageFormat.format`` (``{0}``);
 a ``c ? "a" : "b"`` argument gives one site per side; a local variable with a message-like
@@ -42,6 +44,10 @@ _SITES = r"""
   name: (identifier) @enum (#match? @enum "(Errors?|ErrorCodes?)$")
   body: (enum_body
     (enum_constant name: (identifier) @code arguments: (argument_list) @args) @constant))
+(method_invocation
+  name: (identifier) @check
+  (#match? @check "^(requireNonNull|checkArgument|checkState|checkNotNull)$")
+  arguments: (argument_list) @args) @check_call
 """
 
 _ASSIGNMENTS = r"""
@@ -212,6 +218,11 @@ class _Render:
             return variants[: _jvm.MAX_VARIANTS]
         if kind == "parenthesized_expression" and node.named_child_count == 1:
             return self.top(node.named_children[0])
+        if kind == "lambda_expression":  # a message supplier: () -> "…" + x
+            body = node.child_by_field_name("body")
+            if body is not None and body.type != "block":
+                return self.top(body)
+            return [(HOLE,)]
         if kind == "identifier":
             name = text(node)
             if _MESSAGE_NAME.search(name):
@@ -365,22 +376,24 @@ def _simple_name(type_node: Node) -> str:
     return name.rsplit(".", 1)[-1].strip()
 
 
-def _message(file: _File, site: Node, arguments: Node, *, nested: bool = True) -> _Message | None:
+def _message(
+    file: _File, site: Node, arguments: list[Node], *, nested: bool = True
+) -> _Message | None:
     """The first argument that holds literal text, read into its variants; failing that,
     the first naming a constant of the file; failing that, the message of a call among
     the arguments (``new X(formatException("…"))``, ``newFailure("…")``)."""
     for constants in (False, True):
-        for argument in arguments.named_children:
+        for argument in arguments:
             render = _Render(file, site, constants=constants)
             variants = render.top(argument)
             if _long_enough(variants, render.notation):
                 return _Message(variants, render.notation, render.variable, render.scope)
     if nested:
-        for argument in arguments.named_children:
+        for argument in arguments:
             if argument.type == "method_invocation":
                 inner = argument.child_by_field_name("arguments")
                 if inner is not None:
-                    message = _message(file, site, inner, nested=False)
+                    message = _message(file, site, inner.named_children, nested=False)
                     if message is not None:
                         return message
     return None
@@ -440,17 +453,57 @@ class _Candidate:
     function: str
 
 
+#: Argument checks that throw their message (``Objects.requireNonNull`` and Guava's
+#: ``Preconditions``), with the class thrown; the message follows the checked value.
+_CHECKS = {
+    "requireNonNull": ("Objects", "NullPointerException"),
+    "checkNotNull": ("Preconditions", "NullPointerException"),
+    "checkArgument": ("Preconditions", "IllegalArgumentException"),
+    "checkState": ("Preconditions", "IllegalStateException"),
+}
+
+
+def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _Candidate | None:
+    name = text(name_node)
+    owner, error_class = _CHECKS[name]
+    receiver = text(node.child_by_field_name("object"))
+    if receiver not in ("", owner) and not receiver.endswith("." + owner):
+        return None
+    values = arguments.named_children
+    message = _message(file, node, values[1:2], nested=False)
+    if message is None:
+        return None
+    if owner == "Preconditions" and message.notation is Notation.PLAIN and len(values) > 2:
+        message.notation = Notation.PRINTF  # Guava fills each %s with the arguments after
+    return _Candidate(
+        node,
+        message,
+        ErrorType.EXCEPTION,
+        Severity.ERROR,
+        error_class,
+        None,
+        None,
+        f"{receiver}.{name}" if receiver else name,
+        _jvm.qualified_name(node, _SCOPES),
+    )
+
+
 def _candidates(file: _File) -> list[_Candidate]:
     found: list[_Candidate] = []
     seen: set[int] = set()
     for pattern, capture in _jvm.matches("java", _SITES, file.root):
         arguments = capture["args"][0]
+        if pattern == 5:
+            checked = _check(file, capture["check_call"][0], capture["check"][0], arguments)
+            if checked is not None:
+                found.append(checked)
+            continue
         if pattern in (0, 1):
             node = capture["new"][0]
             if node.start_byte in seen:
                 continue
             seen.add(node.start_byte)
-            message = _message(file, node, arguments)
+            message = _message(file, node, arguments.named_children)
             if message is None:
                 continue
             error_class = _simple_name(capture["type"][0])
@@ -473,7 +526,7 @@ def _candidates(file: _File) -> list[_Candidate]:
             node = capture["log"][0]
             if not _logger(node):
                 continue
-            message = _message(file, node, arguments)
+            message = _message(file, node, arguments.named_children)
             if message is None:
                 continue
             if message.notation is Notation.PLAIN:
@@ -494,7 +547,7 @@ def _candidates(file: _File) -> list[_Candidate]:
             )
         elif pattern == 3:
             node = capture["errors_exception"][0]
-            message = _message(file, node, arguments)
+            message = _message(file, node, arguments.named_children)
             if message is None:
                 continue
             code = text(capture["code"][0])
@@ -513,7 +566,7 @@ def _candidates(file: _File) -> list[_Candidate]:
             )
         else:
             node = capture["constant"][0]
-            message = _message(file, node, arguments)
+            message = _message(file, node, arguments.named_children)
             if message is None or not any(" " in _jvm.template_of(v) for v in message.variants):
                 continue  # a constant's own name as its text is no message
             code = text(capture["code"][0])

@@ -132,6 +132,14 @@ SOURCE = textwrap.dedent(
             throw new IllegalStateException("Found %d stale members".formatted(n));
         }
 
+        void checks(String key, Object value) {
+            Objects.requireNonNull(key, "key cannot be null for a lookup");
+            requireNonNull(value, () -> "value of " + key + " cannot be null");
+            Preconditions.checkArgument(key.length() < 10, "Key %s is longer than allowed", key);
+            Preconditions.checkState(open, "The store is not open anymore");
+            validator.checkState(open, "not a Guava check at all here");
+        }
+
         static class Assignor {
             class Plan {
                 void compute() {
@@ -201,6 +209,10 @@ def test_every_site_of_a_java_file_in_source_order() -> None:
         (line_of('UnsupportedOperationException("""'), "Text blocks are\n  kept as written"),
         (line_of("formatException("), "Producer got fenced trying to commit"),
         (line_of('"Found %d'), "Found %d stale members"),
+        (line_of("Objects.requireNonNull(key"), "key cannot be null for a lookup"),
+        (line_of("requireNonNull(value"), "value of {} cannot be null"),
+        (line_of("checkArgument("), "Key %s is longer than allowed"),
+        (line_of("Preconditions.checkState("), "The store is not open anymore"),
         (line_of("inside a lambda"), "Assignment failed inside a lambda"),
         (line_of('"Listener failed'), "Listener failed for plan {}"),
         (
@@ -267,6 +279,30 @@ def test_kinds_classes_codes_and_statuses() -> None:
     )
 
 
+def test_argument_checks_throw_their_message() -> None:
+    found = by_template(java.sites("GroupCoordinator.java", SOURCE))
+    checks = [
+        found[template]
+        for template in (
+            "key cannot be null for a lookup",
+            "value of {} cannot be null",
+            "Key %s is longer than allowed",
+            "The store is not open anymore",
+        )
+    ]
+    assert [(c.error_type, c.error_class, c.notation, c.call) for c in checks] == [
+        (ErrorType.EXCEPTION, "NullPointerException", Notation.PLAIN, "Objects.requireNonNull"),
+        (ErrorType.EXCEPTION, "NullPointerException", Notation.PLAIN, "requireNonNull"),
+        (
+            ErrorType.EXCEPTION,
+            "IllegalArgumentException",
+            Notation.PRINTF,
+            "Preconditions.checkArgument",
+        ),
+        (ErrorType.EXCEPTION, "IllegalStateException", Notation.PLAIN, "Preconditions.checkState"),
+    ]
+
+
 def test_qualified_function_names() -> None:
     found = by_template(java.sites("GroupCoordinator.java", SOURCE))
     assert found["Group id must not be null for member {} at epoch {}."].function == (
@@ -293,6 +329,7 @@ def test_what_is_left_out() -> None:
         "Unknown names:",  # built with +=: not followed
         "Unknown names:{}",
         "group.protocol",  # the literal argument wins over a constant naming the config
+        "not a Guava check at all here",  # checkState of some other object
     ]
     assert [t for t in left_out if t in templates] == []
     assert not any(t == "%s" or t == "{}" for t in templates)
