@@ -144,7 +144,7 @@ class _Reader:
             if message is None:
                 return None
             anchor = captures["err"][0]
-            return self._make(anchor, message, ErrorType.ERROR_RETURN, call="Err", returned=True)
+            return self._make(anchor, message, ErrorType.ERROR_RETURN, call="Err")
         anchor = (captures.get("site") or captures["path"])[0]
         return self._constructor(anchor, captures["path"][0], _text(captures["ctor"][0]), args)
 
@@ -242,7 +242,11 @@ class _Reader:
                 error_class="tonic::Status",
                 error_code=code,
             )
-        error_class = f"{path}::{name}" if name[:1].isupper() else path
+        # The type and its variant, or the type alone, without the module path (as the
+        # dataset writes them): ``crate::error::ErrorCode::BindError`` is
+        # ``ErrorCode::BindError``, ``std::io::Error::new`` is ``io::Error``.
+        qualified = f"{path}::{name}" if name[:1].isupper() else path
+        error_class = "::".join(qualified.split("::")[-2:])
         return self._make(
             anchor, message, ErrorType.ERROR_RETURN, call=f"{path}::{name}", error_class=error_class
         )
@@ -365,7 +369,7 @@ def _project_macro(name: str) -> tuple[ErrorType, Severity] | None:
     ``log_error!`` and ``debug_panic_or_warn!`` log (a macro's definition may live in
     another file, so its name is all there is to go on)."""
     words = name.split("_")
-    if len(words) < 2:
+    if len(words) < 2 or name == "compile_error":
         return None
     if words[0] == "bail":
         return ErrorType.ERROR_RETURN, Severity.ERROR
@@ -411,8 +415,6 @@ def _enclosing(node: Node) -> tuple[str, str | None]:
                 names.append(_text(kind.child_by_field_name("type") or kind))
         elif current.type in ("trait_item", "mod_item"):
             names.append(_text(current.child_by_field_name("name")))
-        elif current.type == "closure_expression" and first:
-            first = False  # a closure's errors are not its enclosing function's
         current = current.parent
     return "::".join(reversed(names)), returns
 
@@ -434,9 +436,9 @@ def _error_of(returns: Node | None) -> str | None:
         last = name.rsplit("::", 1)[-1]
         if last == "Result":
             if len(types) >= 2:
-                return _text(types[1])
-            prefix = name.rsplit("::", 1)[0] if "::" in name else ""
-            return f"{prefix}::Error" if prefix else None
+                error = types[1]
+                return _text(error) if error.type == "type_identifier" else None
+            return "anyhow::Error" if name == "anyhow::Result" else None
         if last.endswith("Result"):
             return name[: -len("Result")] + "Error"
         return None
