@@ -125,6 +125,8 @@ class _Reader:
         receiver = captures["recv"][0]
         method = _text(captures["method"][0])
         package = _text(receiver) if receiver.type == "identifier" else ""
+        if package.endswith("errors"):
+            package = "errors"  # an import alias: pkgerrors "github.com/pkg/errors"
         constructor = _CONSTRUCTORS.get((package, method))
         if constructor is not None:
             return self._constructor(call, package, method, arguments, *constructor)
