@@ -39,16 +39,20 @@ _LOGGING_PREFIXES = frozenset({"log", "consistency", "trace"})
 _OWNING = frozenset({"into", "to_string", "to_owned", "into_boxed_str"})
 _FROM = frozenset({"String::from", "Cow::from", "Cow::Borrowed", "Box::from"})
 #: Crates whose parsers have an ``expect`` of their own that is no panic.
-_OWN_EXPECT = re.compile(r"\bfn\s+expect\b|\buse\s+(?:winnow|nom|combine|chumsky|pest)\b")
+_OWN_EXPECT = re.compile(r"fn\s+expect\b|use\s+(?:winnow|nom|combine|chumsky|pest)\b")
 #: An error type's constructor path: ``ErrorCode``, ``MetaError``, ``io::Error``.
 _ERROR_PATH = re.compile(r"(?:Error|ErrorCode)$")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 _ESCAPE = re.compile(r"\\(?:\n\s*|u\{([0-9a-fA-F]+)\}|x([0-9a-fA-F]{2})|(.))", re.DOTALL)
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
+#: Macros worth reading: the known ones, and project macros whose name says error, panic
+#: or warn (`_project_macro` decides what each does).
+_MACRO_NAMES = "^(" + "|".join(sorted(_ANYHOW | _PANICS | set(_LOGS))) + ")$|_"
 _QUERY_SOURCE = r"""
 (macro_invocation
   macro: [(identifier) @name (scoped_identifier name: (identifier) @name)]
+  (#match? @name "MACRO_NAMES")
   (token_tree) @args) @site
 (call_expression
   function: (field_expression field: (field_identifier) @method
@@ -59,19 +63,21 @@ _QUERY_SOURCE = r"""
   arguments: (arguments) @args) @site
 (call_expression
   function: (scoped_identifier path: (_) @path name: (identifier) @ctor)
+  (#match? @path "(Error|ErrorCode|Status)$")
   arguments: (arguments) @args) @site
 (attribute_item (attribute (identifier) @attr (#eq? @attr "error")
   arguments: (token_tree) @args)) @site
 ((attribute_item) @test
   (#match? @test "^#\\s*\\[\\s*(cfg\\s*\\(\\s*test|([A-Za-z_]+\\s*::\\s*)*test)"))
-(token_tree (identifier) @name . "!" . (token_tree) @args) @tt
+(token_tree (identifier) @name (#match? @name "MACRO_NAMES") . "!" . (token_tree) @args) @tt
 (token_tree "." . (identifier) @method
   (#any-of? @method "context" "with_context" "expect") . (token_tree) @args) @tt
 (token_tree (identifier) @err (#eq? @err "Err") . (token_tree) @args) @tt
-(token_tree (identifier) @path . "::" . (identifier) @ctor . (token_tree) @args) @tt
+(token_tree (identifier) @path (#match? @path "(Error|ErrorCode|Status)$")
+  . "::" . (identifier) @ctor . (token_tree) @args) @tt
 (const_item name: (identifier) @const value: [(string_literal) (raw_string_literal)] @value)
 (static_item name: (identifier) @const value: [(string_literal) (raw_string_literal)] @value)
-"""
+""".replace("MACRO_NAMES", _MACRO_NAMES)
 
 
 @cache
@@ -96,10 +102,18 @@ class _Reader:
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
-        self.expect_panics = not _OWN_EXPECT.search(text)
+        self.text = text
+        self._expect_panics: bool | None = None
         self.constants: dict[str, str] = {}
         self.tests: list[tuple[int, int]] = []
         self.found: dict[tuple[int, str], Site] = {}
+
+    def expect_panics(self) -> bool:
+        """Whether ``.expect`` is ``Option``'s and ``Result``'s here (searched once, and only
+        in a file that calls it)."""
+        if self._expect_panics is None:
+            self._expect_panics = not _OWN_EXPECT.search(self.text)
+        return self._expect_panics
 
     def read(self, root: Node) -> list[Site]:
         matches = QueryCursor(_query()).matches(root)
@@ -175,7 +189,7 @@ class _Reader:
     def _method(self, name: str, args: Node, captures: dict[str, list[Node]]) -> Site | None:
         anchor = captures["method"][0]
         expect = name == "expect"
-        if expect and not self.expect_panics:
+        if expect and not self.expect_panics():
             return None
         if args.type == "token_tree":
             arguments = _token_arguments(args)
