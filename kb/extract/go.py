@@ -159,7 +159,7 @@ class _Reader:
             kind,
             printf=printf,
             call_name=f"{package}.{method}",
-            error_class=_sentinel(call),
+            error_class=_sentinel(call) or ("status.Error" if error_code else None),
             error_code=error_code,
             http_status=http_status,
         )
