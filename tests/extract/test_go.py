@@ -134,7 +134,7 @@ def test_every_construct_gives_its_site_in_source_order() -> None:
             "etcdserver: member %s is not started",
             "error_code",
             "error",
-            None,
+            "status.Error",
             "FailedPrecondition",
         ),
         (54, "Method Not Allowed", "error_return", "error", None, None),
