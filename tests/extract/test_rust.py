@@ -326,3 +326,18 @@ def test_broken_source_yields_what_parses() -> None:
     text = 'fn f( { bail!("an unclosed function still bails"); '
     assert [s.template for s in sites("a.rs", text)] == ["an unclosed function still bails"]
     assert sites("a.rs", "") == []
+
+
+def test_serde_names_what_it_expected_which_is_no_message() -> None:
+    text = """
+fn visit_str<E: de::Error>(self, s: &str) -> Result<bool, E> {
+    match s {
+        "1" => Ok(true),
+        "0" => Err(de::Error::invalid_value(de::Unexpected::Str(s), &"true or false")),
+        _ => Err(serde::de::Error::custom("a boolean written as 0 or 1")),
+    }
+}
+"""
+    assert [(s.template, s.error_class) for s in sites("a.rs", text)] == [
+        ("a boolean written as 0 or 1", "de::Error")
+    ]
