@@ -45,7 +45,12 @@ _CONSTRUCTORS = {
 }
 #: Packages whose functions are no loggers even where a name reads like one.
 _NOT_LOGGERS = frozenset({"errors", "fmt", "status", "http", "strings", "bytes", "os"})
-_LOG_METHOD = re.compile(r"^(D?Panic|Fatal|Error|Warn(?:ing)?)(S|f|w|ln)?$")
+_LOG_METHOD = re.compile(r"^(D?Panic|Fatal|Error|Warn(?:ing)?|Print)(S|f|w|ln)?$")
+#: The standard logger's ``Print*`` has no level: it logs an error when its words say so.
+_ERROR_WORDS = re.compile(
+    r"\b(?:fail(?:s|ed|ure)?|errors?|cannot|can't|unable|invalid|unexpected|warn(?:ing)?)\b",
+    re.IGNORECASE,
+)
 _VERB = re.compile(r"%%|%[-+# 0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[a-zA-Z]|\{\}")
 _ESCAPE = re.compile(r"\\(?:([0-7]{3})|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))")
 _SIMPLE_ESCAPES = {
@@ -63,7 +68,9 @@ _SIMPLE_ESCAPES = {
 _STRINGS = ("interpreted_string_literal", "raw_string_literal")
 
 #: The names of the calls worth reading (``Newf`` is ``New`` in its ``f`` form).
-_CALL_NAMES = r"^(New|Errorf|Wrapf?|WithMessagef?|Error|D?Panic|Fatal|Warn|Warning)(S|f|w|ln)?$"
+_CALL_NAMES = (
+    r"^(New|Errorf|Wrapf?|WithMessagef?|Error|D?Panic|Fatal|Warn|Warning|Print)(S|f|w|ln)?$"
+)
 _QUERY_SOURCE = r"""
 (call_expression
   function: (selector_expression operand: (_) @recv field: (field_identifier) @method
@@ -202,11 +209,13 @@ class _Reader:
         message, printf = self._argument(arguments[index], form == "f")
         if message is None:
             return None
+        if level == "Print" and (receiver != "log" or not _ERROR_WORDS.search(message)):
+            return None
         if level.endswith("Panic"):
             kind, severity = ErrorType.PANIC, Severity.FATAL
         elif level == "Fatal":
             kind, severity = ErrorType.LOG, Severity.FATAL
-        elif level.startswith("Warn"):
+        elif level.startswith("Warn") or (level == "Print" and "warn" in message.lower()):
             kind, severity = ErrorType.LOG, Severity.WARNING
         else:
             kind, severity = ErrorType.LOG, Severity.ERROR

@@ -98,6 +98,8 @@ func mustParse(value string) int {
 		log.Fatalf("failed to parse %s: %v", value, err)
 	}
 	fmt.Errorf("%v: %v", value, err)
+	log.Printf("Warning: ignoring the file %s", value)
+	log.Printf("parsed %s in %v", value, 0)
 	return 0
 }
 """
@@ -146,6 +148,8 @@ def test_every_construct_gives_its_site_in_source_order() -> None:
         (74, "value %q is longer than %d characters", "panic", "fatal", None, None),
         (77, "negative value %s is not supported", "panic", "fatal", None, None),
         (84, "failed to parse %s: %v", "log", "fatal", None, None),
+        # the standard logger's Print logs an error when its words say so
+        (87, "Warning: ignoring the file %s", "log", "warning", None, None),
     ]
 
 
