@@ -243,25 +243,32 @@ class _Reader:
         return "".join(value if literal else "{}" for literal, value in parts)
 
     def _parts(self, node: Node) -> list[tuple[bool, str]]:
-        if node.type == "parenthesized_expression" and node.named_child_count == 1:
-            inner = node.named_child(0)
-            if inner is not None:
-                return self._parts(inner)
-        if node.type in _STRINGS:
-            return [(True, _literal(node))]
-        if node.type == "identifier" and _text(node) in self.constants:
-            return [(True, self.constants[_text(node)])]
-        if node.type == "binary_expression":
-            operator = node.child_by_field_name("operator")
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if (
-                operator is not None
-                and operator.type == "+"
-                and left is not None
-                and right is not None
-            ):
-                return self._parts(left) + self._parts(right)
-        return [(False, "")]
+        """The literal and non-literal parts of a ``+`` concatenation, left to right (a
+        loop over a stack: a hostile file may concatenate thousands of terms)."""
+        parts: list[tuple[bool, str]] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "parenthesized_expression" and current.named_child_count == 1:
+                inner = current.named_child(0)
+                if inner is not None:
+                    stack.append(inner)
+                    continue
+            if current.type in _STRINGS:
+                parts.append((True, _literal(current)))
+                continue
+            if current.type == "identifier" and _text(current) in self.constants:
+                parts.append((True, self.constants[_text(current)]))
+                continue
+            if current.type == "binary_expression":
+                operator = current.child_by_field_name("operator")
+                left = current.child_by_field_name("left")
+                right = current.child_by_field_name("right")
+                if operator is not None and operator.type == "+" and left and right:
+                    stack += [right, left]
+                    continue
+            parts.append((False, ""))
+        return parts
 
     def _make(
         self,

@@ -314,9 +314,16 @@ class _Reader:
     def _message(self, node: Node, *, escape: bool = False) -> str | None:
         """The message an expression holds: a literal, a ``format!``, a constant, an
         owning call on either. ``escape``: a literal is no format string (``.expect``),
-        so its braces are written doubled."""
-        while node.type in ("reference_expression", "parenthesized_expression"):
-            inner = node.child_by_field_name("value") or node.named_child(0)
+        so its braces are written doubled. A loop, not recursion: a hostile file may
+        wrap a literal in thousands of calls."""
+        while True:
+            inner: Node | None
+            if node.type in ("reference_expression", "parenthesized_expression"):
+                inner = node.child_by_field_name("value") or node.named_child(0)
+            elif node.type == "call_expression":
+                inner = _owned(node)
+            else:
+                break
             if inner is None:
                 return None
             node = inner
@@ -332,19 +339,6 @@ class _Reader:
                 tree = next((c for c in node.named_children if c.type == "token_tree"), None)
                 if tree is not None:
                     return self._first_literal(_token_arguments(tree)[:1])
-            return None
-        if node.type == "call_expression":
-            function = node.child_by_field_name("function")
-            arguments = _arguments(node.child_by_field_name("arguments"))
-            if function is None:
-                return None
-            if function.type == "field_expression":
-                field = _text(function.child_by_field_name("field"))
-                receiver = function.child_by_field_name("value")
-                if field in _OWNING and not arguments and receiver is not None:
-                    return self._message(receiver, escape=escape)
-            elif _text(function) in _FROM and len(arguments) == 1:
-                return self._message(arguments[0], escape=escape)
         return None
 
     # -- the site ---------------------------------------------------------------------
@@ -377,6 +371,21 @@ class _Reader:
             function=function,
             call=call,
         )
+
+
+def _owned(call: Node) -> Node | None:
+    """What ``"…".into()`` or ``String::from("…")`` makes an owned string of, or ``None``
+    for any other call."""
+    function = call.child_by_field_name("function")
+    arguments = _arguments(call.child_by_field_name("arguments"))
+    if function is None:
+        return None
+    if function.type == "field_expression":
+        field = _text(function.child_by_field_name("field"))
+        return function.child_by_field_name("value") if field in _OWNING and not arguments else None
+    if _text(function) in _FROM and len(arguments) == 1:
+        return arguments[0]
+    return None
 
 
 def _project_macro(name: str) -> tuple[ErrorType, Severity] | None:

@@ -195,3 +195,9 @@ def test_broken_source_yields_what_parses() -> None:
     text = 'package p\nfunc f( {\n\tpanic("an unclosed function still panics")\n'
     assert [s.template for s in sites("a.go", text)] == ["an unclosed function still panics"]
     assert sites("a.go", "") == []
+
+
+def test_a_concatenation_of_thousands_of_terms_is_read_without_recursion() -> None:
+    text = 'package p\nfunc f() { panic("a message of many parts: " ' + "+ x " * 3000 + ") }\n"
+    (site,) = sites("a.go", text)
+    assert site.template == "a message of many parts: " + "{}" * 3000

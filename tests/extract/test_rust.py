@@ -341,3 +341,8 @@ fn visit_str<E: de::Error>(self, s: &str) -> Result<bool, E> {
     assert [(s.template, s.error_class) for s in sites("a.rs", text)] == [
         ("a boolean written as 0 or 1", "de::Error")
     ]
+
+
+def test_a_literal_wrapped_in_thousands_of_calls_is_read_without_recursion() -> None:
+    text = 'fn f() { x.context("a message deep in a chain"' + ".to_string()" * 2000 + "); }"
+    assert [s.template for s in sites("a.rs", text)] == ["a message deep in a chain"]
