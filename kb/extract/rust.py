@@ -308,7 +308,9 @@ class _Reader:
             return self._token_message(tokens[:1], escape=escape)
         if kinds == ["identifier", "::", "identifier", "token_tree"] and _text(tokens[2]) == "from":
             inner = _token_arguments(tokens[3])
-            return self._token_message(inner[0], escape=escape) if len(inner) == 1 else None
+            if len(inner) != 1 or len(inner[0]) != 1:
+                return None  # only a literal: a deeper nesting is no message, and no recursion
+            return self._token_message(inner[0], escape=escape)
         return None
 
     def _message(self, node: Node, *, escape: bool = False) -> str | None:

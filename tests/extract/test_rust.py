@@ -346,3 +346,8 @@ fn visit_str<E: de::Error>(self, s: &str) -> Result<bool, E> {
 def test_a_literal_wrapped_in_thousands_of_calls_is_read_without_recursion() -> None:
     text = 'fn f() { x.context("a message deep in a chain"' + ".to_string()" * 2000 + "); }"
     assert [s.template for s in sites("a.rs", text)] == ["a message deep in a chain"]
+
+
+def test_calls_nested_thousands_deep_inside_a_macro_end_no_learn() -> None:
+    text = "fn f() { m!(Err(" + "String::from(" * 3000 + '"deep"' + ")" * 3000 + ")); }"
+    assert sites("a.rs", text) == []
