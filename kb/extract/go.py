@@ -27,6 +27,10 @@ __all__ = ["sites"]
 #: Fewer literal characters than this and a message says nothing a person could search for
 #: (``"%v: %v"``): the dataset leaves such sites out too.
 MIN_LITERAL_CHARS = 8
+#: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
+#: hostile file nested thousands deep would otherwise make the query's work grow with the
+#: square of its depth.
+MAX_DEPTH = 200
 
 #: Package-level constructors: (message argument, printf-style?).
 _CONSTRUCTORS = {
@@ -93,6 +97,12 @@ def _query() -> Query:
     return Query(_language(), _QUERY_SOURCE)
 
 
+def _cursor() -> QueryCursor:
+    cursor = QueryCursor(_query())
+    cursor.set_max_start_depth(MAX_DEPTH)
+    return cursor
+
+
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Go file, in source order."""
     tree = Parser(_language()).parse(text.encode("utf-8"))
@@ -109,7 +119,7 @@ class _Reader:
 
     def read(self, root: Node) -> list[Site]:
         candidates = []
-        for _pattern, captures in QueryCursor(_query()).matches(root):
+        for _pattern, captures in _cursor().matches(root):
             if "const" in captures:
                 value = self._message(captures["value"][0])
                 if value is not None and "{}" not in value:

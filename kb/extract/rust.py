@@ -29,6 +29,10 @@ __all__ = ["sites"]
 #: Fewer literal characters than this and a message says nothing a person could search for
 #: (``"{}"``, ``"{0}: {1}"``): the dataset leaves such sites out too.
 MIN_LITERAL_CHARS = 8
+#: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
+#: hostile file nested thousands deep would otherwise make the query's work grow with the
+#: square of its depth.
+MAX_DEPTH = 200
 
 _ANYHOW = frozenset({"bail", "anyhow", "ensure", "format_err"})
 _PANICS = frozenset({"panic", "unreachable", "unimplemented", "todo"})
@@ -90,6 +94,12 @@ def _query() -> Query:
     return Query(_language(), _QUERY_SOURCE)
 
 
+def _cursor() -> QueryCursor:
+    cursor = QueryCursor(_query())
+    cursor.set_max_start_depth(MAX_DEPTH)
+    return cursor
+
+
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Rust file, in source order."""
     source = text.encode("utf-8")
@@ -116,7 +126,7 @@ class _Reader:
         return self._expect_panics
 
     def read(self, root: Node) -> list[Site]:
-        matches = QueryCursor(_query()).matches(root)
+        matches = _cursor().matches(root)
         candidates = []
         for _pattern, captures in matches:
             if "test" in captures:

@@ -8,7 +8,7 @@ the kind, severity, class and code the dataset gives such a site.
 from __future__ import annotations
 
 from kb.extract.extract import extract_file
-from kb.extract.rust import sites
+from kb.extract.rust import MAX_DEPTH, sites
 from kb.extract.sites import ErrorType, Notation, Severity
 
 SOURCE = r"""use anyhow::{anyhow, bail, ensure, Context};
@@ -351,3 +351,19 @@ def test_a_literal_wrapped_in_thousands_of_calls_is_read_without_recursion() -> 
 def test_calls_nested_thousands_deep_inside_a_macro_end_no_learn() -> None:
     text = "fn f() { m!(Err(" + "String::from(" * 3000 + '"deep"' + ")" * 3000 + ")); }"
     assert sites("a.rs", text) == []
+
+
+def test_a_site_nested_past_the_depth_limit_is_not_searched_for() -> None:
+    # the query's work grows with the square of the nesting: past MAX_DEPTH nothing starts
+    deep = (
+        "fn f() { "
+        + "{ " * (MAX_DEPTH + 10)
+        + 'bail!("a message nested far too deep");'
+        + " }" * (MAX_DEPTH + 10)
+        + " }"
+    )
+    shallow = (
+        "fn f() { " + "{ " * 20 + 'bail!("a message nested as code nests");' + " }" * 20 + " }"
+    )
+    assert sites("a.rs", deep) == []
+    assert [s.template for s in sites("a.rs", shallow)] == ["a message nested as code nests"]
