@@ -41,6 +41,8 @@ _LOGS = {"error": Severity.ERROR, "warn": Severity.WARNING}
 _LOGGING_PREFIXES = frozenset({"log", "consistency", "trace"})
 #: Methods that turn a string literal into an owned string or an error (``"…".into()``).
 _OWNING = frozenset({"into", "to_string", "to_owned", "into_boxed_str"})
+_NOT_TYPES = frozenset({"lifetime", "line_comment", "block_comment"})
+_NAMED_TYPES = frozenset({"type_identifier", "scoped_type_identifier"})
 _FROM = frozenset({"String::from", "Cow::from", "Cow::Borrowed", "Box::from"})
 #: Crates whose parsers have an ``expect`` of their own that is no panic.
 _OWN_EXPECT = re.compile(r"fn\s+expect\b|use\s+(?:winnow|nom|combine|chumsky|pest)\b")
@@ -168,7 +170,7 @@ class _Reader:
             if message is None:
                 return None
             anchor = captures["err"][0]
-            return self._make(anchor, message, ErrorType.ERROR_RETURN, call="Err")
+            return self._make(anchor, message, ErrorType.ERROR_RETURN, call="Err", returned=True)
         anchor = (captures.get("site") or captures["path"])[0]
         return self._constructor(anchor, captures["path"][0], _text(captures["ctor"][0]), args)
 
@@ -369,7 +371,9 @@ class _Reader:
     ) -> Site:
         function, returns = _enclosing(anchor)
         if error_class is None and returned:
-            error_class = returns
+            error_class = _error_of(returns)
+            if call == "Err" and not (error_class or "").endswith("Error"):
+                error_class = None  # Err("…") of a Result<_, String> names no error type
         return Site(
             path=self.path,
             line=anchor.start_point.row + 1,
@@ -433,18 +437,18 @@ def _end(anchor: Node) -> Node:
     return anchor
 
 
-def _enclosing(node: Node) -> tuple[str, str | None]:
+def _enclosing(node: Node) -> tuple[str, Node | None]:
     """The qualified name of the function around ``node`` (``Type::method``,
-    ``outer::inner``) and the error type its ``Result`` return type names."""
+    ``outer::inner``) and that function's return type."""
     names: list[str] = []
-    returns: str | None = None
+    returns: Node | None = None
     first = True
     current = node.parent
     while current is not None:
         if current.type == "function_item":
             names.append(_text(current.child_by_field_name("name")))
             if first:
-                returns = _error_of(current.child_by_field_name("return_type"))
+                returns = current.child_by_field_name("return_type")
                 first = False
         elif current.type == "impl_item":
             kind = current.child_by_field_name("type")
@@ -457,32 +461,29 @@ def _enclosing(node: Node) -> tuple[str, str | None]:
 
 
 def _error_of(returns: Node | None) -> str | None:
-    """``Result<T, E>`` -> ``E``; ``XResult<T>`` -> ``XError``; ``anyhow::Result<T>`` ->
-    ``anyhow::Error``; anything else -> ``None``."""
+    """``Result<T, E>`` -> ``E`` (a named type); ``XResult<T>`` (an alias, whatever its
+    module) -> ``XError``; ``anyhow::Result<T>`` -> ``anyhow::Error``; anything else ->
+    ``None`` (a bare ``Result<T>`` alias says nothing of which error it holds)."""
     if returns is None:
         return None
+    types: list[Node] = []
+    name = _text(returns)
     if returns.type == "generic_type":
-        kind = returns.child_by_field_name("type")
+        name = _text(returns.child_by_field_name("type"))
         arguments = returns.child_by_field_name("type_arguments")
-        name = _text(kind)
-        types = (
-            [c for c in arguments.named_children if c.type not in ("lifetime", "line_comment")]
-            if arguments
-            else []
-        )
-        last = name.rsplit("::", 1)[-1]
-        if last == "Result":
-            if len(types) >= 2:
-                error = types[1]
-                return _text(error) if error.type == "type_identifier" else None
-            return "anyhow::Error" if name == "anyhow::Result" else None
-        if last.endswith("Result"):
-            return name[: -len("Result")] + "Error"
+        if arguments is not None:
+            types = [c for c in arguments.named_children if c.type not in _NOT_TYPES]
+    elif returns.type not in _NAMED_TYPES:
         return None
-    if returns.type in ("type_identifier", "scoped_type_identifier"):
-        name = _text(returns)
-        if name.endswith("Result") and name.rsplit("::", 1)[-1] != "Result":
-            return name[: -len("Result")] + "Error"
+    last = name.rsplit("::", 1)[-1]
+    if last == "Result":
+        if len(types) >= 2:
+            error = types[1]
+            named = error.type in _NAMED_TYPES and not _text(error).startswith("Self::")
+            return _text(error) if named else None  # Self::Error is a trait's, unnamed here
+        return "anyhow::Error" if name == "anyhow::Result" else None
+    if last.endswith("Result"):
+        return last[: -len("Result")] + "Error"
     return None
 
 

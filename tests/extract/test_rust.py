@@ -318,7 +318,7 @@ fn f() -> MetaResult<()> {
     assert [(s.line, s.template, s.error_class, s.severity) for s in sites("a.rs", text)] == [
         (3, "s3 upload error happened", "ObjectError", Severity.ERROR),
         (5, "the value went missing", "MetaError", Severity.ERROR),
-        (6, "an owned message in tokens", None, Severity.ERROR),
+        (6, "an owned message in tokens", "MetaError", Severity.ERROR),
     ]
 
 
@@ -367,3 +367,24 @@ def test_a_site_nested_past_the_depth_limit_is_not_searched_for() -> None:
     )
     assert sites("a.rs", deep) == []
     assert [s.template for s in sites("a.rs", shallow)] == ["a message nested as code nests"]
+
+
+def test_the_error_class_comes_from_the_return_type_the_way_the_dataset_reads_it() -> None:
+    text = """
+fn a() -> Result<(), anyhow::Error> { bail!("an anyhow error spelled out"); }
+fn b() -> crate::error::ConnectorResult<()> { bail!("an alias of a module path"); }
+fn c() -> Result<u8, String> { Err("a string is no error type".to_owned()) }
+fn d() -> Result<u8, BoxedError> { Err("a boxed error is one".into()) }
+fn e() -> Result<u8, Self::Error> { bail!("a trait's associated error"); }
+fn f() -> Result<u8> { bail!("a bare alias names no error"); }
+fn g() -> anyhow::Result<u8> { bail!("anyhow's own alias"); }
+"""
+    assert [(s.template, s.error_class) for s in sites("a.rs", text)] == [
+        ("an anyhow error spelled out", "anyhow::Error"),
+        ("an alias of a module path", "ConnectorError"),
+        ("a string is no error type", None),
+        ("a boxed error is one", "BoxedError"),
+        ("a trait's associated error", None),
+        ("a bare alias names no error", None),
+        ("anyhow's own alias", "anyhow::Error"),
+    ]
