@@ -7,7 +7,9 @@ in memory: nothing in a source is executed or unpacked to disk), each goes throu
 Reported per repository and language: files read, sites, records (admissible sites),
 recall against the dataset (the share of its records whose file and whitespace-normalised
 template the extraction reproduces, counted with multiplicity: a template the dataset has
-at three places of a file needs three sites), extra records (beyond the dataset's), and
+at three places of a file needs three sites), how many of those reproduced records have
+the dataset's very ``messagePattern`` (the extractor's notation and `kb.extract.records`
+agreeing with the dataset's), extra records (beyond the dataset's), and
 per repository the seconds of each phase and the peak memory of the process that learned
 it (each repository runs in a child process of its own, so the peak is that learn's).
 A seeded sample of 100 extra records and of the misses per repository is kept in the
@@ -187,15 +189,18 @@ def files_of(
 
 
 # --- the dataset -----------------------------------------------------------------------
-def dataset_keys(repo: str) -> tuple[Counter[tuple[str, str]], dict[tuple[str, str], str]]:
-    """How many dataset records each (file, template) of ``repo`` has, and a language."""
+def dataset_keys(repo: str) -> tuple[Counter[tuple[str, str]], dict[tuple[str, str], set[str]]]:
+    """How many dataset records each (file, template) of ``repo`` has, and their patterns."""
     keys: Counter[tuple[str, str]] = Counter()
+    patterns: dict[tuple[str, str], set[str]] = defaultdict(set)
     with (DATASET_DIR / "records-all.jsonl").open(encoding="utf-8") as lines:
         for line in lines:
             record = json.loads(line)["record"]
             if record["repo"] == repo:
-                keys[(record["filePath"], normalise_template(record["errorMessage"]))] += 1
-    return keys, {key: language_of(key[0]) or "other" for key in keys}
+                key = (record["filePath"], normalise_template(record["errorMessage"]))
+                keys[key] += 1
+                patterns[key].add(record["messagePattern"])
+    return keys, patterns
 
 
 # --- one repository ---------------------------------------------------------------------
@@ -206,6 +211,7 @@ def learn(repo: str, revision: str, kind: str) -> dict[str, Any]:
     skipped: Counter[str] = Counter()
     found: Counter[tuple[str, str]] = Counter()
     where: dict[tuple[str, str], str] = {}
+    patterns: dict[tuple[str, str], set[str]] = defaultdict(set)
     at = datetime.now(UTC)
     source = files_of(repo, revision, kind, skipped)  # fetching an sdist is not learning it
     started = time.perf_counter()
@@ -239,16 +245,19 @@ def learn(repo: str, revision: str, kind: str) -> dict[str, Any]:
         for record in made:
             key = (record["filePath"], normalise_template(record["errorMessage"]))
             found[key] += 1
+            patterns[key].add(record["messagePattern"])
             where.setdefault(key, f"{record['filePath']}:{record['lineNumber']}")
     seconds = time.perf_counter() - started
-    expected, languages = dataset_keys(repo)
+    expected, expected_patterns = dataset_keys(repo)
     misses: list[dict[str, Any]] = []
     extras: list[dict[str, Any]] = []
     for key, count in expected.items():
         got = min(count, found.get(key, 0))
-        tally = per_language[languages[key]]
+        tally = per_language[language_of(key[0]) or "other"]
         tally["dataset_records"] += count
         tally["reproduced"] += got
+        if got and patterns[key] <= expected_patterns[key]:
+            tally["same_pattern"] += got
         if got < count:
             misses.append({"file": key[0], "template": key[1], "missing": count - got})
     for key, count in found.items():
@@ -287,6 +296,8 @@ def _row(name: str, tally: Counter[str]) -> dict[str, Any]:
         "dataset_records": expected,
         "reproduced": tally["reproduced"],
         "recall": round(tally["reproduced"] / expected, 4) if expected else None,
+        # of the reproduced, how many have the dataset's very messagePattern
+        "same_pattern": tally["same_pattern"],
         "extra": tally["extra"],
     }
 

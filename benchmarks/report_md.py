@@ -279,8 +279,9 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "revision in a child process of its own: files read through one `git cat-file "
         "--batch` (Django from its sdist, in memory), their sites and records. Recall is the "
         "share of the dataset's records of that repository and language whose file and "
-        "template the records reproduce (with multiplicity); extra records are those beyond "
-        "the dataset's. Seconds and peak memory are one learn's, without the database.",
+        "template the records reproduce (with multiplicity), and how many of those have the "
+        "dataset's very pattern; extra records are those beyond the dataset's. Seconds and "
+        "peak memory are one learn's, without the database.",
         "written by `benchmarks/bench_learn.py`",
         render_learn,
     ),

@@ -956,6 +956,7 @@ LEARN_COLUMNS: list[Column] = [
     ("dataset records", "dataset_records"),
     ("reproduced", "reproduced"),
     ("recall", lambda r: pct(r.get("recall"), signed=False, places=1)),
+    ("same pattern", "same_pattern"),
     ("extra", "extra"),
 ]
 LEARN_RUN_COLUMNS: list[Column] = [

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from kb.extract.identity import normalise_template
@@ -88,8 +89,10 @@ class NotAdmissible(ValueError):
     """The template has too little literal text to be a record (see `MIN_LITERAL`)."""
 
 
-def _pieces(template: str, notation: Notation) -> list[tuple[str, bool]]:
-    """The template as (text, is_placeholder) pieces; escape tokens become their literal."""
+@lru_cache(maxsize=1024)
+def _pieces(template: str, notation: Notation) -> tuple[tuple[str, bool], ...]:
+    """The template as (text, is_placeholder) pieces; escape tokens become their literal.
+    Cached: a record reads them five times (pattern, slug, admission, tags, background)."""
     grammar, escapes = _GRAMMARS[Notation(notation)]
     out: list[tuple[str, bool]] = []
     at = 0
@@ -102,7 +105,7 @@ def _pieces(template: str, notation: Notation) -> list[tuple[str, bool]]:
         at = match.end()
     if at < len(template):
         out.append((template[at:], False))
-    return out
+    return tuple(out)
 
 
 def message_pattern(template: str, notation: Notation) -> str:
@@ -166,7 +169,7 @@ _STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 # Keyword rules over the message (and the class), first hit wins: the dataset's
 # ``backgroundTag`` kinds, each with the tag it also adds to ``tags``.
 _BACKGROUNDS: tuple[tuple[str, str | None, re.Pattern[str]], ...] = tuple(
-    (background, tag, re.compile(rx, re.IGNORECASE))
+    (background, tag, re.compile(rx))  # over lowercased text: faster than IGNORECASE
     for background, tag, rx in (
         ("timeout", "timeout", r"time[sd]?[ -]?out|deadline|expired"),
         ("cancelled", "shutdown", r"cancel|shut ?down|interrupted|abort|closed|closing"),
@@ -238,7 +241,7 @@ _DEFAULT_BACKGROUND = "runtime-failure"
 def background_tag(site: Site) -> str:
     """The dataset's ``backgroundTag`` kind of a site, by keyword rules over its message
     and class (``runtime-failure`` when none applies)."""
-    text = f"{literal_text(site.template, site.notation)} {site.error_class or ''}"
+    text = f"{literal_text(site.template, site.notation)} {site.error_class or ''}".lower()
     for background, _tag, rx in _BACKGROUNDS:
         if rx.search(text):
             return background
