@@ -24,8 +24,9 @@ _TEST_PATH = re.compile(
     r"integration[-_]?tests?|integrationTest|testFixtures|mocks?|fixtures?|"
     r"benches|bench|benchmarks?|jmh[^/]*|examples?|_examples|docs?)/"
     # test files by each language's naming rule
-    r"|(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|tests\.py|conftest\.py|[^/]*_test\.(?:go|rs)|"
-    r"[^/]*Tests?\.java|[^/]*IT\.java|[^/]*(Spec|Suite|Test)\.scala)$"
+    r"|(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|tests\.py|conftest\.py|[^/]*_test\.go|"
+    r"[^/]*_tests?\.rs|test_utils\.rs|[^/]*Tests?\.java|[^/]*IT\.java|"
+    r"[^/]*(Spec|Suite|Test)\.scala)$"
 )
 # CI and editor configuration (``.github/scripts``) is not code a deployment runs.
 _HIDDEN = re.compile(r"(^|/)\.[^/]+/")

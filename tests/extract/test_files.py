@@ -16,6 +16,7 @@ DATASET_FILES = [
     "src/meta/src/barrier/worker.rs",
     "src/connector/src/sink/test_sink.rs",  # named like a test, but a sink users run
     "src/ctl/src/cmd_impl/bench.rs",  # risectl's bench command
+    "src/meta/src/hummock/mock_hummock_meta_client.rs",
     "tools/local-tester/bridge/bridge.go",
     "pkg/grpctesting/stub_server.go",
     "clients/src/main/java/org/apache/kafka/clients/consumer/MockConsumer.java",
@@ -43,6 +44,8 @@ SKIPPED = {
     "src/tests/simulation/src/main.rs": "test",
     "src/stream/benches/bench_hash_agg.rs": "test",
     "src/bench/sink_bench/main.rs": "test",
+    "src/frontend/src/test_utils.rs": "test",
+    "src/stream/src/executor/integration_tests.rs": "test",
     "e2e_test/udf/embedded_wasm/src/lib.rs": "test",
     "e2e_test/source_inline/kafka/kafka_txn_produce.py": "test",
     (
