@@ -20,12 +20,17 @@ import hashlib
 from collections.abc import Sequence
 from itertools import zip_longest
 
-__all__ = ["normalise_template", "pair_in_order", "site_key"]
+__all__ = ["REPLACEMENT", "normalise_template", "pair_in_order", "site_key"]
+
+#: What a NUL in a template becomes in a record (`kb.extract.records`); the key reads it the
+#: same way, so the site and its stored record keep one key.
+REPLACEMENT = "\ufffd"
 
 
 def normalise_template(template: str) -> str:
-    """``template`` with every run of whitespace one space, and none at either end."""
-    return " ".join(template.split())
+    """``template`` with every run of whitespace one space, and none at either end (and a
+    NUL read as `REPLACEMENT`, as records store it)."""
+    return " ".join(template.replace("\x00", REPLACEMENT).split())
 
 
 def site_key(repo: str, path: str, template: str) -> str:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from kb.extract.identity import normalise_template
+from kb.extract.identity import REPLACEMENT, normalise_template
 from kb.extract.sites import ErrorType, Notation, Site
 
 __all__ = [
@@ -49,6 +49,7 @@ MIN_LITERAL = 8
 CONTEXT_LINES = 18
 SCHEMA_VERSION = 2
 SLUG_LENGTH = 43
+NAME_LENGTH = 200  # the schema's errorClass and errorCode
 GROUP = "(.+?)"
 
 # The metacharacters the dataset's patterns escape (and nothing else: spaces, quotes,
@@ -289,6 +290,20 @@ def _timestamp(at: datetime | None) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _text(value: str) -> str:
+    """Text a record can hold: a NUL (which PostgreSQL cannot store) as U+FFFD. A source
+    is untrusted, and a NUL byte in a literal or a line must not cost its record."""
+    return value.replace("\x00", REPLACEMENT) if "\x00" in value else value
+
+
+def _clipped(value: str | None) -> str | None:
+    """A class or code name within the schema's length (an odd generic type can be long)."""
+    if value is None:
+        return None
+    value = _text(value)
+    return value if len(value) <= NAME_LENGTH else value[: NAME_LENGTH - 1] + "…"
+
+
 def _web_url(url: str | None) -> str:
     if not url:
         return ""
@@ -328,20 +343,21 @@ def to_record(
     line = min(max(site.line, 1), count)
     start = max(1, line - CONTEXT_LINES)
     end = min(count, line + CONTEXT_LINES)
-    snippet = "\n".join(text.removesuffix("\n") for text in lines[start - 1 : end])
+    snippet = _text("\n".join(text.removesuffix("\n") for text in lines[start - 1 : end]))
     web = _web_url(url)
     background = background_tag(site)
     stamp = _timestamp(at)
     error_type = ErrorType.ERROR_CODE if site.error_code else site.error_type
+    template = _text(site.template)
     return {
         "id": record_id(repo, site.path, site.function, site.template, occurrence),
         "repo": repo,
         "slug": slug(site.template, site.notation),
-        "errorCode": site.error_code,
-        "errorMessage": site.template,
-        "messagePattern": message_pattern(site.template, site.notation),
+        "errorCode": _clipped(site.error_code),
+        "errorMessage": template,
+        "messagePattern": message_pattern(template, site.notation),
         "errorType": error_type.value,
-        "errorClass": site.error_class,
+        "errorClass": _clipped(site.error_class),
         "httpStatus": site.http_status,
         "severity": site.severity.value,
         "filePath": site.path,

@@ -258,6 +258,32 @@ def test_records_the_admins_rendering_misreads_still_import(s: Site) -> None:
     assert re.search(made["messagePattern"], s.template.replace("%%", "%").replace("''", "'"))
 
 
+def test_a_hostile_file_still_gives_a_record_that_validates() -> None:
+    """A NUL byte (which PostgreSQL cannot store) in the message and in the window, and a
+    class name past the schema's length: the record is still made, and still valid."""
+    hostile = site(
+        template="bad\x00 value {} in the request",
+        error_class="Result<" * 60 + "Error",
+        error_code="E" * 300,
+        line=3,
+    )
+    lines = ["fn f() {", '  let x = "\x00";', '  bail!("bad\x00 value {} in the request", x)', "}"]
+    made = record(hostile, lines=lines)
+    attrs, _version = parse_record({"record": made, "datasetVersion": "learned"})
+    assert validate_record(Draft(attrs), stored=None, colliding_with=lambda _p: []).errors == {}
+    assert made["errorMessage"] == "bad\ufffd value {} in the request"
+    assert "\x00" not in made["sourceCode"]
+    assert len(made["errorClass"]) == len(made["errorCode"]) == 200
+    # the stored record and the site it came from keep one key
+    path = hostile.path
+    assert site_key("o/r", path, made["errorMessage"]) == site_key("o/r", path, hostile.template)
+
+
+def test_a_line_past_the_end_of_the_file_keeps_the_window_inside_it() -> None:
+    made = record(site(line=500, end_line=500))
+    assert (made["lineNumber"], made["sourceCodeStart"], made["sourceCodeEnd"]) == (500, 82, 100)
+
+
 def test_record_has_the_seeds_keys_in_order_and_empty_analysis() -> None:
     seed = json.loads(SEED.read_text().splitlines()[0])["record"]
     made = record(site())
