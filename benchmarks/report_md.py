@@ -50,6 +50,7 @@ from report_sections import (  # noqa: E402
     render_gaps,
     render_import,
     render_import_layers,
+    render_learn,
     render_load,
     render_loop,
     render_matcher,
@@ -273,6 +274,19 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "without it, same run, CPU time of the server process. Goal: ratio at most 1.2.",
         "written by `benchmarks/bench_explain_pages.py`",
         render_explain_pages,
+    ),
+    (
+        "learn.json",
+        "Learning a codebase",
+        "The five repositories the dataset was read from, each learned at the dataset's "
+        "revision in a child process of its own: files read through one `git cat-file "
+        "--batch` (Django from its sdist, in memory), their sites and records. Recall is the "
+        "share of the dataset's records of that repository and language whose file and "
+        "template the records reproduce (with multiplicity), and how many of those have the "
+        "dataset's very pattern; extra records are those beyond the dataset's. Seconds and "
+        "peak memory are one learn's, without the database.",
+        "written by `benchmarks/bench_learn.py`",
+        render_learn,
     ),
     (
         "store.json",

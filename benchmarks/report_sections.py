@@ -973,3 +973,48 @@ def render_fuzz(data: dict[str, Any]) -> list[str]:
     if parts and all(isinstance(p, dict) for p in parts):
         out += ["", columns_table(FUZZ_COLUMNS, parts, drop_empty=True)]
     return out
+
+
+# Learning a codebase (learn.json).
+
+LEARN_COLUMNS: list[Column] = [
+    ("repository", "repo"),
+    ("language", "name"),
+    ("files read", "files"),
+    ("sites", "sites"),
+    ("records", "records"),
+    ("dataset records", "dataset_records"),
+    ("reproduced", "reproduced"),
+    ("recall", lambda r: pct(r.get("recall"), signed=False, places=1)),
+    ("same pattern", "same_pattern"),
+    ("extra", "extra"),
+]
+LEARN_RUN_COLUMNS: list[Column] = [
+    ("repository", "name"),
+    ("revision", lambda r: str(r.get("revision", ""))[:12] or MISSING),
+    ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
+    ("seconds", "seconds"),
+    ("read s", "read_s"),
+    ("extract s", "extract_s"),
+    ("records s", "records_s"),
+    ("peak RSS MiB", "peak_rss_mib"),
+    ("skipped", lambda r: ", ".join(f"{k} {v}" for k, v in obj(r, "skipped").items())),
+]
+
+
+def render_learn(data: dict[str, Any]) -> list[str]:
+    repos = items(data, "repos")
+    rows = [
+        {"repo": repo.get("name"), **row}
+        for repo in repos
+        if isinstance(repo, dict)
+        for row in [*items(repo, "languages"), obj(repo, "all")]
+        if row
+    ]
+    return [
+        host_line(data),
+        "",
+        columns_table(LEARN_COLUMNS, rows),
+        "",
+        columns_table(LEARN_RUN_COLUMNS, repos),
+    ]
