@@ -37,6 +37,12 @@ log = logging.getLogger(__name__)
 
 # Past this many records changed since the last full build, rebuild (from the cache).
 DELTA_LIMIT = 5000
+# A change of at least this many records at once is a bulk write (an import), whose writer
+# builds and publishes the whole matcher before it finishes (kb.curation.tasks): the
+# process loads that build when the store or its cache has it, instead of compiling the
+# changed patterns itself on somebody's page request. Fewer (a curator's edits) fold in
+# faster than a whole matcher loads.
+BULK_CHANGE = 64
 # Records kept loaded for showing results (per process); past it, start afresh.
 SHOWN_LIMIT = 4096
 
@@ -301,14 +307,12 @@ class MatcherHolder:
             return self._matcher
 
     @timed_build
-    def _full_build(self, revision: int) -> None:
-        specs = _specs(ErrorRecord.objects.active())
+    def _full_build(self, revision: int, specs: list[PatternSpec] | None = None) -> None:
+        if specs is None:
+            specs = _specs(ErrorRecord.objects.active())
         cache_dir = settings.KB_MATCHER_CACHE_DIR
-        cache_dir.mkdir(parents=True, exist_ok=True)
         self._matcher = None  # the old one can go before the new one is loaded
-        path = cache.matcher_path(
-            cache_dir, cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
-        )
+        path = _build_path(specs)
         store = matcher_store()
         started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
@@ -345,6 +349,11 @@ class MatcherHolder:
         if self._delta_size > DELTA_LIMIT:
             self._full_build(revision)
             return
+        if len(rows) >= BULK_CHANGE:
+            specs = _specs(ErrorRecord.objects.active())
+            if _built(specs):
+                self._full_build(revision, specs)
+                return
         live = [
             PatternSpec(key=k, pattern=p, message=m)
             for k, p, m, status, disabled in rows
@@ -356,6 +365,24 @@ class MatcherHolder:
         live += missing
         self._matcher = self._matcher.with_changes(live, gone | vanished)
         self._revision = revision
+
+
+def _build_path(specs: list[PatternSpec]) -> Path:
+    """Where this host's cache keeps the whole build of ``specs`` (named by their content)."""
+    cache_dir = settings.KB_MATCHER_CACHE_DIR
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    options = cache.build_options(SHARD_SIZE, True)
+    return cache.matcher_path(cache_dir, cache.specs_digest(specs, options))
+
+
+def _built(specs: list[PatternSpec]) -> bool:
+    """Whether the whole build of ``specs`` is in this host's cache, or in the store (then
+    fetched into the cache): a bulk writer published it."""
+    path = _build_path(specs)
+    if path.exists():
+        return True
+    store = matcher_store()
+    return store is not None and _store_call(cache.fetch, store, path)
 
 
 def _store_call(op: Any, store: cache.BlobStore, path: Path) -> bool:

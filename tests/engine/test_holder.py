@@ -195,3 +195,38 @@ def test_two_server_processes_drop_a_deleted_record(tmp_path: Path) -> None:
             if len(served) == 2:
                 break
         assert len(served) == 2, "both workers should have served a paste after the deletion"
+
+
+def test_a_bulk_change_loads_the_whole_build_its_writer_published_instead_of_compiling() -> None:
+    """An import changes many records at once and publishes the whole matcher before it
+    finishes (``kb.curation.tasks.publish_matcher``): a process that was serving before the
+    import loads that build on its next refresh, so no page request compiles the imported
+    patterns; a curator's single edit is still folded in."""
+    from kb.curation.tasks import publish_matcher
+
+    first = _record(LEASE)
+    serving = MatcherHolder()
+    assert _matched(serving, LEASE) == {first.pk}
+
+    imported = [
+        make_record(
+            errorMessage=f"Segment {{}} of bulk batch {i} was rejected by the broker",
+            messagePattern=f"Segment (.+?) of bulk batch {i} was rejected by the broker",
+        )
+        for i in range(64)  # holder.BULK_CHANGE
+    ]
+    publish_matcher()  # what the import command and the worker's import task do last
+
+    after = serving.get()
+    assert after._delta is None  # nothing compiled on top: the published build, loaded whole
+    assert after.stats.get("matcher_from_cache") is True
+    assert {r.pk for r in imported} <= after.keys()
+    assert _matched(serving, "Segment 12 of bulk batch 7 was rejected by the broker") == {
+        imported[7].pk
+    }
+
+    first.error_message = "Shard {} lost its lease while compacting the log"
+    first.message_pattern = "Shard (.+?) lost its lease while compacting the log"
+    save_curated(first, changed_attrs=["error_message", "message_pattern"])
+    assert _matched(serving, "Shard 7 lost its lease while compacting the log") == {first.pk}
+    assert serving.get()._delta is not None  # one edit is folded in (compiled), not loaded
