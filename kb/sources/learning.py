@@ -35,7 +35,7 @@ from django.utils import timezone
 from kb.extract.extract import MAX_FILE_BYTES, NotText, extract_file
 from kb.extract.files import language_of, skip_reason
 from kb.records.importer import import_jsonl
-from kb.records.models import ErrorRecord, Status
+from kb.records.models import ErrorRecord, Status, next_revision
 from kb.records.schema import record_to_dataset
 from kb.sources import building
 from kb.sources.models import Kind, LearnedSite, Source
@@ -154,6 +154,7 @@ class _Found:
     record: dict[str, Any]
     path: str
     line: int
+    moved_from: str = ""  # the key the site had under its file's old name (a rename)
 
 
 class _Known:
@@ -225,7 +226,10 @@ def _merged(found: list[_Found], known: _Known, renamed: dict[str, str], repo: s
         record_id = known.get(item.key)
         if record_id is None and item.path in renamed:  # a file moved: same site, old path
             template = item.record.get("errorMessage", "")
-            record_id = known.get(building.site_key(repo, renamed[item.path], template))
+            old_key = building.site_key(repo, renamed[item.path], template)
+            record_id = known.get(old_key)
+            if record_id is not None:
+                item.moved_from = old_key
         if record_id is not None:
             item.record["id"] = record_id
     ids = {item.record["id"] for item in found}
@@ -249,15 +253,16 @@ def _keep_sites(source: Source, found: list[_Found], revision: str) -> None:
     out), found at ``revision`` and no longer gone."""
     ids = {item.record["id"] for item in found}
     present = set(ErrorRecord.objects.filter(pk__in=ids).values_list("id", flat=True))
-    rows = {
-        row.key: row
-        for row in LearnedSite.objects.filter(source=source, key__in=[i.key for i in found])
-    }
+    keys = [item.key for item in found] + [item.moved_from for item in found if item.moved_from]
+    rows = {row.key: row for row in LearnedSite.objects.filter(source=source, key__in=keys)}
     new, changed = [], []
     for item in found:
         if item.record["id"] not in present:
             continue
         row = rows.get(item.key)
+        if row is None and item.moved_from in rows:  # its file was renamed: the row moves
+            row = rows.pop(item.moved_from)
+            row.key = item.key
         if row is None:
             new.append(
                 LearnedSite(
@@ -275,7 +280,7 @@ def _keep_sites(source: Source, found: list[_Found], revision: str) -> None:
         changed.append(row)
     LearnedSite.objects.bulk_create(new, batch_size=1000)
     LearnedSite.objects.bulk_update(
-        changed, ["record", "path", "line", "revision", "gone_since"], batch_size=1000
+        changed, ["key", "record", "path", "line", "revision", "gone_since"], batch_size=1000
     )
 
 
@@ -294,6 +299,8 @@ def _mark_gone(
         LearnedSite.objects.filter(pk__in=gone[start : start + 1000]).update(
             gone_since=snapshot.revision
         )
+    if gone:
+        next_revision()  # the record pages cached per data revision say so now
     return len(gone)
 
 

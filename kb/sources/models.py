@@ -72,11 +72,12 @@ class Source(models.Model):
         help_text="A git repository's path, an https:// or ssh:// remote, pypi:NAME==VERSION, "
         "or a .tar.gz / .zip / .whl archive's path.",
     )
-    kind = models.CharField(max_length=20, choices=Kind, editable=False)
+    kind = models.CharField(max_length=20, choices=Kind, editable=False, blank=True)
     repo = models.CharField(
         max_length=200,
+        blank=True,
         help_text="owner/name, as records and links show the repository "
-        "(such as sqlalchemy/sqlalchemy).",
+        "(such as sqlalchemy/sqlalchemy); empty: local/NAME or pypi/NAME from the location.",
     )
     web_url = models.URLField(
         blank=True,

@@ -10,7 +10,6 @@ files are read. Exits 0 when it ran, 1 when the source could not be read.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,7 @@ class Command(BaseCommand):
         if result is None:
             raise CommandError(f"{source.location}: {job.error}")
         if as_json:
-            sys.stdout.write(json.dumps(result.contract_json()) + "\n")
+            self.stdout.write(json.dumps(result.contract_json()))
             return
         self.stdout.write(_summary(result))
 
