@@ -1,6 +1,6 @@
 """``manage.py learn SOURCE [--rev REV] [--repo OWNER/NAME] [--json]``: learn error records
-from a git repository, a package-index release or a source archive (../shared/CONTRACT.md,
-docs/learning-a-codebase.md).
+from a git repository, a package-index release or a source archive
+(docs/learning-a-codebase.md; its command line and ``--json`` object are a contract).
 
 Runs the worker's learn (``kb.sources.tasks.execute_learn``) in this process, on a
 ``Source`` found by its location or created for it, printing progress to stderr as the
