@@ -139,7 +139,7 @@ def _candidates(snapshot: Snapshot, source: Source, result: LearnResult) -> list
             continue
         reason = skip_reason(entry.path, tests=source.include_tests)
         if reason is None and entry.size > MAX_FILE_BYTES:
-            reason = "too large"
+            reason = f"larger than {MAX_FILE_BYTES} bytes"  # as extract_file says it
         if reason:
             result.skipped[reason] = result.skipped.get(reason, 0) + 1
             result.files_skipped += 1
@@ -194,7 +194,9 @@ def _sites(
             found = extract_file(entry.path, data)
         except NotText as skipped:
             result.files_skipped += 1
-            result.skipped[str(skipped)] = result.skipped.get(str(skipped), 0) + 1
+            kind = str(skipped).split(" (")[0]  # "not UTF-8 (byte 7)": counted as "not UTF-8"
+            result.skipped[kind] = result.skipped.get(kind, 0) + 1
+            result.note(entry.path, str(skipped))
             found = []
         except Exception as error:  # one file an extractor cannot read loses only that file
             result.errors += 1

@@ -16,6 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from kb.extract.extract import MAX_FILE_BYTES
 from kb.records.models import ErrorRecord, Status
 from kb.sources.learning import learn
 from kb.sources.models import LearnedSite, LearnJob, Source
@@ -251,3 +252,44 @@ def test_the_learn_command_fails_with_the_reason_and_loses_nothing(tmp_path: Pat
     assert ErrorRecord.objects.count() == 1
     with pytest.raises(CommandError, match="not yet supported"):
         call_command("learn", "pypi:django", "--releases", "5.*", stdout=io.StringIO())
+
+
+def test_learning_again_reads_only_the_files_changed_since_the_last_revision(
+    tmp_path: Path,
+) -> None:
+    """Counts files, not sites: holds whatever the extractors find."""
+    repo = GitRepo(tmp_path / "many")
+    for n in range(5):
+        repo.write(f"pkg/m{n}.py", f"X = {n}\n")
+    repo.write("README.md", "not source\n")
+    v1 = repo.commit("first")
+    source = _source(repo)
+
+    first = learn(source)
+    assert (first.files_total, first.files_read, first.since) == (5, 5, "")
+
+    repo.write("pkg/m3.py", "X = 33\n")
+    repo.write("pkg/m9.py", "X = 9\n")
+    (repo.path / "pkg" / "m0.py").unlink()
+    v2 = repo.commit("second")
+    second = learn(source)
+    assert (second.revision, second.since) == (v2, v1)
+    assert (second.files_total, second.files_read) == (2, 2)  # m3 and m9; m0 is gone
+
+    third = learn(source)  # nothing changed since v2
+    assert (third.files_total, third.files_read, third.since) == (0, 0, v2)
+
+
+def test_files_too_large_or_not_utf8_are_skipped_and_counted(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "odd")
+    repo.write("pkg/ok.py", "X = 1\n")
+    (repo.path / "pkg" / "latin.py").write_bytes(b'X = "caf\xe9"\n')
+    (repo.path / "pkg" / "huge.py").write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    repo.commit("first")
+
+    result = learn(_source(repo))
+
+    assert result.files_read == 1
+    assert result.files_skipped == 2
+    assert result.skipped == {f"larger than {MAX_FILE_BYTES} bytes": 1, "not UTF-8": 1}
+    assert {"path": "pkg/latin.py", "reason": "not UTF-8 (byte 8)"} in result.problems

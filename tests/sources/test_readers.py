@@ -192,3 +192,18 @@ def test_a_file_that_is_no_archive_is_refused_with_its_reason(tmp_path: Path) ->
         archives.snapshot(rar, max_bytes=1000, max_files=10)
     with pytest.raises(SourceError, match="no such file"):
         archives.snapshot(tmp_path / "gone.zip", max_bytes=1000, max_files=10)
+
+
+def test_only_https_and_ssh_remotes_are_mirrored(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    for url in (
+        f"--upload-pack=touch {marker}",
+        f"ext::sh -c touch% {marker}",
+        "file:///etc",
+        "/local/path",
+        "https://",
+    ):
+        with pytest.raises(SourceError, match="not an https:// or ssh:// remote"):
+            git.mirror_remote(url, tmp_path / "cache")
+    assert not marker.exists()
+    assert not (tmp_path / "cache").exists()
