@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from kb.sources.learning import LearnResult, SourceError, learn
 from kb.sources.models import LearnJob, Source
+from kb.sources.signals import learned
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,8 @@ def execute_learn(
             report=result.as_json(),
             finished_at=timezone.now(),
         )
+        if result.created or result.updated:
+            learned.send(sender=__name__, result=result)
     job.refresh_from_db()
     return job, result
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
+from kb.matching.models import MatcherBlob
 from kb.records.models import ErrorRecord
 from kb.sources.learning import learn
 from kb.sources.models import LearnedSite, LearnJob, Source
@@ -118,3 +119,18 @@ def test_the_record_page_says_where_a_record_was_learned_and_when_it_left_the_co
     assert LearnedSite.objects.get(record=record).gone_since == gone
     page = client.get(record.get_absolute_url()).content.decode()
     assert f"not in the code since <code>{gone[:12]}…</code>" in page
+
+
+@needs_extraction
+def test_a_learn_that_changed_records_publishes_the_matcher_for_them(tmp_path: Path) -> None:
+    """Built where the learn ran (the worker, or the command), as after an import: the
+    first paste loads it from the store instead of compiling it."""
+    source = Source.objects.create(location=str(_repo(tmp_path).path), repo="doc/car")
+    assert not MatcherBlob.objects.exists()
+    _job, result = execute_learn(LearnJob.objects.create(source=source))
+    assert result is not None
+    assert result.created == 1
+    assert MatcherBlob.objects.exists()
+    MatcherBlob.objects.all().delete()
+    execute_learn(LearnJob.objects.create(source=source))  # nothing changed: no build
+    assert not MatcherBlob.objects.exists()
