@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,6 +53,8 @@ SOURCE_KEYS = (
     "githubUrl", "analyzedSha", "analyzedAt",
 )  # fmt: skip
 DATASET_VERSION = "learned"
+#: Ids or paths per ``IN (...)`` query (SQLite's parameter limit, with room to spare).
+CHUNK = 900
 
 
 @dataclass(slots=True)
@@ -217,6 +219,13 @@ def _sites(
             progress(result)
 
 
+def _chunks[T](items: Iterable[T]) -> Iterator[list[T]]:
+    """``items`` in lists short enough for one ``IN (...)`` on every backend."""
+    items = list(items)
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
 def _line(record: dict[str, Any], version: str) -> bytes:
     return json.dumps({"record": record, "datasetVersion": version}).encode() + b"\n"
 
@@ -235,7 +244,7 @@ def _merged(found: list[_Found], known: _Known, renamed: dict[str, str], repo: s
         if record_id is not None:
             item.record["id"] = record_id
     ids = {item.record["id"] for item in found}
-    stored = {r.id: r for r in ErrorRecord.objects.filter(pk__in=ids)}
+    stored = {r.id: r for chunk in _chunks(ids) for r in ErrorRecord.objects.filter(pk__in=chunk)}
     lines = []
     for item in found:
         current = stored.get(item.record["id"])
@@ -254,9 +263,17 @@ def _keep_sites(source: Source, found: list[_Found], revision: str) -> None:
     """Point each site at its record (rows of records the importer refused are left
     out), found at ``revision`` and no longer gone."""
     ids = {item.record["id"] for item in found}
-    present = set(ErrorRecord.objects.filter(pk__in=ids).values_list("id", flat=True))
+    present = {
+        pk
+        for chunk in _chunks(ids)
+        for pk in ErrorRecord.objects.filter(pk__in=chunk).values_list("id", flat=True)
+    }
     keys = [item.key for item in found] + [item.moved_from for item in found if item.moved_from]
-    rows = {row.key: row for row in LearnedSite.objects.filter(source=source, key__in=keys)}
+    rows = {
+        row.key: row
+        for chunk in _chunks(keys)
+        for row in LearnedSite.objects.filter(source=source, key__in=chunk)
+    }
     new, changed = [], []
     for item in found:
         if item.record["id"] not in present:
@@ -295,12 +312,16 @@ def _mark_gone(
     still = LearnedSite.objects.filter(source=source, gone_since="")
     if snapshot.partial:
         paths = {entry.path for entry in read} | set(snapshot.removed)
-        still = still.filter(path__in=paths)
-    gone = [pk for pk, key in still.values_list("pk", "key") if key not in seen]
-    for start in range(0, len(gone), 1000):
-        LearnedSite.objects.filter(pk__in=gone[start : start + 1000]).update(
-            gone_since=snapshot.revision
-        )
+        rows = [
+            row
+            for chunk in _chunks(paths)
+            for row in still.filter(path__in=chunk).values_list("pk", "key")
+        ]
+    else:
+        rows = list(still.values_list("pk", "key"))
+    gone = [pk for pk, key in rows if key not in seen]
+    for chunk in _chunks(gone):
+        LearnedSite.objects.filter(pk__in=chunk).update(gone_since=snapshot.revision)
     if gone:
         next_revision()  # the record pages cached per data revision say so now
     return len(gone)
