@@ -13,6 +13,8 @@ from django.db import models
 from django.utils import timezone
 
 from kb.records.models import ErrorRecord
+from kb.sources.readers import SourceError
+from kb.sources.readers.index import parse_spec
 
 __all__ = ["LearnJob", "LearnedSite", "Source", "kind_of"]
 
@@ -123,6 +125,11 @@ class Source(models.Model):
         if not self.location:
             raise ValidationError({"location": "Say where the source is."})
         self.kind = kind_of(self.location)
+        if self.kind == Kind.RELEASE:
+            try:
+                parse_spec(self.location)
+            except SourceError as error:
+                raise ValidationError({"location": str(error)}) from None
         if not self.repo:
             self.repo = default_repo(self.location)
         if not _REPO.match(self.repo):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,59 @@ def test_files_too_large_or_not_utf8_are_skipped_and_counted(tmp_path: Path) -> 
     assert result.files_skipped == 2
     assert result.skipped == {f"larger than {MAX_FILE_BYTES} bytes": 1, "not UTF-8": 1}
     assert {"path": "pkg/latin.py", "reason": "not UTF-8 (byte 8)"} in result.problems
+
+
+def _zip(path: Path, members: dict[str, tuple[bytes, int]]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, (data, mode) in members.items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            archive.writestr(info, data)
+    return path
+
+
+def test_an_archive_is_learned_with_its_hostile_members_refused_and_listed(
+    tmp_path: Path,
+) -> None:
+    archive = _zip(
+        tmp_path / "shop-1.0.zip",
+        {
+            "shop-1.0/shop/ok.py": (b"X = 1\n", 0o100644),
+            "shop-1.0/../../slip.py": (b"X = 2\n", 0o100644),
+            "shop-1.0/shop/link.py": (b"/etc/passwd", 0o120777),
+        },
+    )
+    out = io.StringIO()
+    call_command("learn", str(archive), "--repo", "acme/shop", stdout=out, stderr=io.StringIO())
+    job = LearnJob.objects.get()
+    assert job.state == LearnJob.State.DONE
+    assert (job.files_read, job.errors) == (1, 2)
+    assert job.report["problems"] == [
+        {"path": "shop-1.0/../../slip.py", "reason": "refused: a path outside the archive (..)"},
+        {"path": "shop-1.0/shop/link.py", "reason": "refused: a link"},
+    ]
+    assert "refused: a link" in out.getvalue()
+    assert not (tmp_path.parent / "slip.py").exists()
+
+
+def test_a_bomb_fails_the_job_with_its_reason(tmp_path: Path, settings: object) -> None:
+    settings.KB_ARCHIVE_MAX_BYTES = 100_000
+    bomb = _zip(tmp_path / "bomb.zip", {"big.py": (b"\0" * 200_000, 0o100644)})
+    with pytest.raises(CommandError, match="size bomb"):
+        call_command("learn", str(bomb), stdout=io.StringIO(), stderr=io.StringIO())
+    assert LearnJob.objects.get().state == LearnJob.State.FAILED
+    assert not ErrorRecord.objects.exists()
+
+
+def test_a_release_is_named_pypi_name_version_and_fetched_over_https_only(
+    tmp_path: Path, settings: object
+) -> None:
+    with pytest.raises(CommandError, match="expected pypi:NAME==VERSION"):
+        call_command("learn", "pypi:django", stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(CommandError, match="expected pypi:NAME==VERSION"):
+        call_command("learn", "pypi:../x==1", stdout=io.StringIO(), stderr=io.StringIO())
+    settings.KB_PACKAGE_INDEX_URL = "http://index.example/pypi"
+    with pytest.raises(CommandError, match="must be reached over https"):
+        call_command("learn", "pypi:django==5.2.8", stdout=io.StringIO(), stderr=io.StringIO())
+    source = Source.objects.get(location="pypi:django==5.2.8")
+    assert (source.repo, source.kind) == ("pypi/django", "release")
