@@ -13,21 +13,26 @@ from typing import Any
 from kb.extract.sites import Site
 from kb.sources.readers import SourceError
 
-__all__ = ["site_key", "to_record"]
+__all__ = ["site_key", "to_records"]
 
 
-def to_record(
-    site: Site, *, repo: str, revision: str, lines: Sequence[str], url: str | None
-) -> dict[str, Any]:
-    """A record of the dataset's schema for ``site`` (``kb.extract.records.to_record``)."""
+def to_records(
+    sites: Sequence[Site], *, repo: str, revision: str, lines: Sequence[str], url: str | None
+) -> list[dict[str, Any]]:
+    """The records of one file's sites, in order (``kb.extract.records.to_record`` for
+    each); a site with too little literal text to be a record (``NotAdmissible``, a
+    ``ValueError``) is left out."""
     try:
         from kb.extract import records  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
         raise SourceError("kb.extract.records (the record builder) is not installed") from None
-    record: dict[str, Any] = records.to_record(
-        site, repo=repo, revision=revision, lines=lines, url=url
-    )
-    return record
+    out: list[dict[str, Any]] = []
+    for site in sites:
+        try:
+            out.append(records.to_record(site, repo=repo, revision=revision, lines=lines, url=url))
+        except ValueError:
+            continue
+    return out
 
 
 def site_key(repo: str, path: str, template: str) -> str:

@@ -47,7 +47,8 @@ __all__ = ["LearnResult", "SourceError", "learn", "open_snapshot"]
 PROGRESS_EVERY = 200
 #: Per-file problems listed in a job's report (the rest are only counted).
 MAX_LISTED = 200
-#: The dataset keys a learn writes onto a record it already has: where the site is.
+#: The dataset keys a learn writes onto a record it already has: where the site is (the
+#: time of reading last).
 SOURCE_KEYS = (
     "filePath", "lineNumber", "sourceCode", "sourceCodeStart", "sourceCodeEnd",
     "githubUrl", "analyzedSha", "analyzedAt",
@@ -166,10 +167,17 @@ class _Known:
     def __init__(self, source: Source) -> None:
         self.source = source
         self.by_key: dict[str, str] = {}
-        for record_id, path, message in ErrorRecord.objects.filter(repo=source.repo).values_list(
-            "id", "file_path", "error_message"
-        ):
-            self.by_key.setdefault(building.site_key(source.repo, path, message), record_id)
+        rows = (
+            ErrorRecord.objects.filter(repo=source.repo)
+            .order_by("file_path", "line_number", "id")
+            .values_list("id", "file_path", "error_message")
+        )
+        seen: dict[str, int] = {}
+        for record_id, path, message in rows:
+            key = building.site_key(source.repo, path, message)
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+            self.by_key[_nth(key, n)] = record_id
         for key, record_id in LearnedSite.objects.filter(source=source).values_list(
             "key", "record_id"
         ):
@@ -207,16 +215,32 @@ def _sites(
         else:
             result.files_read += 1
         if found:
-            lines = data.decode("utf-8").splitlines()
-            for site in found:
-                result.sites += 1
-                record = building.to_record(
-                    site, repo=source.repo, revision=snapshot.revision, lines=lines, url=url
-                )
-                key = building.site_key(source.repo, site.path, site.template)
-                yield _Found(key, record, site.path, site.line)
+            result.sites += len(found)
+            # split("\n"), not splitlines(): line numbers count newlines only, as the
+            # extractors' and the dataset's do (a form feed is no line break there)
+            lines = data.decode("utf-8").split("\n")
+            records = building.to_records(
+                found, repo=source.repo, revision=snapshot.revision, lines=lines, url=url
+            )
+            yield from _keyed(source.repo, records)
         if progress and number % PROGRESS_EVERY == 0:
             progress(result)
+
+
+def _keyed(repo: str, records: list[dict[str, Any]]) -> Iterator[_Found]:
+    """One file's records with their site keys: the same message in one file a second
+    time is a site of its own, keyed ``KEY#1`` (then ``#2``...) in line order, as
+    `_Known` keys the stored records."""
+    seen: dict[str, int] = {}
+    for record in records:
+        key = building.site_key(repo, record["filePath"], record["errorMessage"])
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        yield _Found(_nth(key, n), record, record["filePath"], record["lineNumber"] or 0)
+
+
+def _nth(key: str, n: int) -> str:
+    return f"{key}#{n}" if n else key
 
 
 def _chunks[T](items: Iterable[T]) -> Iterator[list[T]]:
@@ -237,7 +261,8 @@ def _merged(found: list[_Found], known: _Known, renamed: dict[str, str], repo: s
         record_id = known.get(item.key)
         if record_id is None and item.path in renamed:  # a file moved: same site, old path
             template = item.record.get("errorMessage", "")
-            old_key = building.site_key(repo, renamed[item.path], template)
+            _key, _hash, n = item.key.partition("#")
+            old_key = _nth(building.site_key(repo, renamed[item.path], template), int(n or 0))
             record_id = known.get(old_key)
             if record_id is not None:
                 item.moved_from = old_key
@@ -252,9 +277,12 @@ def _merged(found: list[_Found], known: _Known, renamed: dict[str, str], repo: s
             lines.append(_line(item.record, DATASET_VERSION))
             continue
         merged = record_to_dataset(current)
-        for key in SOURCE_KEYS:
-            if key in item.record:
-                merged[key] = item.record[key]
+        # Where the site is, from the code; when only the time of reading differs, the
+        # record is left as stored (counted unchanged).
+        if any(merged.get(k) != item.record[k] for k in SOURCE_KEYS[:-1] if k in item.record):
+            for key in SOURCE_KEYS:
+                if key in item.record:
+                    merged[key] = item.record[key]
         lines.append(_line(merged, current.dataset_version))
     return lines
 
