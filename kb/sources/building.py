@@ -19,13 +19,19 @@ __all__ = ["site_key", "to_records"]
 def to_records(
     sites: Sequence[Site], *, repo: str, revision: str, lines: Sequence[str], url: str | None
 ) -> list[dict[str, Any]]:
-    """The records of one file's sites, in order (``kb.extract.records.to_record`` for
-    each); a site with too little literal text to be a record (``NotAdmissible``, a
-    ``ValueError``) is left out."""
+    """The records of one file's sites, in order: ``kb.extract.records.to_records``, which
+    leaves out a site with too little literal text to be a record and gives the same
+    message raised twice in one function two ids; where only ``to_record`` is there, it
+    for each site (a ``ValueError``, too little text, leaves the site out)."""
     try:
         from kb.extract import records  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
         raise SourceError("kb.extract.records (the record builder) is not installed") from None
+    if hasattr(records, "to_records"):
+        built: list[dict[str, Any]] = records.to_records(
+            sites, repo=repo, revision=revision, lines=lines, url=url
+        )
+        return built
     out: list[dict[str, Any]] = []
     for site in sites:
         try:
