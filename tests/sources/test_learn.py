@@ -350,3 +350,26 @@ def test_a_release_is_named_pypi_name_version_and_fetched_over_https_only(
         call_command("learn", "pypi:django==5.2.8", stdout=io.StringIO(), stderr=io.StringIO())
     source = Source.objects.get(location="pypi:django==5.2.8")
     assert (source.repo, source.kind) == ("pypi/django", "release")
+
+
+@needs_extraction
+def test_the_same_message_twice_in_a_file_is_two_sites_kept_apart_across_learns(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "twice")
+    raising = f'    raise ValueError("{BROKEN}")\n'
+    body = f"def a():\n{raising}\n\ndef b():\n{raising}"
+    repo.write("pkg/twice.py", body)
+    repo.commit("first")
+    source = _source(repo)
+    assert learn(source).created == 2
+    by_line = dict(ErrorRecord.objects.filter(repo="acme/shop").values_list("line_number", "id"))
+    assert sorted(by_line) == [2, 6]
+
+    repo.write("pkg/twice.py", "import os\n" + body)
+    repo.commit("moved")
+    result = learn(source)
+
+    assert (result.created, result.updated, result.gone) == (0, 2, 0)
+    moved = dict(ErrorRecord.objects.filter(repo="acme/shop").values_list("id", "line_number"))
+    assert moved == {by_line[2]: 3, by_line[6]: 7}
