@@ -134,3 +134,21 @@ def test_a_learn_that_changed_records_publishes_the_matcher_for_them(tmp_path: P
     MatcherBlob.objects.all().delete()
     execute_learn(LearnJob.objects.create(source=source))  # nothing changed: no build
     assert not MatcherBlob.objects.exists()
+
+
+def test_a_source_added_in_the_admin_gets_its_kind_and_a_repository_name(
+    admin_client: Client, tmp_path: Path
+) -> None:
+    repo = _repo(tmp_path)
+    add = reverse("admin:sources_source_add")
+    assert admin_client.get(add).status_code == 200
+    form = {"location": str(repo.path), "repo": "", "web_url": "", "revision": "HEAD",
+            "publish": "on"}  # fmt: skip
+    response = admin_client.post(add, form)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    source = Source.objects.get()
+    assert (source.kind, source.repo, source.publish) == ("git", "local/car", True)
+    bad = admin_client.post(add, {**form, "location": "pypi:nope", "revision": "HEAD"})
+    assert "expected pypi:NAME==VERSION" in bad.content.decode()
+    bad = admin_client.post(add, {**form, "location": "/x", "revision": "--all"})
+    assert "A revision never starts with" in bad.content.decode()
