@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
@@ -28,14 +27,8 @@ def test_learn_now_only_queues_and_a_real_worker_learns(tmp_path: Path, settings
         repo.write(f"svc/m{n}.py", f'def f():\n    raise ValueError("service part {n} failed")\n')
     head = repo.commit("first")
     source = Source.objects.create(location=str(repo.path), repo="acme/svc")
-    user = make_curator()
-    user.user_permissions.add(
-        *Permission.objects.filter(
-            content_type__app_label="sources", codename__in=["change_source", "view_learnjob"]
-        )
-    )
     client = Client()
-    client.force_login(User.objects.get(pk=user.pk))
+    client.force_login(make_curator())
 
     client.post(reverse("admin:sources_source_learn", args=[source.pk]))
     job = LearnJob.objects.get()
