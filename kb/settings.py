@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "kb.ops",
     "django_tasks_db",
     "kb.records",
+    "kb.sources",
     "kb.curation",
     "kb.matching",
     "kb.loop",
@@ -371,6 +372,17 @@ TASKS = {"default": {"BACKEND": env_str("KB_TASKS_BACKEND", "django_tasks_db.Dat
 # queues behind a curator's save rather than fail; a lock held longer fails the batch or
 # the poll, and the worker retries with backoff (kb/ops/management/commands/db_worker.py).
 SQLITE_WORKER_BUSY_TIMEOUT = env_int("SQLITE_WORKER_BUSY_TIMEOUT", 20)
+
+# --- Sources (docs/learning-a-codebase.md) ---------------------------------------------
+# Git remotes a source names are mirrored here (one bare repository each, fetched again on
+# every learn); only the worker that learns needs it.
+KB_SOURCES_CACHE_DIR = Path(env_str("KB_SOURCES_CACHE_DIR", str(BASE_DIR / ".cache" / "sources")))
+# A source archive that unpacks to more bytes or holds more members is refused whole (a
+# size or file-count bomb); a release download past the byte limit too.
+KB_ARCHIVE_MAX_BYTES = env_int("KB_ARCHIVE_MAX_BYTES", 1024 * 1024 * 1024)
+KB_ARCHIVE_MAX_FILES = env_int("KB_ARCHIVE_MAX_FILES", 100_000)
+# The package index's JSON API that ``pypi:NAME==VERSION`` sources are downloaded from.
+KB_PACKAGE_INDEX_URL = env_str("KB_PACKAGE_INDEX_URL", "https://pypi.org/pypi")
 
 # --- Metrics and logs (docs/deployment.md) ---------------------------------------------
 # The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.

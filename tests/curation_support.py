@@ -19,9 +19,10 @@ __all__ = ["change_url", "csrf_client", "curator", "curator_client", "form_data"
 def curators_group() -> Group:
     """The group the migration made (re-made after a transactional test's flush)."""
     migration = importlib.import_module("kb.records.migrations.0004_curators_group")
+    learning = importlib.import_module("kb.sources.migrations.0002_curators_learn")
     group, created = Group.objects.get_or_create(name=migration.GROUP)
     if created or not group.permissions.exists():
-        for app, codename in migration.PERMISSIONS:
+        for app, codename in [*migration.PERMISSIONS, *learning.PERMISSIONS]:
             group.permissions.add(
                 Permission.objects.get(content_type__app_label=app, codename=codename)
             )

@@ -573,7 +573,9 @@ def test_curators_group_has_just_the_curation_permissions() -> None:
         ("kb", f"{action}_{model}")
         for model in ("errorrecord", "tag", "importjob")
         for action in ("view", "add", "change")
-    } | {("kb", "view_historicalerrorrecord")}
+    } | {("kb", "view_historicalerrorrecord")} | {
+        ("sources", f"{action}_source") for action in ("view", "add", "change")
+    } | {("sources", "view_learnjob")}
 
 
 def test_changelists_query_count_does_not_grow_with_rows(

@@ -25,6 +25,7 @@ from kb.browse.selectors import visible_record
 from kb.http import HtmxHttpRequest
 from kb.records.links import record_url, safe_external_url, tag_links
 from kb.records.models import ErrorRecord, RecordTag, Status, Tag, current_revision
+from kb.sources.selectors import learned_sites
 
 NEIGHBOURS = 5
 CANDIDATES = 300  # records looked at for shared tags
@@ -157,5 +158,6 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
         "language": LANGUAGE_NAMES.get(language_for(record.file_path), ""),
         "neighbours": SimpleLazyObject(lambda: neighbours(record)),
         "tags": tag_links(record.tags),
+        "learned": SimpleLazyObject(lambda: learned_sites(record.pk)),
     }
     return render(request, "kb/record_detail.html", context)

@@ -53,8 +53,9 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 class _Importer:
     """The writing half: folds each parsed batch into what is stored and writes it."""
 
-    def __init__(self, *, dry_run: bool, source: str) -> None:
+    def __init__(self, *, dry_run: bool, source: str, new_status: str = Status.PUBLISHED) -> None:
         self.report = ImportReport(dry_run=dry_run)
+        self.new_status = new_status
         self.dry_run = dry_run
         self.source = source
         self.writer = RowWriter(source, COMPARED_ATTRS)
@@ -68,7 +69,7 @@ class _Importer:
 
     def _new_row(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """The row of a record not stored yet: the model's defaults under the parsed attrs."""
-        row = {**self.defaults, **attrs, "status": Status.PUBLISHED}
+        row = {**self.defaults, **attrs, "status": self.new_status}
         row["curated_fields"], row["conflicts"] = [], {}
         return row
 
@@ -201,10 +202,13 @@ def import_jsonl(
     progress: Callable[[int], None] | None = None,
     batch_size: int = BATCH_SIZE,
     commit_records: int = COMMIT_RECORDS,
+    new_status: str = Status.PUBLISHED,
 ) -> ImportReport:
     """Import JSONL ``lines`` (bytes, as read from a binary file; ``None`` marks a line
-    that was too long to read). See the package docstring for the policy."""
-    importer = _Importer(dry_run=dry_run, source=source)
+    that was too long to read). See the package docstring for the policy. Records not
+    stored yet are created with ``new_status`` (a source that wants its new records
+    reviewed first creates them as drafts); a stored record keeps its status."""
+    importer = _Importer(dry_run=dry_run, source=source, new_status=new_status)
     started = time.perf_counter()
 
     def run() -> None:

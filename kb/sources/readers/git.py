@@ -1,0 +1,232 @@
+"""A git repository read through git's plumbing, never its porcelain or a work tree.
+
+Every call is an argument list (no shell), revisions are resolved with
+``--end-of-options`` first so that none can be read as an option, and git runs with no
+system or global configuration, hooks pointed at ``/dev/null``, no external diff or
+textconv, no fsmonitor and no terminal prompt: a repository someone else wrote cannot
+make git run anything. Remotes (``https://``, ``ssh://``, ``git@host:path``) are mirrored
+into a cache directory and fetched again on each learn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from kb.sources.readers.base import FileEntry, Snapshot, SourceError
+
+__all__ = ["GitRepository", "git_dir_of", "is_remote", "mirror_remote", "snapshot"]
+
+#: Options every git call starts with: nothing the repository configures may run code.
+_SAFE_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "diff.external=",
+    "-c", "protocol.ext.allow=never",
+    "-c", "safe.directory=*",
+)  # fmt: skip
+_REMOTE = re.compile(r"^(https://|ssh://|git@[A-Za-z0-9.-]+:)[^\s]+$")
+_HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+#: The longest any git call may run before the job fails (a clone of a large remote).
+TIMEOUT_SECONDS = 3600
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_TERMINAL_PROMPT="0",
+        GIT_ASKPASS="",
+        SSH_ASKPASS="",
+        GIT_NO_REPLACE_OBJECTS="1",
+        LC_ALL="C",
+    )
+    return env
+
+
+def is_remote(source: str) -> bool:
+    """An HTTPS or SSH remote URL (anything else is a local path)."""
+    return bool(_REMOTE.match(source))
+
+
+def _git(args: Sequence[str], *, git_dir: Path | None = None) -> bytes:
+    command = ["git", *_SAFE_CONFIG]
+    if git_dir is not None:
+        command.append(f"--git-dir={git_dir}")
+    command.extend(args)
+    try:
+        done = subprocess.run(  # an argument list, never a shell string
+            command, capture_output=True, env=_env(), timeout=TIMEOUT_SECONDS, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SourceError(f"git could not run: {error}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SourceError(f"git {args[0]}: {message[-1] if message else 'failed'}")
+    return done.stdout
+
+
+def git_dir_of(path: Path) -> Path:
+    """The git directory of a working tree or a bare repository at ``path``."""
+    if not path.is_dir():
+        raise SourceError(f"{path}: no such directory")
+    dot_git = path / ".git"
+    candidate = dot_git if dot_git.exists() else path
+    try:
+        out = _git(["rev-parse", "--absolute-git-dir"], git_dir=candidate)
+    except SourceError:
+        raise SourceError(f"{path}: not a git repository") from None
+    return Path(out.decode().strip())
+
+
+def mirror_remote(url: str, cache_dir: Path) -> Path:
+    """A bare mirror of ``url`` under ``cache_dir`` (cloned the first time, fetched after),
+    named by the URL's hash so no URL can name a path."""
+    if not is_remote(url):
+        raise SourceError(f"{url}: not an https:// or ssh:// remote")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / (hashlib.sha256(url.encode()).hexdigest()[:32] + ".git")
+    if (target / "HEAD").exists():
+        _git(["fetch", "--prune", "--tags", "origin"], git_dir=target)
+    else:
+        _git(["clone", "--mirror", "--no-local", "--end-of-options", url, str(target)])
+    return target
+
+
+class GitRepository:
+    """The plumbing calls one learn needs, on one git directory."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+
+    def resolve(self, rev: str) -> str:
+        """The commit id ``rev`` (a commit, tag or branch) names."""
+        if not rev or rev.startswith("-") or any(c in rev for c in "\0\n"):
+            raise SourceError(f"{rev!r}: not a revision")
+        try:
+            out = _git(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                git_dir=self.git_dir,
+            )
+        except SourceError:
+            raise SourceError(f"{rev}: no such commit, tag or branch") from None
+        return out.decode().strip()
+
+    def files(self, commit: str) -> list[FileEntry]:
+        """Every blob of the commit's tree with its size (submodules and links left out)."""
+        out = _git(["ls-tree", "-r", "-z", "-l", "--full-tree", "--end-of-options", commit],
+                   git_dir=self.git_dir)  # fmt: skip
+        entries = []
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, blob, size = meta.split()
+            if kind != b"blob" or mode == b"120000":  # submodules; a link's target is no source
+                continue
+            entries.append(FileEntry(_path(path), int(size), blob.decode()))
+        return entries
+
+    def changes(self, old: str, new: str) -> tuple[set[str], list[str], dict[str, str]]:
+        """Between two commits: the paths added or changed in ``new``, the paths removed
+        (a rename's old path included), and renames (new path -> old path)."""
+        out = _git(
+            ["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv",
+             "--end-of-options", old, new, "--"],
+            git_dir=self.git_dir,
+        )  # fmt: skip
+        fields = out.split(b"\0")
+        changed: set[str] = set()
+        removed: list[str] = []
+        renamed: dict[str, str] = {}
+        i = 0
+        while i < len(fields) and fields[i]:
+            status = fields[i].decode()
+            if status[0] in "RC":
+                source, target = _path(fields[i + 1]), _path(fields[i + 2])
+                changed.add(target)
+                if status[0] == "R":
+                    removed.append(source)
+                    renamed[target] = source
+                i += 3
+                continue
+            path = _path(fields[i + 1])
+            if status[0] == "D":
+                removed.append(path)
+            else:
+                changed.add(path)
+            i += 2
+        return changed, removed, renamed
+
+    def blobs(self, entries: list[FileEntry]) -> Iterator[tuple[FileEntry, bytes]]:
+        """Each entry's bytes, from one ``git cat-file --batch`` (fed by a thread, so that
+        neither pipe fills while the other waits)."""
+        if not entries:
+            return
+        command = ["git", *_SAFE_CONFIG, f"--git-dir={self.git_dir}", "cat-file", "--batch"]
+        process = subprocess.Popen(  # an argument list
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=_env(),
+        )  # fmt: skip
+        stdin, stdout = process.stdin, process.stdout
+        if stdin is None or stdout is None:  # pragma: no cover - both are pipes above
+            raise SourceError("git cat-file: no pipes")
+
+        def feed() -> None:
+            try:
+                for entry in entries:
+                    if not _HEX.match(entry.ident):
+                        raise ValueError(entry.ident)
+                    stdin.write(entry.ident.encode() + b"\n")
+                stdin.close()
+            except (OSError, ValueError):
+                process.kill()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        try:
+            for entry in entries:
+                header = stdout.readline().split()
+                if len(header) != 3:
+                    raise SourceError(f"git cat-file: no object for {entry.path}")
+                size = int(header[2])
+                data = stdout.read(size)
+                stdout.read(1)  # the newline after each object
+                yield entry, data
+        finally:
+            process.kill()
+            process.wait()
+            feeder.join()
+
+
+def _path(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def snapshot(repository: GitRepository, rev: str, since: str | None) -> Snapshot:
+    """The files of ``rev`` to read: every file, or with ``since`` (a commit learned
+    before, still in the repository) only the files changed since, with what was removed."""
+    commit = repository.resolve(rev)
+    files = repository.files(commit)
+    if since:
+        try:
+            old = repository.resolve(since)
+        except SourceError:  # history rewritten, or another repository: read it all
+            old = None
+        if old is not None:
+            changed, removed, renamed = repository.changes(old, commit)
+            return Snapshot(
+                revision=commit,
+                files=[entry for entry in files if entry.path in changed],
+                reader=repository.blobs,
+                partial=True,
+                removed=removed,
+                renamed=renamed,
+            )
+    return Snapshot(revision=commit, files=files, reader=repository.blobs)
