@@ -382,7 +382,7 @@ KB_SOURCES_CACHE_DIR = Path(env_str("KB_SOURCES_CACHE_DIR", str(BASE_DIR / ".cac
 KB_ARCHIVE_MAX_BYTES = env_int("KB_ARCHIVE_MAX_BYTES", 1024 * 1024 * 1024)
 KB_ARCHIVE_MAX_FILES = env_int("KB_ARCHIVE_MAX_FILES", 100_000)
 # The package index's JSON API that ``pypi:NAME==VERSION`` sources are downloaded from.
-KB_PACKAGE_INDEX_URL = env_str("KB_PACKAGE_INDEX_URL", "https://pypi.org/pypi")
+KB_PACKAGE_INDEX_URL = env_str("KB_PACKAGE_INDEX_URL", "https://pypi.org/simple")
 
 # --- Metrics and logs (docs/deployment.md) ---------------------------------------------
 # The bearer token a scraper sends to GET /metrics; unset, the endpoint answers 404.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.sources.readers import SourceError, archives, git
+from kb.sources.readers import SourceError, archives, git, index
 from tests.sources.support import GitRepo
 
 
@@ -207,3 +207,25 @@ def test_only_https_and_ssh_remotes_are_mirrored(tmp_path: Path) -> None:
             git.mirror_remote(url, tmp_path / "cache")
     assert not marker.exists()
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_release_is_picked_from_the_simple_apis_listing_sdist_first() -> None:
+    """The index's listing (PEP 691) names files, not releases: the sdist of exactly the
+    version asked for, its project name compared as the index compares names, else a
+    pure-Python wheel; never a built wheel, another version or a yanked file."""
+    files = [
+        {"filename": "SQLAlchemy-2.0.36-cp312-cp312-manylinux_x86_64.whl", "url": "a"},
+        {"filename": "SQLAlchemy-2.0.36-py3-none-any.whl", "url": "b"},
+        {"filename": "SQLAlchemy-2.0.35.tar.gz", "url": "c"},
+        {"filename": "sqlalchemy-2.0.36.tar.gz", "url": "d", "yanked": "broken"},
+        {"filename": "SQLAlchemy-2.0.36.tar.gz", "url": "e"},
+    ]
+    assert index._pick(files, "sqlalchemy", "2.0.36")["url"] == "e"
+    assert index._pick(files[:3], "SQLAlchemy", "2.0.36")["url"] == "b"
+    with pytest.raises(SourceError, match="no source archive"):
+        index._pick(files[:1], "sqlalchemy", "2.0.36")
+    with pytest.raises(SourceError, match="https"):
+        index.download_release(
+            "sqlalchemy", "2.0.36", Path("/nonexistent"), index_url="http://pypi.test/simple",
+            max_bytes=1,
+        )  # fmt: skip

@@ -1,8 +1,9 @@
 """One release from the Python package index: ``pypi:NAME==VERSION``.
 
-The release's files are listed with the index's JSON API and one is downloaded (the
-sdist, else a pure-Python wheel), its SHA-256 checked against the index's, into a
-temporary directory; it is then read as an archive. Not ``pip download``: to name the
+The release's files are listed by the index's simple API in its JSON form (PEP 691: what
+pip reads, served by every index and mirror) and one is downloaded (the sdist, else a
+pure-Python wheel), its SHA-256 checked against the index's, into a temporary directory;
+it is then read as an archive. Not ``pip download``: to name the
 dependencies of an sdist, pip prepares its metadata, which runs the package's build
 backend (``setup.py``), and nothing in a source may run.
 """
@@ -37,11 +38,21 @@ def parse_spec(source: str) -> tuple[str, str]:
     return name, version
 
 
-def _get(url: str, limit: int) -> bytes:
+#: The simple API's JSON form (PEP 691).
+_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def _normalise(name: str) -> str:
+    """A project name as the index compares it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _get(url: str, limit: int, *, accept: str = "*/*") -> bytes:
     if not url.startswith("https://"):
         raise SourceError(f"{url}: the package index must be reached over https")
+    request = urllib.request.Request(url, headers={"Accept": accept})  # noqa: S310 - https only, above
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as answer:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:  # noqa: S310
             data: bytes = answer.read(limit + 1)
     except urllib.error.HTTPError as error:
         raise SourceError(f"{url}: the package index answered {error.code}") from None
@@ -52,29 +63,50 @@ def _get(url: str, limit: int) -> bytes:
     return data
 
 
-def _pick(files: list[dict[str, Any]]) -> dict[str, Any]:
-    sdists = [f for f in files if f.get("packagetype") == "sdist"]
-    wheels = [f for f in files if str(f.get("filename", "")).endswith("-none-any.whl")]
-    for candidate in (*sdists, *wheels):
-        if str(candidate.get("filename", "")).lower().endswith((".tar.gz", ".zip", ".whl")):
-            return candidate
-    raise SourceError("the release has no source archive and no pure-Python wheel")
+def _release_of(filename: str) -> tuple[str, str, str] | None:
+    """(project, version, kind) of a release file's name, ``None`` for a file that is
+    neither an sdist nor a pure-Python wheel (built wheels hold no source to read)."""
+    for ext in (".tar.gz", ".zip"):
+        if filename.endswith(ext):
+            project, _, version = filename.removesuffix(ext).rpartition("-")
+            return project, version, "sdist"
+    if filename.endswith("-none-any.whl"):
+        project, version, *_rest = filename.split("-")
+        return project, version, "wheel"
+    return None
+
+
+def _pick(files: list[dict[str, Any]], name: str, version: str) -> dict[str, Any]:
+    """The sdist of ``name==version``, else its pure-Python wheel."""
+    found: dict[str, dict[str, Any]] = {}
+    for entry in files:
+        release = _release_of(str(entry.get("filename", "")))
+        if release is None or entry.get("yanked"):
+            continue
+        project, file_version, kind = release
+        if _normalise(project) == _normalise(name) and file_version == version:
+            found.setdefault(kind, entry)
+    chosen = found.get("sdist") or found.get("wheel")
+    if chosen is None:
+        raise SourceError(
+            f"{name}=={version}: the index has no source archive and no pure-Python wheel of it"
+        )
+    return chosen
 
 
 def download_release(name: str, version: str, target: Path, *, index_url: str,
                      max_bytes: int) -> Path:  # fmt: skip
     """Download ``name==version``'s sdist (or pure-Python wheel) into ``target``; returns
     the file's path. Nothing in it is unpacked, built or run here."""
-    base = index_url.rstrip("/")
-    meta_url = f"{base}/{urllib.parse.quote(name)}/{urllib.parse.quote(version)}/json"
+    project_url = f"{index_url.rstrip('/')}/{urllib.parse.quote(_normalise(name))}/"
     try:
-        meta = json.loads(_get(meta_url, 16 * 1024 * 1024))
+        listing = json.loads(_get(project_url, 64 * 1024 * 1024, accept=_SIMPLE_JSON))
     except ValueError:
-        raise SourceError(f"{meta_url}: not JSON") from None
-    chosen = _pick(meta.get("urls") or [])
+        raise SourceError(f"{project_url}: not the simple API's JSON") from None
+    chosen = _pick(listing.get("files") or [], name, version)
     filename = Path(str(chosen["filename"])).name  # never a path the index chose
-    data = _get(str(chosen["url"]), max_bytes)
-    expected = (chosen.get("digests") or {}).get("sha256")
+    data = _get(urllib.parse.urljoin(project_url, str(chosen["url"])), max_bytes)
+    expected = (chosen.get("hashes") or {}).get("sha256")
     if expected and hashlib.sha256(data).hexdigest() != expected:
         raise SourceError(f"{filename}: its SHA-256 is not the index's: refused")
     path = target / filename
