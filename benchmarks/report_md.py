@@ -37,6 +37,12 @@ RESULTS = HERE / "results"
 OUTPUT = HERE.parent / "docs" / "performance.md"
 BARS_PAGE = HERE.parent / "docs" / "reliability.md"
 PYPERF_SUFFIX = ".pyperf.json"  # a timing's raw values, written by benchmarks/timing.py
+# Judgements made by hand on a benchmark's samples, kept beside its result file as JSON lines
+# (a person's verdicts are not something the benchmark can write): the section's renderer
+# gets each as a list under the file's stem, so the page shows them beside the figures.
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "learn.json": ("learn-precision.jsonl", "learn-misses.jsonl"),
+}
 
 # The renderers live beside this file (run as a script or imported by run_all.py).
 sys.path.insert(0, str(HERE))
@@ -331,6 +337,9 @@ def render(results: Path = RESULTS) -> str:
     known = {filename for filename, *_ in SECTIONS}
     for filename, title, what, script, renderer in SECTIONS:
         data = _load(results, filename)
+        if isinstance(data, dict):
+            for companion in COMPANIONS.get(filename, ()):
+                data = {**data, Path(companion).stem: _load_lines(results, companion)}
         if data is not None:
             sections.append((title, _section(title, filename, what, script, renderer, data)))
     for path in sorted(results.glob("*.json")):
@@ -367,6 +376,22 @@ def _load(results: Path, filename: str) -> Any:
         return None
     except (OSError, ValueError) as error:
         return f"(could not read `{filename}`: {error})"
+
+
+def _load_lines(results: Path, filename: str) -> list[Any]:
+    """The objects of a JSON-lines file; empty when absent; an unreadable line is left out
+    (the renderer counts what it finds, so a torn line shows as a judgement missing)."""
+    try:
+        text = (results / filename).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    rows: list[Any] = []
+    for line in text.splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
 
 
 def _section(

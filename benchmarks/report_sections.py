@@ -16,6 +16,8 @@ can check the decision and a new run can overturn it.
 from __future__ import annotations
 
 import re
+import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -1017,4 +1019,98 @@ def render_learn(data: dict[str, Any]) -> list[str]:
         columns_table(LEARN_COLUMNS, rows),
         "",
         columns_table(LEARN_RUN_COLUMNS, repos),
+        *_learn_precision(data, repos),
+        *_learn_misses(data, repos),
+    ]
+
+
+LEARN_PRECISION_COLUMNS: list[Column] = [
+    ("repository", "name"),
+    ("extra records", "extra"),
+    ("sample", "sample"),
+    ("judged", "judged"),
+    ("a message a user could paste", "kept"),
+    ("precision", lambda r: pct(r.get("precision"), signed=False, places=1)),
+]
+
+
+def _learn_precision(data: dict[str, Any], repos: list[Any]) -> list[str]:
+    """Per repository, the hand judgements (``learn-precision.jsonl``) of its sample of extra
+    records; only those of the sample in this result count, so a re-run whose sample moved
+    shows fewer judged rather than a precision of other sites."""
+    verdicts = {
+        (j.get("repo"), j.get("path"), j.get("line"), j.get("template")): j.get("verdict")
+        for j in items(data, "learn-precision")
+        if isinstance(j, dict)
+    }
+    if not verdicts:
+        return []
+    rows = []
+    for repo in repos:
+        if not isinstance(repo, dict) or repo.get("status") != "ok":
+            continue
+        judged = []
+        for extra in items(repo, "extra_sample"):
+            path, _, line = str(get(extra, "site") or "").rpartition(":")
+            key = (repo.get("name"), path, int(line) if line.isdigit() else line)
+            verdict = verdicts.get((*key, get(extra, "template")))
+            if isinstance(verdict, bool):
+                judged.append(verdict)
+        rows.append(
+            {
+                "name": repo.get("name"),
+                "extra": get(repo, "all", "extra"),
+                "sample": len(items(repo, "extra_sample")),
+                "judged": len(judged),
+                "kept": sum(judged),
+                "precision": sum(judged) / len(judged) if judged else None,
+            }
+        )
+    return [
+        "",
+        textwrap.fill(
+            "Precision: each sampled extra record was read by hand with its source around "
+            "the line, at the revision, and judged a message a user could paste (a runtime "
+            "error or warning that reaches a log, an exception, a panic or an HTTP/CLI error) "
+            "or not (test-only or debug code, a bare name, a non-message string); the "
+            "verdicts, with a reason each, are in `benchmarks/results/learn-precision.jsonl`. "
+            "Goal: at least 90%.",
+            width=90,
+            break_on_hyphens=False,
+        ),
+        "",
+        columns_table(LEARN_PRECISION_COLUMNS, rows),
+    ]
+
+
+def _learn_misses(data: dict[str, Any], repos: list[Any]) -> list[str]:
+    """The misses of each repository's sample, counted by the cause read off by hand
+    (``learn-misses.jsonl``), most frequent first; a sampled miss with no cause recorded
+    is counted as not looked at."""
+    causes = {
+        (c.get("repo"), c.get("path"), c.get("template")): c.get("cause")
+        for c in items(data, "learn-misses")
+        if isinstance(c, dict)
+    }
+    counted: Counter[tuple[Any, str]] = Counter()
+    for repo in repos:
+        if not isinstance(repo, dict):
+            continue
+        for miss in items(repo, "miss_sample"):
+            key = (repo.get("name"), get(miss, "file"), get(miss, "template"))
+            missing = get(miss, "missing")
+            counted[(key[0], str(causes.get(key) or "not looked at"))] += (
+                missing if isinstance(missing, int) else 1
+            )
+    if not counted:
+        return []
+    rows = [
+        {"repo": repo, "cause": cause, "misses": n}
+        for (repo, cause), n in sorted(counted.items(), key=lambda kv: (str(kv[0][0]), -kv[1]))
+    ]
+    return [
+        "",
+        "Misses of the sample, by cause (read by hand, `benchmarks/results/learn-misses.jsonl`):",
+        "",
+        columns_table([("repository", "repo"), ("cause", "cause"), ("misses", "misses")], rows),
     ]

@@ -259,6 +259,60 @@ def test_a_column_no_row_fills_is_left_out_only_where_asked(tmp_path: Path) -> N
     assert "peak RSS MB" not in page
 
 
+def test_learn_shows_the_hand_judged_precision_of_its_sample_and_misses_by_cause(
+    tmp_path: Path,
+) -> None:
+    sample = [{"site": f"src/a.rs:{n}", "template": f"failed to open {n}"} for n in (1, 2, 3, 4)]
+    repo = {
+        "name": "o/r",
+        "status": "ok",
+        "all": {"extra": 9},
+        "extra_sample": sample,
+        "miss_sample": [
+            {"file": "src/m.rs", "template": "metric_cnt", "missing": 2},
+            {"file": "src/m.rs", "template": "other_cnt", "missing": 1},
+            {"file": "src/n.rs", "template": "never looked", "missing": 1},
+        ],
+    }
+
+    def verdict(line: int, ok: bool) -> str:
+        row = {"repo": "o/r", "path": "src/a.rs", "line": line}
+        return json.dumps({**row, "template": f"failed to open {line}", "verdict": ok})
+
+    (tmp_path / "learn-precision.jsonl").write_text(
+        "\n".join(
+            [
+                verdict(1, True),
+                verdict(2, True),
+                verdict(3, False),
+                # a judgement of a site no longer in the sample does not count
+                json.dumps(
+                    {
+                        "repo": "o/r",
+                        "path": "src/z.rs",
+                        "line": 1,
+                        "template": "x",
+                        "verdict": False,
+                    }
+                ),
+                "{torn",
+            ]
+        )
+    )
+    cause = "a metric name, not a message"
+    (tmp_path / "learn-misses.jsonl").write_text(
+        "\n".join(
+            json.dumps({"repo": "o/r", "path": "src/m.rs", "template": t, "cause": cause})
+            for t in ("metric_cnt", "other_cnt")
+        )
+    )
+    page = _render_one(tmp_path, "learn.json", {"repos": [repo]})
+    assert "| o/r | 9 | 4 | 3 | 2 | 66.7% |" in page  # 4 sampled, 3 judged, 2 kept
+    assert f"| o/r | {cause} | 3 |" in page
+    assert "| o/r | not looked at | 1 |" in page
+    assert page.index(cause) < page.index("not looked at")  # most frequent first
+
+
 def test_a_part_that_changed_shape_loses_its_figures_not_the_section(tmp_path: Path) -> None:
     layer = {"what": "forked parser", "rounds": 1, "verdict": "removed"}
     page = _render_one(
