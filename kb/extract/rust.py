@@ -11,7 +11,8 @@ and ``Err("…".into())``, constructors on error types (``ErrorCode::X(…)``,
 Macro arguments are a token tree to tree-sitter (it cannot know a macro's grammar), so the
 message of ``bail!("…", x)`` is found among the tree's tokens; a macro called inside
 another macro's tokens (a ``bail!`` in a ``select!`` arm) is found the same way. Code of
-``#[cfg(test)]`` and ``#[test]`` items is left out: nobody pastes a test's message.
+``#[cfg(test)]``, ``#[cfg(any(test, ...))]``, ``#[test]`` and ``#[expect(dead_code)]`` items
+is left out: nobody pastes a message that only a test build, or no build, can print.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ _QUERY_SOURCE = r"""
 (attribute_item (attribute (identifier) @attr (#eq? @attr "error")
   arguments: (token_tree) @args)) @site
 ((attribute_item) @test
-  (#match? @test "^#\\s*\\[\\s*(cfg\\s*\\(\\s*test|([A-Za-z_]+\\s*::\\s*)*test)"))
+  (#match? @test "^#\\s*\\[\\s*(cfg\\s*\\(\\s*(test|any\\s*\\(\\s*test\\s*,)|expect\\s*\\(\\s*dead_code|([A-Za-z_]+\\s*::\\s*)*test)"))
 (token_tree (identifier) @name (#match? @name "MACRO_NAMES") . "!" . (token_tree) @args) @tt
 (token_tree "." . (identifier) @method
   (#any-of? @method "context" "with_context" "expect") . (token_tree) @args) @tt

@@ -139,6 +139,21 @@ mod tests {
 async fn standalone_test() {
     bail!("a message from a standalone test");
 }
+
+#[cfg(any(test, madsim))]
+fn mock_catalog() {
+    bail!("a message only a test or simulation build prints");
+}
+
+#[expect(dead_code)]
+fn never_called() {
+    panic!("a message of code that never runs");
+}
+
+#[cfg(not(test))]
+fn release_only() {
+    bail!("a message of the release build only");
+}
 """
 
 
@@ -245,6 +260,7 @@ def test_every_construct_gives_its_site_in_source_order() -> None:
         (112, "parse column failed", "log", "error", None, None),
         (113, "`{MISSING}` is required", "error_return", "error", None, None),
         (114, "not supported in local mode", "panic", "fatal", None, None),
+        (142, "a message of the release build only", "error_return", "error", None, None),
     ]
 
 
