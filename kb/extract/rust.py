@@ -55,6 +55,13 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': 
 
 #: Macros worth reading: the known ones, and project macros whose name says error, panic
 #: or warn (`_project_macro` decides what each does).
+# Attributes of items only a test build, or no build, compiles: #[cfg(test)],
+# #[cfg(any(test, ...))], #[test] and #[tokio::test], #[expect(dead_code)] (a query regex,
+# its backslashes doubled for the query's string).
+_TEST_ONLY = (
+    r"^#\\s*\\[\\s*(cfg\\s*\\(\\s*(test|any\\s*\\(\\s*test\\s*,)"
+    r"|expect\\s*\\(\\s*dead_code|([A-Za-z_]+\\s*::\\s*)*test)"
+)
 _MACRO_NAMES = "^(" + "|".join(sorted(_ANYHOW | _PANICS | set(_LOGS))) + ")$|_"
 _QUERY_SOURCE = r"""
 (macro_invocation
@@ -75,7 +82,7 @@ _QUERY_SOURCE = r"""
 (attribute_item (attribute (identifier) @attr (#eq? @attr "error")
   arguments: (token_tree) @args)) @site
 ((attribute_item) @test
-  (#match? @test "^#\\s*\\[\\s*(cfg\\s*\\(\\s*(test|any\\s*\\(\\s*test\\s*,)|expect\\s*\\(\\s*dead_code|([A-Za-z_]+\\s*::\\s*)*test)"))
+  (#match? @test "TEST_ONLY"))
 (token_tree (identifier) @name (#match? @name "MACRO_NAMES") . "!" . (token_tree) @args) @tt
 (token_tree "." . (identifier) @method
   (#any-of? @method "context" "with_context" "expect") . (token_tree) @args) @tt
@@ -84,7 +91,7 @@ _QUERY_SOURCE = r"""
   . "::" . (identifier) @ctor . (token_tree) @args) @tt
 (const_item name: (identifier) @const value: [(string_literal) (raw_string_literal)] @value)
 (static_item name: (identifier) @const value: [(string_literal) (raw_string_literal)] @value)
-""".replace("MACRO_NAMES", _MACRO_NAMES)
+""".replace("MACRO_NAMES", _MACRO_NAMES).replace("TEST_ONLY", _TEST_ONLY)
 
 
 @cache
