@@ -86,7 +86,7 @@ POSTGRES_CREATE = [
     "coalesce(\"kb_errorrecord\".\"error_class\"::text, '') || ' ' || "
     "coalesce(\"kb_errorrecord\".\"error_code\"::text, '') || ' ' || "
     "coalesce(\"kb_errorrecord\".\"slug\"::text, '') || ' ' || "
-    'coalesce("kb_errorrecord"."documentation"::text, \'\')'
+    "coalesce(\"kb_errorrecord\".\"documentation\"::text, '')"
     ")) gin_trgm_ops)",
 ]
 

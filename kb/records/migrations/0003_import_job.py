@@ -7,65 +7,35 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("kb", "0002_search_and_browse_indexes"),
+        ('kb', '0002_search_and_browse_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ImportJob",
+            name='ImportJob',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("source", models.CharField(help_text="The uploaded file's name.", max_length=255)),
-                (
-                    "file",
-                    models.FileField(
-                        blank=True, storage=kb.records.models._import_storage, upload_to="%Y/%m/"
-                    ),
-                ),
-                ("size", models.BigIntegerField(default=0)),
-                ("dry_run", models.BooleanField(default=False)),
-                ("atomic", models.BooleanField(default=False, help_text="All or nothing.")),
-                (
-                    "state",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("done", "Done"),
-                            ("failed", "Failed"),
-                        ],
-                        default="queued",
-                        max_length=20,
-                    ),
-                ),
-                ("lines_done", models.BigIntegerField(default=0)),
-                ("bytes_done", models.BigIntegerField(default=0)),
-                ("report", models.JSONField(blank=True, default=dict)),
-                ("error", models.TextField(blank=True)),
-                ("task_id", models.CharField(blank=True, max_length=64)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('source', models.CharField(help_text="The uploaded file's name.", max_length=255)),
+                ('file', models.FileField(blank=True, storage=kb.records.models._import_storage, upload_to='%Y/%m/')),
+                ('size', models.BigIntegerField(default=0)),
+                ('dry_run', models.BooleanField(default=False)),
+                ('atomic', models.BooleanField(default=False, help_text='All or nothing.')),
+                ('state', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=20)),
+                ('lines_done', models.BigIntegerField(default=0)),
+                ('bytes_done', models.BigIntegerField(default=0)),
+                ('report', models.JSONField(blank=True, default=dict)),
+                ('error', models.TextField(blank=True)),
+                ('task_id', models.CharField(blank=True, max_length=64)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
     ]

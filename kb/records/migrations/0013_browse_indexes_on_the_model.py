@@ -43,6 +43,9 @@ SQLITE_STRUCTURES = [
 POSTGRES_STRUCTURES = ["kb_record_trgm_document"]
 
 
+
+
+
 def create_missing(apps, schema_editor):
     for name, fields in INDEXES:
         columns = ", ".join(schema_editor.quote_name(field) for field in fields)

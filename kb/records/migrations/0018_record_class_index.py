@@ -4,13 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("kb", "0017_matcher_store"),
+        ('kb', '0017_matcher_store'),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name="errorrecord",
-            index=models.Index(fields=["repo", "error_class", "slug"], name="kb_record_class"),
+            model_name='errorrecord',
+            index=models.Index(fields=['repo', 'error_class', 'slug'], name='kb_record_class'),
         ),
     ]

@@ -14,7 +14,9 @@ def _relabel(apps, schema_editor, moves):
     ContentType = apps.get_model("contenttypes", "ContentType")
     db = schema_editor.connection.alias
     for old, new, models in moves:
-        ContentType.objects.using(db).filter(app_label=old, model__in=models).update(app_label=new)
+        ContentType.objects.using(db).filter(app_label=old, model__in=models).update(
+            app_label=new
+        )
 
 
 def move_content_types(apps, schema_editor):
@@ -24,114 +26,114 @@ def move_content_types(apps, schema_editor):
 def restore_content_types(apps, schema_editor):
     _relabel(apps, schema_editor, [("loop", "kb", LOOP), ("matching", "kb", STORE)])
 
-
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("kb", "0018_record_class_index"),
-        ("contenttypes", "0002_remove_content_type_name"),
+        ('kb', '0018_record_class_index'),
+        ('contenttypes', '0002_remove_content_type_name'),
     ]
 
     operations = [
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.RemoveIndex(
-                    model_name="gap",
-                    name="kb_gap_open_count",
+                    model_name='gap',
+                    name='kb_gap_open_count',
                 ),
                 migrations.RemoveIndex(
-                    model_name="gap",
-                    name="kb_gap_count",
+                    model_name='gap',
+                    name='kb_gap_count',
                 ),
                 migrations.RemoveConstraint(
-                    model_name="gapword",
-                    name="kb_gapword_unique",
+                    model_name='gapword',
+                    name='kb_gapword_unique',
                 ),
                 migrations.RemoveConstraint(
-                    model_name="matcherblobpart",
-                    name="kb_matcherblobpart_unique",
+                    model_name='matcherblobpart',
+                    name='kb_matcherblobpart_unique',
                 ),
                 migrations.RemoveIndex(
-                    model_name="proposal",
-                    name="kb_proposal_status",
+                    model_name='proposal',
+                    name='kb_proposal_status',
                 ),
                 migrations.RemoveIndex(
-                    model_name="recordtally",
-                    name="kb_tally_complaints",
+                    model_name='recordtally',
+                    name='kb_tally_complaints',
                 ),
                 migrations.RemoveIndex(
-                    model_name="usageday",
-                    name="kb_usageday_hits",
+                    model_name='usageday',
+                    name='kb_usageday_hits',
                 ),
                 migrations.RemoveConstraint(
-                    model_name="usageday",
-                    name="kb_usageday_unique",
+                    model_name='usageday',
+                    name='kb_usageday_unique',
                 ),
                 migrations.DeleteModel(
-                    name="UsageDay",
+                    name='UsageDay',
                 ),
                 migrations.RemoveIndex(
-                    model_name="vote",
-                    name="kb_vote_record",
+                    model_name='vote',
+                    name='kb_vote_record',
                 ),
                 migrations.RemoveIndex(
-                    model_name="vote",
-                    name="kb_vote_day",
+                    model_name='vote',
+                    name='kb_vote_day',
                 ),
                 migrations.RemoveConstraint(
-                    model_name="vote",
-                    name="kb_vote_one_per_step_day",
+                    model_name='vote',
+                    name='kb_vote_one_per_step_day',
                 ),
                 migrations.RemoveConstraint(
-                    model_name="vote",
-                    name="kb_vote_one_per_day",
+                    model_name='vote',
+                    name='kb_vote_one_per_day',
                 ),
                 migrations.DeleteModel(
-                    name="VoterSalt",
+                    name='VoterSalt',
                 ),
                 migrations.RemoveField(
-                    model_name="gapword",
-                    name="gap",
+                    model_name='gapword',
+                    name='gap',
                 ),
                 migrations.RemoveField(
-                    model_name="matcherblobpart",
-                    name="blob",
+                    model_name='matcherblobpart',
+                    name='blob',
                 ),
                 migrations.RemoveField(
-                    model_name="proposal",
-                    name="decided_by",
+                    model_name='proposal',
+                    name='decided_by',
                 ),
                 migrations.RemoveField(
-                    model_name="proposal",
-                    name="record",
+                    model_name='proposal',
+                    name='record',
                 ),
                 migrations.RemoveField(
-                    model_name="recordtally",
-                    name="record",
+                    model_name='recordtally',
+                    name='record',
                 ),
                 migrations.RemoveField(
-                    model_name="vote",
-                    name="record",
+                    model_name='vote',
+                    name='record',
                 ),
                 migrations.DeleteModel(
-                    name="Gap",
+                    name='Gap',
                 ),
                 migrations.DeleteModel(
-                    name="GapWord",
+                    name='GapWord',
                 ),
                 migrations.DeleteModel(
-                    name="MatcherBlob",
+                    name='MatcherBlob',
                 ),
                 migrations.DeleteModel(
-                    name="MatcherBlobPart",
+                    name='MatcherBlobPart',
                 ),
                 migrations.DeleteModel(
-                    name="Proposal",
+                    name='Proposal',
                 ),
                 migrations.DeleteModel(
-                    name="RecordTally",
+                    name='RecordTally',
                 ),
                 migrations.DeleteModel(
-                    name="Vote",
+                    name='Vote',
                 ),
             ],
             database_operations=[],
