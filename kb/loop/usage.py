@@ -30,8 +30,7 @@ import os
 import signal
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import date, datetime
 from types import FrameType
 from typing import Any
@@ -41,6 +40,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from kb.loop.models import UsageDay
+from kb.ops.locks import brief_lock_wait
 from kb.ops.metrics import USAGE_FLUSH_FAILURES, USAGE_LOST
 
 __all__ = [
@@ -161,7 +161,11 @@ def _upsert(rows: list[tuple[str, date, int, int]]) -> None:
     increment (SQLite and PostgreSQL both have it; Django's ``update_conflicts`` would
     overwrite the stored count instead of adding to it)."""
     adapt = connection.ops.adapt_datefield_value
-    with _brief_lock_wait(), transaction.atomic(), connection.cursor() as cursor:
+    with (
+        brief_lock_wait(connection, LOCK_WAIT_MS),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
         for start in range(0, len(rows), _UPSERT_CHUNK):
             chunk = rows[start : start + _UPSERT_CHUNK]
             values = ", ".join(["(%s, %s, %s, %s)"] * len(chunk))
@@ -175,25 +179,6 @@ def _upsert(rows: list[tuple[str, date, int, int]]) -> None:
                 f"hits = {_TABLE}.hits + excluded.hits, misses = {_TABLE}.misses + excluded.misses",
                 params,
             )
-
-
-@contextmanager
-def _brief_lock_wait() -> Iterator[None]:
-    """On SQLite, wait at most `LOCK_WAIT_MS` for the write lock: while an import or a
-    curator's edit holds it, this flush fails (its counts are kept) instead of making the
-    paste that triggered it wait."""
-    if connection.vendor != "sqlite" or connection.in_atomic_block:
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA busy_timeout")
-        before = int(cursor.fetchone()[0])
-        cursor.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA busy_timeout={before}")
 
 
 #: This process's buffer.
