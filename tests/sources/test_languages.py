@@ -432,6 +432,9 @@ fn label(name: &str) -> Result<String, String> {
     if name.is_empty() {
         return Err(format!("widget label {} is empty or invalid", name));
     }
+    if name.len() > 40 {
+        return Err("widget label is far too long".into());
+    }
     Ok(name.to_string())
 }
 
@@ -488,6 +491,7 @@ fn parse(data: &[u8]) -> Result<Vec<u8>, WidgetError> {
         Expected(
             "return Err(format!", "widget label {} is empty or invalid", "error_return", "error"
         ),
+        Expected('Err("widget label', "widget label is far too long", "error_return", "error"),
     ],
     patterns={
         "widget {name} has too many parts: {count}": "widget (.+?) has too many parts: (.+?)",
