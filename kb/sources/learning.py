@@ -195,7 +195,9 @@ def _sites(
     progress: Progress | None,
 ) -> Iterator[_Found]:
     """Every site of ``files`` as a record (in the source's order), counting as it goes."""
-    url = source.web_url.rstrip("/") or None
+    # The source's own web page, else its GitHub origin remote's; a local repository with
+    # neither gives records no link.
+    url = source.web_url.rstrip("/") or snapshot.web_url or None
     for number, (entry, data) in enumerate(snapshot.read(files), 1):
         reason = skip_reason(entry.path, data[:2048], tests=source.include_tests)
         try:

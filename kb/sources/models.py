@@ -84,7 +84,7 @@ class Source(models.Model):
     web_url = models.URLField(
         blank=True,
         help_text="The repository's web page (https://github.com/owner/name) for links to "
-        "each site; empty: records carry no link.",
+        "each site; empty: a git repository's GitHub origin remote, else no link.",
     )
     revision = models.CharField(
         max_length=200,

@@ -209,6 +209,31 @@ def test_only_https_and_ssh_remotes_are_mirrored(tmp_path: Path) -> None:
     assert not (tmp_path / "cache").exists()
 
 
+def test_links_start_from_a_github_origin_in_any_form_git_accepts_and_no_other(
+    tmp_path: Path,
+) -> None:
+    for remote in (
+        "https://github.com/acme/widgets.git",
+        "https://github.com/acme/widgets",
+        "git@github.com:acme/widgets.git",
+        "ssh://git@github.com/acme/widgets.git",
+    ):
+        assert git.github_page(remote) == "https://github.com/acme/widgets", remote
+    for remote in (
+        "https://gitlab.com/acme/widgets.git",
+        "https://github.com.evil.example/acme/widgets",
+        "https://github.com/acme/widgets/../../x",
+        "file:///srv/widgets",
+    ):
+        assert git.github_page(remote) == "", remote
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("first")
+    repository = git.GitRepository(git.git_dir_of(repo.path))
+    assert git.snapshot(repository, "HEAD", None).web_url == ""
+    repo.git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+    assert git.snapshot(repository, "HEAD", None).web_url == "https://github.com/acme/widgets"
+
+
 def test_a_release_is_picked_from_the_simple_apis_listing_sdist_first() -> None:
     """The index's listing (PEP 691) names files, not releases: the sdist of exactly the
     version asked for, its project name compared as the index compares names, else a

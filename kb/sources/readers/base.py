@@ -38,7 +38,8 @@ class Snapshot:
 
     ``files`` are the files to read (all of them, or with ``partial`` only those changed
     since the revision learned before); ``removed`` the paths gone since then (renames
-    included, as their old path); ``read`` yields the bytes of the files asked for, in order (one
+    included, as their old path); ``web_url`` the page links to sites start from when the
+    source names none; ``read`` yields the bytes of the files asked for, in order (one
     ``git cat-file --batch`` for a repository, the archive's members in place).
     """
 
@@ -49,6 +50,7 @@ class Snapshot:
     removed: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)  # new path -> old path
     refused: list[Refused] = field(default_factory=list)
+    web_url: str = ""  # the repository's GitHub page, from its origin remote (git only)
 
     def read(self, files: list[FileEntry]) -> Iterator[tuple[FileEntry, bytes]]:
         """Each of ``files`` with its bytes, in order."""

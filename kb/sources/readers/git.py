@@ -20,7 +20,9 @@ from pathlib import Path
 
 from kb.sources.readers.base import FileEntry, Snapshot, SourceError
 
-__all__ = ["GitRepository", "git_dir_of", "is_remote", "mirror_remote", "snapshot"]
+__all__ = [
+    "GitRepository", "git_dir_of", "github_page", "is_remote", "mirror_remote", "snapshot",
+]  # fmt: skip
 
 #: Options every git call starts with: nothing the repository configures may run code.
 _SAFE_CONFIG = (
@@ -31,6 +33,11 @@ _SAFE_CONFIG = (
     "-c", "safe.directory=*",
 )  # fmt: skip
 _REMOTE = re.compile(r"^(https://|ssh://|git@[A-Za-z0-9.-]+:)[^\s]+$")
+#: A GitHub remote in any of the forms git accepts, with its owner and name.
+_GITHUB = re.compile(
+    r"^(?:https://github\.com/|ssh://git@github\.com/|git@github\.com:)"
+    r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
 _HEX = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 #: The longest any git call may run before the job fails (a clone of a large remote).
 TIMEOUT_SECONDS = 3600
@@ -70,6 +77,13 @@ def _git(args: Sequence[str], *, git_dir: Path | None = None) -> bytes:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise SourceError(f"git {args[0]}: {message[-1] if message else 'failed'}")
     return done.stdout
+
+
+def github_page(remote: str) -> str:
+    """The web page of a GitHub remote (``https://github.com/OWNER/NAME``), or ``""`` for
+    any other host: only GitHub's ``/blob/COMMIT/PATH#Lm-Ln`` links are known to work."""
+    found = _GITHUB.match(remote.strip())
+    return f"https://github.com/{found[1]}/{found[2]}" if found else ""
 
 
 def git_dir_of(path: Path) -> Path:
@@ -117,6 +131,15 @@ class GitRepository:
         except SourceError:
             raise SourceError(f"{rev}: no such commit, tag or branch") from None
         return out.decode().strip()
+
+    def origin(self) -> str:
+        """The URL of the ``origin`` remote, or ``""`` when there is none (read from the
+        repository's config, which runs nothing)."""
+        try:
+            out = _git(["config", "--get", "remote.origin.url"], git_dir=self.git_dir)
+        except SourceError:  # git config exits 1 when the key is not set
+            return ""
+        return out.decode("utf-8", "replace").strip()
 
     def files(self, commit: str) -> list[FileEntry]:
         """Every blob of the commit's tree with its size (submodules and links left out)."""
@@ -214,6 +237,7 @@ def snapshot(repository: GitRepository, rev: str, since: str | None) -> Snapshot
     before, still in the repository) only the files changed since, with what was removed."""
     commit = repository.resolve(rev)
     files = repository.files(commit)
+    page = github_page(repository.origin())
     if since:
         try:
             old = repository.resolve(since)
@@ -228,5 +252,6 @@ def snapshot(repository: GitRepository, rev: str, since: str | None) -> Snapshot
                 partial=True,
                 removed=removed,
                 renamed=renamed,
+                web_url=page,
             )
-    return Snapshot(revision=commit, files=files, reader=repository.blobs)
+    return Snapshot(revision=commit, files=files, reader=repository.blobs, web_url=page)
