@@ -58,3 +58,26 @@ def test_record_page_and_admin_agree_on_what_is_a_link(
     escaped = url.replace("&", "&amp;")
     assert (f'href="{escaped}"' in page) is linked
     assert (f'href="{escaped}"' in admin) is linked
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        (GITHUB, "View on GitHub"),
+        (
+            "https://inspector.pypi.io/project/sqlalchemy/2.0.36/packages/50/65/abc/"
+            "sqlalchemy-2.0.36.tar.gz/sqlalchemy-2.0.36/lib/sqlalchemy/orm/query.py#line.787",
+            "View on the package index",
+        ),
+        ("https://git.example.org/team/app/src/x.py#L3", "View on the source"),
+    ],
+)
+def test_the_record_page_names_where_its_link_goes(url: str, named: str) -> None:
+    """A learned release links to PyPI's inspector, a repository elsewhere to its own host:
+    the link says where it goes, never "GitHub" for a page that is not."""
+    record = make_record()
+    type(record).objects.filter(pk=record.pk).update(github_url=url)
+    page = Client().get(f"/records/{record.pk}/").content.decode()
+    assert named in page
+    assert ("View on GitHub" in page) is (named == "View on GitHub")

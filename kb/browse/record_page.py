@@ -23,7 +23,7 @@ from kb.browse.explanations import explanation_for
 from kb.browse.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
 from kb.browse.selectors import visible_record
 from kb.http import HtmxHttpRequest
-from kb.records.links import record_url, safe_external_url, tag_links
+from kb.records.links import record_url, safe_external_url, source_host_name, tag_links
 from kb.records.models import ErrorRecord, RecordTag, Status, Tag, current_revision
 from kb.sources.selectors import learned_sites
 
@@ -140,6 +140,7 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
     # The page body is a fragment cached per record and data revision; the costly parts
     # are lazy, so a cached view computes none of them.
     explanation = SimpleLazyObject(lambda: explanation_for(record) or False)
+    link = safe_external_url(record.github_url)
     context = {
         "record": record,
         "fragment_key": f"{record.pk}|{current_revision()}",
@@ -153,7 +154,8 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
                 explained=explanation.lines if explanation else (),
             )
         ),
-        "github_url": safe_external_url(record.github_url),
+        "github_url": link,
+        "source_host": source_host_name(link) if link else "",
         "examples": SimpleLazyObject(lambda: code_examples(record)),
         "language": LANGUAGE_NAMES.get(language_for(record.file_path), ""),
         "neighbours": SimpleLazyObject(lambda: neighbours(record)),

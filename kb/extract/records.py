@@ -311,6 +311,18 @@ def _web_url(url: str | None) -> str:
     return url.removesuffix(".git")
 
 
+def _link(web: str, link: str | None, revision: str, path: str, lines: tuple[int, int, int]) -> str:
+    """The site's link: a repository's page at the revision (the snippet's window, as the
+    dataset links), else ``link``'s template filled in, else none."""
+    line, start, end = lines
+    if web:
+        return f"{web}/blob/{revision}/{path}#L{start}-L{end}"
+    if link:
+        filled = {"{path}": path, "{line}": str(line), "{start}": str(start), "{end}": str(end)}
+        return re.sub(r"\{(?:path|line|start|end)\}", lambda m: filled[m.group()], link)
+    return ""
+
+
 def to_record(
     site: Site,
     *,
@@ -318,6 +330,7 @@ def to_record(
     revision: str,
     lines: Sequence[str],
     url: str | None,
+    link: str | None = None,
     at: datetime | None = None,
     occurrence: int = 0,
 ) -> dict[str, Any]:
@@ -327,9 +340,12 @@ def to_record(
     ``lines`` are the file's lines, ``text.split("\\n")`` (or with their endings) for the snippet
     window, ``lineNumber`` - `CONTEXT_LINES` .. ``lineNumber`` + `CONTEXT_LINES` clipped to
     the file; ``url`` the repository's web address (``https://github.com/owner/name``), or
-    ``None`` for a source with none (``githubUrl`` is then empty); ``at`` the time of the
-    learn (now when not given); ``occurrence`` as in `record_id`. Analysis fields are
-    empty, as in the dataset. Raises `NotAdmissible` for a site `admissible` refuses.
+    ``None`` for a source with none; ``link`` then, for a source that is no repository (a
+    release's archive), where its files can be read: a template with ``{path}``,
+    ``{line}``, ``{start}`` and ``{end}`` (the snippet's window); with neither,
+    ``githubUrl`` is empty. ``at`` is the time of the learn (now when not given);
+    ``occurrence`` as in `record_id`. Analysis fields are empty, as in the dataset.
+    Raises `NotAdmissible` for a site `admissible` refuses.
     """
     if not admissible(site):
         raise NotAdmissible(
@@ -365,7 +381,7 @@ def to_record(
         "sourceCode": snippet,
         "sourceCodeStart": start,
         "sourceCodeEnd": end,
-        "githubUrl": f"{web}/blob/{revision}/{site.path}#L{start}-L{end}" if web else "",
+        "githubUrl": _link(web, link, revision, site.path, (site.line, start, end)),
         "documentation": None,
         "triggerScenarios": None,
         "commonSituations": None,
@@ -392,6 +408,7 @@ def to_records(
     revision: str,
     lines: Sequence[str],
     url: str | None,
+    link: str | None = None,
     at: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The records of one file's admissible sites, in order; the same message raised
@@ -409,6 +426,7 @@ def to_records(
                 revision=revision,
                 lines=lines,
                 url=url,
+                link=link,
                 at=at,
                 occurrence=seen[key],
             )

@@ -51,6 +51,18 @@ def tag_links(tags: list[str] | None) -> list[tuple[str, str]]:
 LINK_SCHEMES = frozenset({"http", "https"})
 
 
+def source_host_name(url: str) -> str:
+    """What a source link is called on a page: "GitHub" for a repository there, "the
+    package index" for a release's file read on PyPI's inspector, "the source" otherwise
+    (``url`` as `safe_external_url` returns it)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "github.com":
+        return "GitHub"
+    if host == "inspector.pypi.io":
+        return "the package index"
+    return "the source"
+
+
 def safe_external_url(url: str | None) -> str:
     """``url`` (stripped) if it may be rendered as a link, else ``""``."""
     if not url:

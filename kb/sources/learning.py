@@ -3,13 +3,13 @@
 One learn (`learn`) reads a `Snapshot` of the source (``readers``): every file the first
 time, and after that only the files git says changed since the revision learned last.
 Each file goes through ``kb.extract`` (``files.skip_reason``, then ``extract_file``); each
-site becomes a record of the dataset's schema (``building.to_record``) and the records go
+site becomes a record of the dataset's schema (``kb.extract.records.to_records``) and the records go
 through the importer (``kb.records.importer.import_jsonl``), so a curator's edits are kept
 and conflicts reported exactly as for an import, and new records are drafts when the
 source says so.
 
 A site that is already a record keeps that record: same repository, file and message
-template (``building.site_key``), looked up over the source's own sites and over every
+template (``kb.extract.identity.site_key``), looked up over the source's own sites and over every
 record of the repository, the dataset's included, whose ids were made another way. Such a
 record is written back with its own id, slug, write-up and pattern, and only its source
 fields (file, line, snippet, link, revision) from the code. A site of a file read now and
@@ -34,10 +34,11 @@ from django.utils import timezone
 
 from kb.extract.extract import MAX_FILE_BYTES, NotText, extract_file
 from kb.extract.files import language_of, skip_reason
+from kb.extract.identity import site_key
+from kb.extract.records import to_records
 from kb.records.importer import import_jsonl
 from kb.records.models import ErrorRecord, Status, next_revision
 from kb.records.schema import record_to_dataset
-from kb.sources import building
 from kb.sources.models import Kind, LearnedSite, Source
 from kb.sources.readers import FileEntry, Snapshot, SourceError, archives, git, index
 
@@ -123,14 +124,20 @@ def open_snapshot(source: Source, revision: str | None, stack: ExitStack) -> Sna
         return archives.snapshot(Path(location), max_bytes=max_bytes, max_files=max_files)
     name, version = index.parse_spec(location)
     target = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kb-release-")))
-    path = index.download_release(
+    release = index.download_release(
         name,
         version,
         target,
         index_url=settings.KB_PACKAGE_INDEX_URL,
         max_bytes=settings.KB_ARCHIVE_MAX_BYTES,
     )
-    return archives.snapshot(path, max_bytes=max_bytes, max_files=max_files, revision=version)
+    return archives.snapshot(
+        release.path,
+        max_bytes=max_bytes,
+        max_files=max_files,
+        revision=version,
+        browse_url=release.browse_url,
+    )
 
 
 def _candidates(snapshot: Snapshot, source: Source, result: LearnResult) -> list[FileEntry]:
@@ -174,7 +181,7 @@ class _Known:
         )
         seen: dict[str, int] = {}
         for record_id, path, message in rows:
-            key = building.site_key(source.repo, path, message)
+            key = site_key(source.repo, path, message)
             n = seen.get(key, 0)
             seen[key] = n + 1
             self.by_key[_nth(key, n)] = record_id
@@ -198,6 +205,7 @@ def _sites(
     # The source's own web page, else its GitHub origin remote's; a local repository with
     # neither gives records no link.
     url = source.web_url.rstrip("/") or snapshot.web_url or None
+    link = snapshot.link or None  # a release's files, read on the index's own browser
     for number, (entry, data) in enumerate(snapshot.read(files), 1):
         reason = skip_reason(entry.path, data[:2048], tests=source.include_tests)
         try:
@@ -221,8 +229,13 @@ def _sites(
             # split("\n"), not splitlines(): line numbers count newlines only, as the
             # extractors' and the dataset's do (a form feed is no line break there)
             lines = data.decode("utf-8").split("\n")
-            records = building.to_records(
-                found, repo=source.repo, revision=snapshot.revision, lines=lines, url=url
+            records = to_records(
+                found,
+                repo=source.repo,
+                revision=snapshot.revision,
+                lines=lines,
+                url=url,
+                link=link,
             )
             yield from _keyed(source.repo, records)
         if progress and number % PROGRESS_EVERY == 0:
@@ -235,7 +248,7 @@ def _keyed(repo: str, records: list[dict[str, Any]]) -> Iterator[_Found]:
     `_Known` keys the stored records."""
     seen: dict[str, int] = {}
     for record in records:
-        key = building.site_key(repo, record["filePath"], record["errorMessage"])
+        key = site_key(repo, record["filePath"], record["errorMessage"])
         n = seen.get(key, 0)
         seen[key] = n + 1
         yield _Found(_nth(key, n), record, record["filePath"], record["lineNumber"] or 0)
@@ -264,7 +277,7 @@ def _merged(found: list[_Found], known: _Known, renamed: dict[str, str], repo: s
         if record_id is None and item.path in renamed:  # a file moved: same site, old path
             template = item.record.get("errorMessage", "")
             _key, _hash, n = item.key.partition("#")
-            old_key = _nth(building.site_key(repo, renamed[item.path], template), int(n or 0))
+            old_key = _nth(site_key(repo, renamed[item.path], template), int(n or 0))
             record_id = known.get(old_key)
             if record_id is not None:
                 item.moved_from = old_key

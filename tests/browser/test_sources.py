@@ -23,9 +23,7 @@ from kb.sources.models import LearnJob, Source
 from tests.browser.conftest import assert_clean, screenshot, watch
 from tests.curation_support import make_curator
 from tests.servers import db_worker
-from tests.sources.support import GitRepo, needs_extraction
-
-pytestmark = needs_extraction
+from tests.sources.support import GitRepo
 
 PASSWORD = "correct-horse-battery"
 MESSAGE = "widget %(name)s failed with code %(code)d"

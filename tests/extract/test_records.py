@@ -452,3 +452,20 @@ def test_every_dataset_pattern_is_reproduced_by_some_notation() -> None:
     assert len(missed) <= 4, missed
     assert all("{}" in m for m in missed)
     assert slugs == sum(keys.values()) - len(missed)
+
+
+def test_a_release_without_a_repository_links_through_its_template() -> None:
+    """``link`` (a release's files on the index's own browser) fills in the path and the
+    snippet's lines; a repository's web address, when there is one, wins."""
+    template = "https://inspector.test/pkg/1.0/pkg-1.0/{path}#line.{line}"
+    made = to_record(site(line=50), repo="o/r", revision="1.0", lines=FILE, url=None, link=template)
+    assert made["githubUrl"] == f"https://inspector.test/pkg/1.0/pkg-1.0/{made['filePath']}#line.50"
+    both = to_record(
+        site(line=50),
+        repo="o/r",
+        revision="1.0",
+        lines=FILE,
+        url="https://github.com/o/r",
+        link=template,
+    )
+    assert both["githubUrl"].startswith("https://github.com/o/r/blob/1.0/")

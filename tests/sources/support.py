@@ -1,34 +1,12 @@
-"""Small real git repositories built inside a test, and whether extraction is merged."""
+"""Small real git repositories built inside a test."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from kb.extract.extract import extract_file
-
-__all__ = ["GitRepo", "needs_extraction"]
-
-PROBE = b'def f():\n    raise ValueError("a message long enough to be a record")\n'
-
-
-def _missing_extraction() -> str | None:
-    """Why learning cannot find sites on this tree yet, or ``None``."""
-    for module in ("kb.extract.records", "kb.extract.identity"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not merged yet (the records helper's part of issue 25)"
-    if not extract_file("probe.py", PROBE):
-        return "the Python extractor finds no `raise` yet (the xpy helper's part of issue 25)"
-    return None
-
-
-_MISSING = _missing_extraction()
-#: Learning end to end needs the record builder and the Python extractor.
-needs_extraction = pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
+__all__ = ["GitRepo"]
 
 
 class GitRepo:

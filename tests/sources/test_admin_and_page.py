@@ -17,7 +17,7 @@ from kb.sources.learning import learn
 from kb.sources.models import LearnedSite, LearnJob, Source
 from kb.sources.tasks import execute_learn
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
-from tests.sources.support import GitRepo, needs_extraction
+from tests.sources.support import GitRepo
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +94,6 @@ def test_a_source_that_cannot_be_read_fails_its_job_with_the_reason(
     assert "no such directory" in page
 
 
-@needs_extraction
 def test_the_record_page_says_where_a_record_was_learned_and_when_it_left_the_code(
     client: Client, tmp_path: Path
 ) -> None:
@@ -115,7 +114,6 @@ def test_the_record_page_says_where_a_record_was_learned_and_when_it_left_the_co
     assert f"not in the code since <code>{gone[:12]}…</code>" in page
 
 
-@needs_extraction
 def test_a_learn_that_changed_records_publishes_the_matcher_for_them(tmp_path: Path) -> None:
     """Built where the learn ran (the worker, or the command), as after an import: the
     first paste loads it from the store instead of compiling it."""

@@ -28,9 +28,9 @@ from kb.matching.holder import match_text
 from kb.records.models import ErrorRecord
 from kb.sources.models import LearnedSite, LearnJob, Source
 from kb.sources.tasks import execute_learn
-from tests.sources.support import GitRepo, needs_extraction
+from tests.sources.support import GitRepo
 
-pytestmark = [pytest.mark.django_db, needs_extraction]
+pytestmark = pytest.mark.django_db
 
 REMOTE = "https://github.com/acme/widgets.git"
 PAGE = "https://github.com/acme/widgets"

@@ -2,8 +2,7 @@
 path, re-learning reads only what changed, moved sites keep their record, sites gone are
 marked and kept, curators' work is never overwritten, and the command's --json shape.
 
-Runs on SQLite and on PostgreSQL (DATABASE_URL). The learning tests need the record
-builder and the Python extractor of issue 25 (``needs_extraction`` says which is missing).
+Runs on SQLite and on PostgreSQL (DATABASE_URL).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from kb.records.models import ErrorRecord, Status
 from kb.sources.learning import learn
 from kb.sources.models import LearnedSite, LearnJob, Source
 from tests.factories import import_lines, make_line
-from tests.sources.support import GitRepo, needs_extraction
+from tests.sources.support import GitRepo
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +61,6 @@ def _record(message: str) -> ErrorRecord:
     return ErrorRecord.objects.get(repo="acme/shop", error_message=message)
 
 
-@needs_extraction
 def test_a_first_learn_creates_a_record_per_site_with_its_source_fields(tmp_path: Path) -> None:
     repo, v1 = _repo(tmp_path)
     source = _source(repo)
@@ -95,7 +93,6 @@ def test_a_first_learn_creates_a_record_per_site_with_its_source_fields(tmp_path
     assert ErrorRecord.objects.filter(repo="acme/shop").count() == 2
 
 
-@needs_extraction
 def test_learning_again_reads_only_changed_files_moves_marks_gone_and_creates(
     tmp_path: Path,
 ) -> None:
@@ -135,7 +132,6 @@ def test_learning_again_reads_only_changed_files_moves_marks_gone_and_creates(
     assert LearnedSite.objects.get(record_id=missing_id).gone_since == ""
 
 
-@needs_extraction
 def test_a_deleted_file_marks_its_sites_gone_and_a_renamed_one_keeps_them(
     tmp_path: Path,
 ) -> None:
@@ -164,7 +160,6 @@ def test_a_deleted_file_marks_its_sites_gone_and_a_renamed_one_keeps_them(
     assert ErrorRecord.objects.filter(pk__in=[broken_id, missing_id]).count() == 2
 
 
-@needs_extraction
 def test_a_curators_edit_and_the_write_up_survive_a_re_learn(tmp_path: Path) -> None:
     repo, _v1 = _repo(tmp_path)
     source = _source(repo)
@@ -186,7 +181,6 @@ def test_a_curators_edit_and_the_write_up_survive_a_re_learn(tmp_path: Path) -> 
     assert record.slug == "curated-slug"
 
 
-@needs_extraction
 def test_a_site_the_dataset_already_has_updates_that_record(tmp_path: Path) -> None:
     """The dataset's records were given ids another way: the site is found by repository,
     file and template, and its record keeps its id and its write-up; no duplicate."""
@@ -212,7 +206,6 @@ def test_a_site_the_dataset_already_has_updates_that_record(tmp_path: Path) -> N
     assert LearnedSite.objects.get(record=record).gone_since == ""
 
 
-@needs_extraction
 def test_a_source_set_to_drafts_creates_its_new_records_as_drafts(tmp_path: Path) -> None:
     repo, _v1 = _repo(tmp_path)
     learn(_source(repo, publish=False))
@@ -221,7 +214,6 @@ def test_a_source_set_to_drafts_creates_its_new_records_as_drafts(tmp_path: Path
     }
 
 
-@needs_extraction
 def test_the_learn_command_prints_the_contracts_json(tmp_path: Path) -> None:
     repo, v1 = _repo(tmp_path)
     out, err = io.StringIO(), io.StringIO()
@@ -352,7 +344,6 @@ def test_a_release_is_named_pypi_name_version_and_fetched_over_https_only(
     assert (source.repo, source.kind) == ("pypi/django", "release")
 
 
-@needs_extraction
 def test_the_same_message_twice_in_a_file_is_two_sites_kept_apart_across_learns(
     tmp_path: Path,
 ) -> None:

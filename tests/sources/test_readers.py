@@ -254,3 +254,28 @@ def test_a_release_is_picked_from_the_simple_apis_listing_sdist_first() -> None:
             "sqlalchemy", "2.0.36", Path("/nonexistent"), index_url="http://pypi.test/simple",
             max_bytes=1,
         )  # fmt: skip
+
+
+def test_a_pypi_release_links_its_files_on_the_index_inspector(tmp_path: Path) -> None:
+    """A release has no repository to link to, but PyPI's inspector shows every file of it
+    with line anchors: records learned from it link there; another index's files get no
+    link rather than a wrong one."""
+    file_url = "https://files.pythonhosted.org/packages/50/65/abc/sqlalchemy-2.0.36.tar.gz#sha256=x"
+    page = index.browse_url("SQLAlchemy", "2.0.36", file_url)
+    assert page == (
+        "https://inspector.pypi.io/project/sqlalchemy/2.0.36/"
+        "packages/50/65/abc/sqlalchemy-2.0.36.tar.gz"
+    )
+    assert index.browse_url("sqlalchemy", "2.0.36", "https://mirror.test/f.tar.gz") == ""
+
+    release = tmp_path / "sqlalchemy-2.0.36.tar.gz"
+    with tarfile.open(release, "w:gz") as tar:
+        data = b"raise ValueError('a message long enough')\n"
+        info = tarfile.TarInfo("sqlalchemy-2.0.36/lib/sqlalchemy/orm/query.py")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    snap = archives.snapshot(
+        release, max_bytes=1 << 20, max_files=10, revision="2.0.36", browse_url=page
+    )
+    assert [f.path for f in snap.files] == ["lib/sqlalchemy/orm/query.py"]
+    assert snap.link == page + "/sqlalchemy-2.0.36/{path}#line.{line}"

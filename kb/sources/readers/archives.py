@@ -96,9 +96,13 @@ def _zip_refusal(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def snapshot(path: Path, *, max_bytes: int, max_files: int, revision: str = "") -> Snapshot:
+def snapshot(
+    path: Path, *, max_bytes: int, max_files: int, revision: str = "", browse_url: str = ""
+) -> Snapshot:
     """The files of the archive at ``path``; ``revision`` names what it is (a release's
-    version; by default its file name)."""
+    version; by default its file name); ``browse_url`` the page where the archive's members
+    can be read, each at ``{browse_url}/{member}#line.N`` (the package index's inspector),
+    which gives the records their links."""
     if not path.is_file():
         raise SourceError(f"{path}: no such file")
     name = path.name.lower()
@@ -120,7 +124,10 @@ def snapshot(path: Path, *, max_bytes: int, max_files: int, revision: str = "") 
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as error:
             raise SourceError(f"{path.name}: not a readable archive ({error})") from None
 
-    return Snapshot(revision=revision or path.name, files=files, reader=read, refused=refused)
+    link = f"{browse_url.rstrip('/')}/{prefix}{{path}}#line.{{line}}" if browse_url else ""
+    return Snapshot(
+        revision=revision or path.name, files=files, reader=read, refused=refused, link=link
+    )
 
 
 def _common_top(names: list[str]) -> str:

@@ -51,6 +51,9 @@ class Snapshot:
     renamed: dict[str, str] = field(default_factory=dict)  # new path -> old path
     refused: list[Refused] = field(default_factory=list)
     web_url: str = ""  # the repository's GitHub page, from its origin remote (git only)
+    # Where a release's files can be read when there is no repository to link to: a
+    # template with {path}, {line}, {start} and {end} (kb.extract.records.to_record).
+    link: str = ""
 
     def read(self, files: list[FileEntry]) -> Iterator[tuple[FileEntry, bytes]]:
         """Each of ``files`` with its bytes, in order."""

@@ -17,11 +17,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kb.sources.readers.base import SourceError
 
-__all__ = ["download_release", "parse_spec"]
+__all__ = ["Release", "browse_url", "download_release", "parse_spec"]
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
@@ -94,10 +94,34 @@ def _pick(files: list[dict[str, Any]], name: str, version: str) -> dict[str, Any
     return chosen
 
 
+class Release(NamedTuple):
+    """A downloaded release file, and where its members can be read on the web ("" when
+    the index has no such page)."""
+
+    path: Path
+    browse_url: str
+
+
+#: PyPI's file host, and the page of its inspector that shows a release file's members
+#: with line anchors: the one place a release's code can be linked to, whatever its
+#: repository's tags are called.
+_PYPI_FILES = "https://files.pythonhosted.org/packages/"
+_PYPI_INSPECTOR = "https://inspector.pypi.io/project/{name}/{version}/packages/{rest}"
+
+
+def browse_url(name: str, version: str, file_url: str) -> str:
+    """The inspector page of a release file PyPI hosts, else ""."""
+    if not file_url.startswith(_PYPI_FILES):
+        return ""
+    rest = file_url.removeprefix(_PYPI_FILES).split("#", 1)[0]
+    quoted = urllib.parse.quote(_normalise(name)), urllib.parse.quote(version)
+    return _PYPI_INSPECTOR.format(name=quoted[0], version=quoted[1], rest=rest)
+
+
 def download_release(name: str, version: str, target: Path, *, index_url: str,
-                     max_bytes: int) -> Path:  # fmt: skip
-    """Download ``name==version``'s sdist (or pure-Python wheel) into ``target``; returns
-    the file's path. Nothing in it is unpacked, built or run here."""
+                     max_bytes: int) -> Release:  # fmt: skip
+    """Download ``name==version``'s sdist (or pure-Python wheel) into ``target``. Nothing
+    in it is unpacked, built or run here."""
     project_url = f"{index_url.rstrip('/')}/{urllib.parse.quote(_normalise(name))}/"
     try:
         listing = json.loads(_get(project_url, 64 * 1024 * 1024, accept=_SIMPLE_JSON))
@@ -105,10 +129,11 @@ def download_release(name: str, version: str, target: Path, *, index_url: str,
         raise SourceError(f"{project_url}: not the simple API's JSON") from None
     chosen = _pick(listing.get("files") or [], name, version)
     filename = Path(str(chosen["filename"])).name  # never a path the index chose
-    data = _get(urllib.parse.urljoin(project_url, str(chosen["url"])), max_bytes)
+    file_url = urllib.parse.urljoin(project_url, str(chosen["url"]))
+    data = _get(file_url, max_bytes)
     expected = (chosen.get("hashes") or {}).get("sha256")
     if expected and hashlib.sha256(data).hexdigest() != expected:
         raise SourceError(f"{filename}: its SHA-256 is not the index's: refused")
     path = target / filename
     path.write_bytes(data)
-    return path
+    return Release(path, browse_url(name, version, file_url))
