@@ -20,7 +20,7 @@ from array import array
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from ._prefilter import LEVEL, log_triggers, trigger_ends
+from ._prefilter import ESCAPED_QUOTE_ID, JSON_ID, LEVEL, log_triggers, trigger_ends
 
 if TYPE_CHECKING:
     from . import Normalised
@@ -46,13 +46,15 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
 def plan_log(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
     """`plan` for a whole log whose envelopes are removed only around its triggers
     (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
-    lines after them), and error-level lines (one line either side: the envelope's run)."""
+    lines after them), and error-level lines (one line either side: the envelope's run;
+    so too JSON objects and escaped quotes, whose work is on their own line)."""
     found = log_triggers(data, max(64, int(len(data) * MAX_TRIGGERS_PER_BYTE)))
     if found is None:
         return None
     found.append((1, 0))  # line 0
     found.sort()
-    return _regions(data, original, [(e, 1 if k == LEVEL else AFTER_LINES) for e, k in found])
+    near = (LEVEL, JSON_ID, ESCAPED_QUOTE_ID)  # a line's own work: a line of context each side
+    return _regions(data, original, [(e, 1 if k in near else AFTER_LINES) for e, k in found])
 
 
 def _regions(
