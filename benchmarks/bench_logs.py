@@ -145,11 +145,12 @@ def main(argv: list[str]) -> int:
     data = log.encode("utf-8")
     mb = len(data) / 2**20
     m.match(log)  # warm: the analyses of the patterns it hits
-    raw = cpu_median(lambda: raw_scan(m, data))
-    ours = cpu_median(lambda: m.match(log))
+    raw = cpu_median(lambda d=data: raw_scan(m, d))
+    ours = cpu_median(lambda t=log: m.match(t))
     rep = m.match(log)
     res: dict[str, object] = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
         "quick": args.quick,
         "records": len(specs),
         "shards": m.stats["shards"],
