@@ -175,6 +175,8 @@ def log_triggers(data: bytes, cap: int) -> list[tuple[int, int]] | None:
                     quiet_line = ls
                     return False
                 loud_line = ls
+            if hid not in (JSON_ID, ESCAPED_QUOTE_ID):
+                hid = JSON_ID  # a line opening with "{": its work is on that line too
         append((to, hid))
         return len(out) > cap  # True stops the scan
 
