@@ -157,22 +157,23 @@ def log_triggers(data: bytes, cap: int) -> list[tuple[int, int]] | None:
     out: list[tuple[int, int]] = []
     append = out.append
     rfind, find = data.rfind, data.find
-    quiet_line = -1  # start of the last line found quiet
+    quiet = (-1, -1)  # (start, end) of the last line found quiet
     loud_line = -1  # start of the last JSON line found not quiet
+    n = len(data)
 
     def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> bool:
-        nonlocal quiet_line, loud_line
+        nonlocal quiet, loud_line
         if hid in (JSON_ID, ESCAPED_QUOTE_ID) or data[to - 1] == 0x7B:  # "{"
+            if quiet[0] < to <= quiet[1]:
+                return False  # another one on the quiet line just read
             ls = rfind(b"\n", 0, max(to - 1, 0)) + 1
-            if ls == quiet_line:
-                return False
             if ls != loud_line:
                 js = find(b"{", ls, to)
                 le = find(b"\n", to)
-                le = len(data) if le < 0 else le
+                le = n if le < 0 else le
                 m = _JSON_LEVEL_BYTES_RE.search(data, js, min(le, js + 400)) if js >= 0 else None
                 if m is not None and m.group(1).upper() in _QUIET:
-                    quiet_line = ls
+                    quiet = (ls, le)
                     return False
                 loud_line = ls
             if hid not in (JSON_ID, ESCAPED_QUOTE_ID):
