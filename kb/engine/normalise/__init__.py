@@ -28,6 +28,12 @@ Design:
   log is not even passed over by the Python passes: one Hyperscan scan finds the triggers
   of every pass (`_prefilter`), only the regions around them are normalised and the rest
   is copied (`_regions`; falls back to the full passes when triggers are dense).
+* Whole logs in the matcher (`normalise_log`): `normalise` judges a log's envelopes by its
+  start and, when it holds one, removes them line by line through all of it. The matcher
+  instead removes envelopes only inside the regions, wherever in the log they are; its
+  triggers add error-level lines (a line either side: the envelope's run) and structural
+  lines behind an envelope (a continuation, a frame), and drop JSON lines of a quiet level.
+  Lines outside every region are scanned with their envelope (patterns are unanchored).
 * Never raises: any internal error degrades to the identity normalisation with a step
   saying so (the property tests assert that this never actually happens).
 
