@@ -118,7 +118,7 @@ def enveloped_structure_expressions() -> list[str]:
     for env in ENVELOPES:
         if env.min_run == 1 or env.whole_line:
             continue
-        hot = HOT_LINE_BIG_ALTERNATIVES
+        hot = HOT_LINE_BIG_ALTERNATIVES.replace("|\\{|", '|\\{[^"]|', 1)  # `{"`: its own
         if env.own is not None:
             hot = hot.replace("[ \\t]|", _OWN_INDENT + "|", 1)
         out.append(r"(?:\A|\n)" + _hs_envelope(env.rx) + "(?:" + hot + ")")
@@ -134,6 +134,9 @@ def _log_database():
         with _DB_LOCK:
             if _LOG_DB is None:
                 base = trigger_expressions()
+                # a line opening with `{"` is a JSON line, found by its own trigger: one
+                # callback a line, not two (a quiet JSON line is dropped in Python)
+                base[7] = base[7].replace("|\\{|", '|\\{[^"]|', 1)
                 env = enveloped_structure_expressions()
                 exprs = [*base, _LEVEL_EXPR, *env]
                 ids = [*range(len(base)), LEVEL, *[ENVELOPED] * len(env)]
