@@ -138,10 +138,12 @@ def _log_database():
                 # callback a line, not two (a quiet JSON line is dropped in Python)
                 base[7] = base[7].replace("|\\{|", '|\\{[^"]|', 1)
                 env = enveloped_structure_expressions()
-                exprs = [*base, _LEVEL_EXPR, *env]
-                ids = [*range(len(base)), LEVEL, *[ENVELOPED] * len(env)]
+                # JSON objects are found by `_LOUD_JSON_RE` (a quiet JSON line is no trigger)
+                keep = [i for i in range(len(base)) if i != JSON_ID]
+                exprs = [*(base[i] for i in keep), _LEVEL_EXPR, *env]
+                ids = [*keep, LEVEL, *[ENVELOPED] * len(env)]
                 flags = [hyperscan.HS_FLAG_DOTALL] * len(exprs)
-                flags[3] |= hyperscan.HS_FLAG_CASELESS
+                flags[keep.index(3)] |= hyperscan.HS_FLAG_CASELESS
                 db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
                 db.compile(expressions=[e.encode() for e in exprs], ids=ids, flags=flags)
                 _LOG_DB = db
@@ -152,35 +154,34 @@ def log_triggers(data: bytes, cap: int) -> list[tuple[int, int]] | None:
     """(end offset, kind id) of every log trigger in ``data``, or None past ``cap`` of them.
 
     A JSON object or an escaped quote on a JSON line of a quiet level is no trigger: a
-    whole log's structure pass leaves such lines as they are (`_json_lines`)."""
+    whole log's structure pass leaves such lines as they are (`_json_lines`). JSON
+    objects are found by one C-speed regex that skips the quiet ones (a Hyperscan
+    callback a JSON line would cost more than the scan)."""
     db = _log_database()
     scratch = getattr(_LOCAL, "log_scratch", None)
     if scratch is None:
         scratch = _LOCAL.log_scratch = hyperscan.Scratch(db)
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int]] = [(m.start() + 2, JSON_ID) for m in _LOUD_JSON_RE.finditer(data)]
+    if len(out) > cap:
+        return None
     append = out.append
     rfind, find = data.rfind, data.find
     quiet = (-1, -1)  # (start, end) of the last line found quiet
-    loud_line = -1  # start of the last JSON line found not quiet
     n = len(data)
 
     def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> bool:
-        nonlocal quiet, loud_line
-        if hid in (JSON_ID, ESCAPED_QUOTE_ID) or data[to - 1] == 0x7B:  # "{"
+        nonlocal quiet
+        if hid == ESCAPED_QUOTE_ID:
             if quiet[0] < to <= quiet[1]:
                 return False  # another one on the quiet line just read
             ls = rfind(b"\n", 0, max(to - 1, 0)) + 1
-            if ls != loud_line:
-                js = find(b"{", ls, to)
-                le = find(b"\n", to)
-                le = n if le < 0 else le
-                m = _JSON_LEVEL_BYTES_RE.search(data, js, min(le, js + 400)) if js >= 0 else None
-                if m is not None and m.group(1).upper() in _QUIET:
-                    quiet = (ls, le)
-                    return False
-                loud_line = ls
-            if hid not in (JSON_ID, ESCAPED_QUOTE_ID):
-                hid = JSON_ID  # a line opening with "{": its work is on that line too
+            js = find(b"{", ls, to)
+            le = find(b"\n", to)
+            le = n if le < 0 else le
+            m = _JSON_LEVEL_BYTES_RE.search(data, js, min(le, js + 400)) if js >= 0 else None
+            if m is not None and m.group(1).upper() in _QUIET:
+                quiet = (ls, le)
+                return False
         append((to, hid))
         return len(out) > cap  # True stops the scan
 
@@ -195,3 +196,14 @@ _JSON_LEVEL_BYTES_RE = re.compile(
     rb'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"([A-Za-z]+)"', re.I
 )
 _QUIET = frozenset({b"TRACE", b"DEBUG", b"INFO"})
+# A JSON object (`{"`) unless the first level key within reach of it names a quiet level
+# (what `_json_lines` reads: then a whole log's structure pass leaves the line as it is).
+_LEVEL_KEY = rb'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"'
+_LOUD_JSON_RE = re.compile(
+    rb'\{(?=")(?!(?:(?!'
+    + _LEVEL_KEY
+    + rb")[^\n]){0,400}"
+    + _LEVEL_KEY
+    + rb'(?:trace|debug|info)")',
+    re.I,
+)
