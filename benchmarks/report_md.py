@@ -58,6 +58,7 @@ from report_sections import (  # noqa: E402
     render_import_layers,
     render_learn,
     render_load,
+    render_logs,
     render_loop,
     render_matcher,
     render_normalise,
@@ -117,6 +118,16 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "same size, in the same run; and the enveloped paste at twice the size.",
         "written by `benchmarks/bench_normalise.py --envelopes`",
         render_normalise_envelopes,
+    ),
+    (
+        "logs.json",
+        "Whole logs: the raw scan beside ours",
+        "A synthetic log (1 error line in 100; runs of plain, kubectl --prefix, journald and "
+        "JSON lines) against the real records: the raw Hyperscan scan of the compiled shards "
+        "(ids only) and `Matcher.match` end to end, on the same bytes in the same run, the "
+        "share of each stage, and the peak RSS of the match in a fresh process.",
+        "written by `benchmarks/bench_logs.py`",
+        render_logs,
     ),
     (
         "order.json",

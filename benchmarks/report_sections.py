@@ -1114,3 +1114,22 @@ def _learn_misses(data: dict[str, Any], repos: list[Any]) -> list[str]:
         "",
         columns_table([("repository", "repo"), ("cause", "cause"), ("misses", "misses")], rows),
     ]
+
+
+# Whole logs at the engine's pace (logs.json).
+
+
+def render_logs(data: dict[str, Any]) -> list[str]:
+    rows = [
+        ("log", f"{data['log_mb']} MB, {data['log_lines']:,} lines, {data['answers']} answers"),
+        ("raw Hyperscan scan (CPU)", f"{data['raw_scan_mb_s']} MB/s"),
+        ("`Matcher.match` end to end (CPU)", f"{data['match_mb_s']} MB/s"),
+        ("ours ÷ raw scan", f"{data['match_vs_raw']} (goal: ≥ 0.5)"),
+        ("peak RSS, one-line match", f"{data['rss_mb_one_line']} MB"),
+        ("peak RSS, matching the log read whole", f"{data['rss_mb_whole_log']} MB"),
+    ]
+    out = ["| figure | value |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)]
+    out += ["", "Share of each stage of `Matcher.match` (one profiled call):", ""]
+    out += ["| stage | share |", "| --- | --- |"]
+    out += [f"| {k} | {v:.0%} |" for k, v in data["stage_shares"].items()]
+    return out

@@ -38,7 +38,7 @@ from .evidence import (
     quoted_raises,
     read_context,
 )
-from .normalise import normalise
+from .normalise import normalise, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .report import build_report
@@ -369,7 +369,7 @@ class Matcher(cache.Serialised):
         pre = None
         if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
             pre = text.encode("utf-8", "replace")
-            norm = normalise(text, encoded=pre)
+            norm = normalise_log(text, encoded=pre)
         else:
             norm = normalise(text)
         ntext: str = norm.text

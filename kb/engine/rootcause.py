@@ -383,22 +383,39 @@ def link_answers(answers: list[Answer], text: str) -> list[Answer]:
         line = text[ls : len(text) if le < 0 else le][:LINK_LINE_CHARS]
         line_of[a.key] = line
         ids[a.key] = set(_REQUEST_ID.findall(line))
+    # the first earlier answer (in `answers` order) tied to each: found through indexes by
+    # id and by message, not by trying every pair (a whole log has thousands of answers)
+    by_id: dict[str, list[int]] = {}
+    by_inner: dict[str, list[int]] = {}
+    for i, a in enumerate(answers):
+        for x in ids[a.key]:
+            by_id.setdefault(x, []).append(i)
+        inner = a.match.text.strip()
+        if inner:
+            by_inner.setdefault(inner, []).append(i)
     links: dict[str, tuple[Answer, str]] = {}
     for b in answers:
         if b.cause is not None:
             continue
-        for a in answers:
+        found: set[int] = set()
+        for x in ids[b.key]:
+            found.update(by_id[x])
+        line = line_of[b.key].rstrip()
+        at = line.find(GO_CHAIN)
+        while at >= 0:
+            found.update(by_inner.get(line[at + len(GO_CHAIN) :], ()))
+            at = line.find(GO_CHAIN, at + 1)
+        for i in sorted(found):
+            a = answers[i]
             if a is b or a.first_line >= b.first_line:
                 continue
             shared = ids[a.key] & ids[b.key]
             if shared:
                 links[b.key] = (a, f"the same request id {min(shared)}")
-                break
-            inner = a.match.text.strip()
-            if inner and line_of[b.key].rstrip().endswith(GO_CHAIN + inner):
+            else:
                 why = f"a Go error chain (this message ends with the error of line {a.first_line})"
                 links[b.key] = (a, why)
-                break
+            break
     if not links:
         return answers
     children: dict[str, list[Answer]] = {}

@@ -28,6 +28,12 @@ Design:
   log is not even passed over by the Python passes: one Hyperscan scan finds the triggers
   of every pass (`_prefilter`), only the regions around them are normalised and the rest
   is copied (`_regions`; falls back to the full passes when triggers are dense).
+* Whole logs in the matcher (`normalise_log`): `normalise` judges a log's envelopes by its
+  start and, when it holds one, removes them line by line through all of it. The matcher
+  instead removes envelopes only inside the regions, wherever in the log they are; its
+  triggers add error-level lines (a line either side: the envelope's run) and structural
+  lines behind an envelope (a continuation, a frame), and drop JSON lines of a quiet level.
+  Lines outside every region are scanned with their envelope (patterns are unanchored).
 * Never raises: any internal error degrades to the identity normalisation with a step
   saying so (the property tests assert that this never actually happens).
 
@@ -57,7 +63,7 @@ from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
 from ._envelopes import envelopes_in_sample, strip_envelopes
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
-from ._regions import RegionLayer, merge_steps, plan
+from ._regions import RegionLayer, merge_steps, plan, plan_log
 from ._structure import Mark, Structurer
 
 __all__ = [
@@ -69,6 +75,7 @@ __all__ = [
     "LineInfo",
     "Normalised",
     "normalise",
+    "normalise_log",
     "prefix_info",
     "strip_prefix",
 ]
@@ -283,10 +290,41 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
         )
 
 
-def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | None:
+def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
+    """`normalise` for a whole log that may hold collector envelopes anywhere. Never raises.
+
+    `normalise` judges a whole log's envelopes by its start and, when it holds one,
+    removes them line by line all through: a Python step per line, many times the cost of
+    scanning the log. Here envelopes are removed only where they matter to what is
+    matched and how it reads -- around error-level lines, structural lines (also behind an
+    envelope: a continuation, a frame) and the other triggers of `_prefilter` -- as part
+    of normalising those regions; every other line is scanned as pasted, envelope and all
+    (patterns are unanchored). Pastes (up to `BIG_TEXT`) go through `normalise`.
+    """
+    if not isinstance(text, str) or len(text) <= _structure.BIG_TEXT:
+        return normalise(text, encoded=encoded)
+    try:
+        data = text.encode("utf-8", "replace") if encoded is None else encoded
+        regions = plan_log(data, text)
+        got = None if regions is None else _normalise_regions(text, data, regions, envelopes=True)
+        if got is not None:
+            return got
+    except Exception:  # noqa: S110 - `normalise` below says what failed, if it does
+        pass
+    return normalise(text, encoded=encoded)
+
+
+def _normalise_regions(
+    original: str,
+    encoded: bytes | None,
+    regions: list[tuple[int, int, int, int]] | None = None,
+    *,
+    envelopes: bool = False,
+) -> Normalised | None:
     """A whole log: normalise only the regions around triggers (see `_regions.py`)."""
     data = original.encode("utf-8", "replace") if encoded is None else encoded
-    regions = plan(data, original)
+    if regions is None:
+        regions = plan(data, original)
     if regions is None:
         return None
     layer = RegionLayer(0, len(original))
@@ -304,7 +342,7 @@ def _normalise_regions(original: str, encoded: bytes | None) -> Normalised | Non
             blobs.append(view[bpos:bs])
             out += cs - cpos
         sub = original[cs:ce]
-        n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=False)
+        n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=envelopes)
         layer.add(out, cs, n)
         texts.append(n.text)
         if n.text is sub:

@@ -18,11 +18,13 @@ tests/engine/test_normalise_props.py checks against the full normaliser.
 
 from __future__ import annotations
 
+import re
 import threading
 
 import hyperscan
 
 from ._clean import _C1_CHARS, _SPACE_CHARS, _ZERO_WIDTH_CHARS, TYPO_CHARS
+from ._envelopes import ENVELOPES
 from ._structure import HOT_LINE_BIG_ALTERNATIVES
 
 
@@ -87,3 +89,121 @@ def trigger_ends(data: bytes, cap: int) -> list[int] | None:
     except hyperscan.ScanTerminated:
         return None
     return None if len(ends) > cap else ends
+
+
+# -- whole logs with envelopes (`normalise_log`) ------------------------------------------
+# Kinds of log trigger, by Hyperscan id: below LEVEL a trigger of `trigger_expressions`;
+# LEVEL an error-level word (a line worth its envelope removed, with a line of context);
+# ENVELOPED a structural line start behind a collector envelope (a continuation, a frame).
+LEVEL = 1000
+ENVELOPED = 1001
+JSON_ID = 5  # `trigger_expressions()[5]`: a JSON object
+ESCAPED_QUOTE_ID = 6  # `trigger_expressions()[6]`: an escaped quote
+_LEVEL_EXPR = r"\b(?:ERROR|FATAL|CRITICAL|SEVERE|PANIC|ERR|WARN|WARNING|Exception|Error)\b"
+# an application's padded level after a timestamp is its own layout, not an indent
+_OWN_INDENT = r"\t|[ \t][ \t]|[ ][^A-Z \t]"
+
+
+def _hs_envelope(rx: str) -> str:
+    """An envelope's regex as Hyperscan takes it: names dropped, lookaheads loosened (an
+    over-approximation only costs a region)."""
+    rx = re.sub(r"\(\?P<\w+>", "(?:", rx)
+    return rx.replace("(?: |(?=\\n)|\\Z)", " ")
+
+
+def enveloped_structure_expressions() -> list[str]:
+    """A structural line start (`HOT_LINE_BIG_ALTERNATIVES`) behind each envelope that
+    repeats on every line: where the structure pass must see a line without its envelope."""
+    out = []
+    for env in ENVELOPES:
+        if env.min_run == 1 or env.whole_line:
+            continue
+        hot = HOT_LINE_BIG_ALTERNATIVES.replace("|\\{|", '|\\{[^"]|', 1)  # `{"`: its own
+        if env.own is not None:
+            hot = hot.replace("[ \\t]|", _OWN_INDENT + "|", 1)
+        out.append(r"(?:\A|\n)" + _hs_envelope(env.rx) + "(?:" + hot + ")")
+    return out
+
+
+_LOG_DB = None
+
+
+def _log_database():
+    global _LOG_DB
+    if _LOG_DB is None:
+        with _DB_LOCK:
+            if _LOG_DB is None:
+                base = trigger_expressions()
+                # a line opening with `{"` is a JSON line, found by its own trigger: one
+                # callback a line, not two (a quiet JSON line is dropped in Python)
+                base[7] = base[7].replace("|\\{|", '|\\{[^"]|', 1)
+                env = enveloped_structure_expressions()
+                # JSON objects are found by `_LOUD_JSON_RE` (a quiet JSON line is no trigger)
+                keep = [i for i in range(len(base)) if i != JSON_ID]
+                exprs = [*(base[i] for i in keep), _LEVEL_EXPR, *env]
+                ids = [*keep, LEVEL, *[ENVELOPED] * len(env)]
+                flags = [hyperscan.HS_FLAG_DOTALL] * len(exprs)
+                flags[keep.index(3)] |= hyperscan.HS_FLAG_CASELESS
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                db.compile(expressions=[e.encode() for e in exprs], ids=ids, flags=flags)
+                _LOG_DB = db
+    return _LOG_DB
+
+
+def log_triggers(data: bytes, cap: int) -> list[tuple[int, int]] | None:
+    """(end offset, kind id) of every log trigger in ``data``, or None past ``cap`` of them.
+
+    A JSON object or an escaped quote on a JSON line of a quiet level is no trigger: a
+    whole log's structure pass leaves such lines as they are (`_json_lines`). JSON
+    objects are found by one C-speed regex that skips the quiet ones (a Hyperscan
+    callback a JSON line would cost more than the scan)."""
+    db = _log_database()
+    scratch = getattr(_LOCAL, "log_scratch", None)
+    if scratch is None:
+        scratch = _LOCAL.log_scratch = hyperscan.Scratch(db)
+    out: list[tuple[int, int]] = [(m.start() + 2, JSON_ID) for m in _LOUD_JSON_RE.finditer(data)]
+    if len(out) > cap:
+        return None
+    append = out.append
+    rfind, find = data.rfind, data.find
+    quiet = (-1, -1)  # (start, end) of the last line found quiet
+    n = len(data)
+
+    def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> bool:
+        nonlocal quiet
+        if hid == ESCAPED_QUOTE_ID:
+            if quiet[0] < to <= quiet[1]:
+                return False  # another one on the quiet line just read
+            ls = rfind(b"\n", 0, max(to - 1, 0)) + 1
+            js = find(b"{", ls, to)
+            le = find(b"\n", to)
+            le = n if le < 0 else le
+            m = _JSON_LEVEL_BYTES_RE.search(data, js, min(le, js + 400)) if js >= 0 else None
+            if m is not None and m.group(1).upper() in _QUIET:
+                quiet = (ls, le)
+                return False
+        append((to, hid))
+        return len(out) > cap  # True stops the scan
+
+    try:
+        db.scan(data, match_event_handler=on_match, scratch=scratch)
+    except hyperscan.ScanTerminated:
+        return None
+    return None if len(out) > cap else out
+
+
+_JSON_LEVEL_BYTES_RE = re.compile(
+    rb'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"([A-Za-z]+)"', re.I
+)
+_QUIET = frozenset({b"TRACE", b"DEBUG", b"INFO"})
+# A JSON object (`{"`) unless the first level key within reach of it names a quiet level
+# (what `_json_lines` reads: then a whole log's structure pass leaves the line as it is).
+_LEVEL_KEY = rb'"(?:level|levelname|severity|lvl|log\.level)"\s*:\s*"'
+_LOUD_JSON_RE = re.compile(
+    rb'\{(?=")(?!(?:(?!'
+    + _LEVEL_KEY
+    + rb")[^\n]){0,400}"
+    + _LEVEL_KEY
+    + rb'(?:trace|debug|info)")',
+    re.I,
+)

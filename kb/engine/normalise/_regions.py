@@ -20,7 +20,7 @@ from array import array
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from ._prefilter import trigger_ends
+from ._prefilter import ESCAPED_QUOTE_ID, JSON_ID, LEVEL, log_triggers, trigger_ends
 
 if TYPE_CHECKING:
     from . import Normalised
@@ -35,27 +35,51 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
 
     Starts are line starts; ends are the offset of a "\\n" or the text's length.
     """
-    n = len(data)
-    ends = trigger_ends(data, max(64, int(n * MAX_TRIGGERS_PER_BYTE)))
+    ends = trigger_ends(data, max(64, int(len(data) * MAX_TRIGGERS_PER_BYTE)))
     if ends is None:
         return None
     ends.append(1)  # line 0
     ends.sort()
+    return _regions(data, original, [(e, AFTER_LINES) for e in ends])
+
+
+def plan_log(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
+    """`plan` for a whole log whose envelopes are removed only around its triggers
+    (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
+    lines after them), and error-level lines (one line either side: the envelope's run;
+    so too JSON objects and escaped quotes, whose work is on their own line)."""
+    found = log_triggers(data, max(64, int(len(data) * MAX_TRIGGERS_PER_BYTE)))
+    if found is None:
+        return None
+    found.append((1, 0))  # line 0
+    found.sort()
+    near = (LEVEL, JSON_ID, ESCAPED_QUOTE_ID)  # a line's own work: a line of context each side
+    return _regions(data, original, [(e, 1 if k in near else AFTER_LINES) for e, k in found])
+
+
+def _regions(
+    data: bytes, original: str, triggers: list[tuple[int, int]]
+) -> list[tuple[int, int, int, int]] | None:
+    """Windows of lines around sorted (trigger end, lines after it), merged when they
+    touch; None when they would cover more than `MAX_REGION_SHARE` of the text."""
+    n = len(data)
     windows: list[list[int]] = []
     line_end = -1
+    line_after = 0
     find, rfind = data.find, data.rfind
     covered = 0
-    for e in ends:
+    for e, after in triggers:
         pos = max(e - 1, 0)
-        if pos < line_end:
+        if pos < line_end and after <= line_after:
             continue  # another trigger on the line just handled
         ls = rfind(b"\n", 0, pos) + 1
         le = find(b"\n", pos)
         le = n if le < 0 else le
         line_end = le
+        line_after = after
         start = rfind(b"\n", 0, ls - 1) + 1 if ls > 0 else 0
         end = le
-        for _ in range(AFTER_LINES):
+        for _ in range(after):
             if end >= n:
                 break
             nxt = find(b"\n", end + 1)

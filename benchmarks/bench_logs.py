@@ -1,0 +1,188 @@
+"""Whole logs at the engine's pace: the raw Hyperscan scan beside `Matcher.match`.
+
+One synthetic log (``logs_data.make_mixed_log``: 1 error line in 100, runs of plain,
+``kubectl logs --prefix``, journald and JSON lines) against the real records
+(``KB_DATASET_DIR``), measured in one run on the same bytes and the same compiled shards:
+
+* the raw scan: every shard's Hyperscan database over the log's bytes, ids only (a no-op
+  per hit), the engine's own pace;
+* `Matcher.match` end to end (normalise, scan, confirm, rank, report);
+* the share of each stage of `Matcher.match`, from one profiled call (cProfile's
+  cumulative time of the stage's function over the profiled call's total).
+
+Median CPU time (``process_time``) of ``VALUES`` alternating values of each side (on a
+shared machine the CPU figure is the meaningful one); the ratio is the raw scan's time
+over ours (the goal: >= 0.5). Then the peak RSS of matching the log in a fresh process
+against one of matching one line, both reading their input whole (the matcher's own).
+
+Run: ``.venv/bin/python benchmarks/bench_logs.py [--quick] [--results=DIR]`` (``--quick``:
+an 8 MB log instead of 100 MB). Writes ``logs.json`` into ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import os
+import platform
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from logs_data import make_mixed_log  # noqa: E402 - beside this file
+from matcher_data import load_specs  # noqa: E402
+
+from kb.engine import Matcher  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+CACHE = REPO / ".cache" / "matcher-bench"
+VALUES = 5
+# the stages of `Matcher.match`, by the function that does each (cProfile's key suffix)
+STAGES = {
+    "normalise": ("kb/engine/normalise/__init__.py", "normalise_log"),
+    "scan": ("kb/engine/shards.py", "scan"),
+    "locate lines": ("kb/engine/textmap.py", "locate_lines"),
+    "confirm": ("kb/engine/candidates.py", "confirm_hits"),
+    "context": ("kb/engine/evidence.py", "read_context"),
+    "rank and report": ("kb/engine/matcher.py", "_report"),
+}
+
+
+def raw_scan(m: Matcher, data: bytes) -> None:
+    """Ids-only Hyperscan scan of every shard: no Python work per hit beyond a no-op."""
+
+    def noop(*_a: object) -> None:
+        return None
+
+    for sh in m._shards:
+        if sh.db is not None:
+            sh.db.scan(data, match_event_handler=noop, scratch=sh._scratch())
+
+
+def cpu_median(func, values: int = VALUES) -> float:
+    out = []
+    for _ in range(values):
+        gc.collect()
+        t = time.process_time()
+        func()
+        out.append(time.process_time() - t)
+    out.sort()
+    return out[len(out) // 2]
+
+
+def shares(m: Matcher, log: str) -> dict[str, float]:
+    prof = cProfile.Profile()
+    prof.enable()
+    m.match(log)
+    prof.disable()
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    cum: dict[str, float] = {}
+    total = 0.0
+    for (file, _line, name), (_cc, _nc, _tt, ct, _callers) in stats.items():
+        if name == "match" and file.endswith("kb/engine/matcher.py"):
+            total = ct
+        for stage, (suffix, fname) in STAGES.items():
+            if name == fname and file.endswith(suffix):
+                cum[stage] = cum.get(stage, 0.0) + ct
+    out = {k: round(v / total, 3) for k, v in cum.items()} if total else {}
+    out["other"] = round(max(0.0, 1 - sum(out.values())), 3)
+    return out
+
+
+# the peak RSS (VmHWM) is reset (clear_refs 5) after the build, whose own peak is not asked
+_RSS_CHILD = """
+import sys
+sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
+from matcher_data import load_specs
+from kb.engine import Matcher
+from pathlib import Path
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+def reset():
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+m = Matcher.build(load_specs(), cache_dir=Path({cache!r}), with_similarity=False)
+reset()
+m.match("warm up: connection refused")
+before = hwm()
+reset()
+text = Path(sys.argv[1]).read_bytes().decode("utf-8", "replace")
+m.match(text)
+print(before, hwm())
+"""
+
+
+def peak_rss_mb(path: Path) -> tuple[float, float]:
+    """(peak RSS MB after a one-line match, peak RSS MB after matching ``path``)."""
+    code = _RSS_CHILD.format(repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE))
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    before, after = map(int, out.stdout.split())
+    return round(before / 1024, 1), round(after / 1024, 1)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="an 8 MB log instead of 100 MB")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args, _ = parser.parse_known_args(argv)
+    specs = load_specs()
+    m = Matcher.build(specs, cache_dir=CACHE, with_similarity=False, workers=os.cpu_count() or 1)
+    size = (8 if args.quick else 100) * 2**20
+    log = make_mixed_log(specs, size)
+    data = log.encode("utf-8")
+    mb = len(data) / 2**20
+    m.match(log)  # warm: the analyses of the patterns it hits
+    raw = cpu_median(lambda d=data: raw_scan(m, d))
+    ours = cpu_median(lambda t=log: m.match(t))
+    rep = m.match(log)
+    res: dict[str, object] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        "quick": args.quick,
+        "records": len(specs),
+        "shards": m.stats["shards"],
+        "log_mb": round(mb, 1),
+        "log_lines": log.count("\n"),
+        "answers": len(rep.answers) if hasattr(rep, "answers") else None,
+        "raw_scan_cpu_s": round(raw, 3),
+        "match_cpu_s": round(ours, 3),
+        "raw_scan_mb_s": round(mb / raw, 1),
+        "match_mb_s": round(mb / ours, 1),
+        "match_vs_raw": round(raw / ours, 2),
+        "goal": "match_vs_raw >= 0.5",
+        "stage_shares": shares(m, log),
+        "steps": rep.normalised.steps,
+    }
+    with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as fh:
+        fh.write(data)
+        path = Path(fh.name)
+    del log, data, rep
+    try:
+        one, big = peak_rss_mb(path)
+    finally:
+        path.unlink()
+    res["rss_mb_one_line"] = one
+    res["rss_mb_whole_log"] = big
+    res["rss_mb_growth"] = round(big - one, 1)
+    args.results.mkdir(parents=True, exist_ok=True)
+    out = args.results / "logs.json"
+    out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
