@@ -117,8 +117,12 @@ def child(location: str, revision: str, repo: str) -> None:
     out, err = io.StringIO(), io.StringIO()
     call_command("learn", location, rev=revision, repo=repo, json=True, stdout=out, stderr=err)
     result = json.loads(out.getvalue().strip().splitlines()[-1])
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    git = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = usage.ru_maxrss, git.ru_maxrss
+    # CPU seconds of the job (this process and its git processes): on a machine others
+    # share, what the job cost without the waits for a core that wall time includes
+    cpu = usage.ru_utime + usage.ru_stime + git.ru_utime + git.ru_stime
     print(
         json.dumps(
             {
@@ -126,6 +130,7 @@ def child(location: str, revision: str, repo: str) -> None:
                 "setup_s": round(setup_s, 3),
                 "matcher_s": round(matcher["seconds"], 3),
                 "matcher_builds": matcher["builds"],
+                "cpu_s": round(cpu, 2),
                 "peak_rss_mib": peak_mib(own),
                 "git_peak_rss_mib": peak_mib(kids),
             }

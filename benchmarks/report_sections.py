@@ -1027,6 +1027,7 @@ LEARN_JOB_COLUMNS: list[Column] = [
     ("revision", lambda r: str(r.get("revision", ""))[:12] or MISSING),
     ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
     ("wall s", "seconds"),
+    ("CPU s", "cpu_s"),
     ("goal s", "goal_s"),
     ("met", lambda r: {True: "yes", False: "no"}.get(r.get("met"), MISSING)),
     ("learn s", "learn_s"),
