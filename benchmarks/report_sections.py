@@ -1063,11 +1063,15 @@ LEARN_PASTE_LEARN_COLUMNS: list[Column] = [
     ("revision", lambda r: str(r.get("revision", ""))[:12] or MISSING),
     ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
     ("wall s", "seconds"),
+    ("CPU s", "cpu_s"),
+    ("learn s", "learn_s"),
+    ("matcher s", "matcher_s"),
     ("files read", "files_read"),
     ("sites", "sites"),
     ("created", "created"),
     ("updated", "updated"),
     ("unchanged", "unchanged"),
+    ("peak RSS MiB", "peak_rss_mib"),
 ]
 
 
