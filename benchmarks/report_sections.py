@@ -1133,3 +1133,90 @@ def render_logs(data: dict[str, Any]) -> list[str]:
     out += ["| stage | share |", "| --- | --- |"]
     out += [f"| {k} | {v:.0%} |" for k, v in data["stage_shares"].items()]
     return out
+
+
+# Learn jobs end to end (learn-jobs.json).
+
+LEARN_JOB_COLUMNS: list[Column] = [
+    ("job", "name"),
+    ("revision", lambda r: str(r.get("revision", ""))[:12] or MISSING),
+    ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
+    ("wall s", "seconds"),
+    ("CPU s", "cpu_s"),
+    ("goal s", "goal_s"),
+    ("met", lambda r: {True: "yes", False: "no"}.get(r.get("met"), MISSING)),
+    ("learn s", "learn_s"),
+    ("matcher s", "matcher_s"),
+    ("start s", "setup_s"),
+    ("files read", "files_read"),
+    ("sites", "sites"),
+    ("created", "created"),
+    ("updated", "updated"),
+    ("unchanged", "unchanged"),
+    ("gone", "gone"),
+    ("peak RSS MiB", "peak_rss_mib"),
+    ("git peak MiB", "git_peak_rss_mib"),
+]
+LEARN_FLOOR_COLUMNS: list[Column] = [
+    ("repository", "name"),
+    ("language", "language"),
+    ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
+    ("files", "files"),
+    ("MiB", "mib"),
+    ("cat-file s", "read_s"),
+    ("parse + query s", "parse_query_s"),
+    ("total s", "seconds"),
+]
+LEARN_PASTE_COLUMNS: list[Column] = [
+    ("figure", "figure"),
+    ("dataset only", "dataset"),
+    ("with learned records", "with_learned"),
+    ("ratio", "ratio"),
+]
+LEARN_PASTE_LEARN_COLUMNS: list[Column] = [
+    ("repository", "repo"),
+    ("revision", lambda r: str(r.get("revision", ""))[:12] or MISSING),
+    ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
+    ("wall s", "seconds"),
+    ("CPU s", "cpu_s"),
+    ("learn s", "learn_s"),
+    ("matcher s", "matcher_s"),
+    ("files read", "files_read"),
+    ("sites", "sites"),
+    ("created", "created"),
+    ("updated", "updated"),
+    ("unchanged", "unchanged"),
+    ("peak RSS MiB", "peak_rss_mib"),
+]
+
+
+def render_learn_jobs(data: dict[str, Any]) -> list[str]:
+    lines = [
+        host_line(data, labelled("database:", data.get("database"))),
+        "",
+        columns_table(LEARN_JOB_COLUMNS, items(data, "jobs"), drop_empty=True),
+        "",
+        "The floor, same run: the same files read with one `git cat-file --batch`, then "
+        "parsed with tree-sitter plus one query.",
+        "",
+        columns_table(LEARN_FLOOR_COLUMNS, items(data, "floor"), drop_empty=True),
+    ]
+    paste = obj(data, "paste")
+    if not paste:
+        return lines
+    records = obj(paste, "records")
+    lines += [
+        "",
+        "The paste path with the five repositories learned beside the dataset "
+        f"(goal: ratio at most {fmt(paste.get('goal_ratio'))}): "
+        + (
+            f"{fmt(records.get('dataset'))} records, then {fmt(records.get('with_learned'))}."
+            if records
+            else " ".join(str(paste.get(k, "")) for k in ("status", "reason")).strip()
+        ),
+        "",
+        columns_table(LEARN_PASTE_LEARN_COLUMNS, items(paste, "learns"), drop_empty=True),
+        "",
+        columns_table(LEARN_PASTE_COLUMNS, items(paste, "figures"), drop_empty=True),
+    ]
+    return lines

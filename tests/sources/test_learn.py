@@ -247,6 +247,30 @@ def test_the_learn_command_fails_with_the_reason_and_loses_nothing(tmp_path: Pat
         call_command("learn", "pypi:django", "--releases", "5.*", stdout=io.StringIO())
 
 
+def test_a_site_whose_file_changed_elsewhere_keeps_its_record_as_it_is(tmp_path: Path) -> None:
+    """Only the records whose site moved or changed are written again: a site that reads
+    the same at its line keeps the link and revision it has, which still show its code."""
+    far = "\n" * 40 + "def more():\n    return 2\n"  # past the snippet's window of the sites
+    repo = GitRepo(tmp_path / "shop")
+    repo.write("shop/parts.py", V1 + far)
+    v1 = repo.commit("first")
+    source = _source(repo)
+    learn(source)
+    repo.write("shop/parts.py", V1 + far + "\n\ndef most():\n    return 3\n")
+    v2 = repo.commit("an edit far from the sites")
+
+    result = learn(source)
+
+    assert (result.files_read, result.sites, result.updated, result.unchanged) == (1, 2, 0, 2)
+    assert (_record(BROKEN).analyzed_sha, _record(MISSING).analyzed_sha) == (v1, v1)
+    assert {site.revision for site in LearnedSite.objects.filter(source=source)} == {v2}
+
+    repo.write("shop/parts.py", "\n" + V1 + far)  # every site one line down
+    v3 = repo.commit("a line above the sites")
+    assert learn(source).updated == 2
+    assert (_record(BROKEN).line_number, _record(BROKEN).analyzed_sha) == (3, v3)
+
+
 def test_learning_again_reads_only_the_files_changed_since_the_last_revision(
     tmp_path: Path,
 ) -> None:

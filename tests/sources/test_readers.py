@@ -47,6 +47,23 @@ def test_git_lists_every_file_of_a_revision_and_only_what_changed_since_another(
     assert step.renamed == {"pkg/d.py": "pkg/c.py"}
 
 
+def test_a_blob_the_repository_lacks_is_listed_and_the_rest_is_read(tmp_path: Path) -> None:
+    # A mirror copied without its largest objects lists them in its trees all the same.
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("a.py", "A = 1\n")
+    repo.write("big.jar", "not here\n")
+    repo.commit("one")
+    blob = repo.git("rev-parse", "HEAD:big.jar")
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+
+    whole = _snapshot(repo)
+    assert [f.path for f in whole.files] == ["a.py"]
+    assert [(r.path, r.reason) for r in whole.refused] == [
+        ("big.jar", "object missing from the repository")
+    ]
+    assert dict(whole.read(whole.files)) == {whole.files[0]: b"A = 1\n"}
+
+
 def test_git_never_reads_a_revision_as_an_option(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.write("a.py", "A = 1\n")

@@ -16,7 +16,8 @@ class SourceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """One archive member left out, and why (shown in the job's report)."""
+    """One file left out (an archive member refused, a blob the repository lacks), and
+    why (shown in the job's report)."""
 
     path: str
     reason: str

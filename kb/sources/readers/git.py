@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kb.sources.readers.base import FileEntry, Snapshot, SourceError
+from kb.sources.readers.base import FileEntry, Refused, Snapshot, SourceError
 
 __all__ = [
     "GitRepository", "git_dir_of", "github_page", "is_remote", "mirror_remote", "snapshot",
@@ -141,11 +141,13 @@ class GitRepository:
             return ""
         return out.decode("utf-8", "replace").strip()
 
-    def files(self, commit: str) -> list[FileEntry]:
-        """Every blob of the commit's tree with its size (submodules and links left out)."""
+    def files(self, commit: str) -> tuple[list[FileEntry], list[Refused]]:
+        """Every blob of the commit's tree with its size (submodules and links left out),
+        and the blobs the repository lacks (a partial or pruned copy: ``ls-tree -l`` says
+        ``BAD`` for their size), which no learn can read and each is listed, not fatal."""
         out = _git(["ls-tree", "-r", "-z", "-l", "--full-tree", "--end-of-options", commit],
                    git_dir=self.git_dir)  # fmt: skip
-        entries = []
+        entries, missing = [], []
         for record in out.split(b"\0"):
             if not record:
                 continue
@@ -153,8 +155,11 @@ class GitRepository:
             mode, kind, blob, size = meta.split()
             if kind != b"blob" or mode == b"120000":  # submodules; a link's target is no source
                 continue
+            if not size.isdigit():
+                missing.append(Refused(_path(path), "object missing from the repository"))
+                continue
             entries.append(FileEntry(_path(path), int(size), blob.decode()))
-        return entries
+        return entries, missing
 
     def changes(self, old: str, new: str) -> tuple[set[str], list[str], dict[str, str]]:
         """Between two commits: the paths added or changed in ``new``, the paths removed
@@ -236,7 +241,7 @@ def snapshot(repository: GitRepository, rev: str, since: str | None) -> Snapshot
     """The files of ``rev`` to read: every file, or with ``since`` (a commit learned
     before, still in the repository) only the files changed since, with what was removed."""
     commit = repository.resolve(rev)
-    files = repository.files(commit)
+    files, missing = repository.files(commit)
     page = github_page(repository.origin())
     if since:
         try:
@@ -253,5 +258,8 @@ def snapshot(repository: GitRepository, rev: str, since: str | None) -> Snapshot
                 removed=removed,
                 renamed=renamed,
                 web_url=page,
+                refused=[m for m in missing if m.path in changed],
             )
-    return Snapshot(revision=commit, files=files, reader=repository.blobs, web_url=page)
+    return Snapshot(
+        revision=commit, files=files, reader=repository.blobs, web_url=page, refused=missing
+    )
