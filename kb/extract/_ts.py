@@ -46,9 +46,17 @@ def captures(compiled: Query, node: Node) -> dict[str, list[Node]]:
     return QueryCursor(compiled).captures(node)
 
 
-def matches(compiled: Query, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """The query's matches under ``node``, in document order: (pattern index, captures)."""
-    return QueryCursor(compiled).matches(node)
+def matches(
+    compiled: Query, node: Node, *, max_start_depth: int | None = None
+) -> list[tuple[int, dict[str, list[Node]]]]:
+    """The query's matches under ``node``, in document order: (pattern index, captures).
+    With ``max_start_depth`` no match starts deeper than that below ``node`` (a hostile
+    file nested thousands deep would otherwise make the query's work grow with the square
+    of its depth)."""
+    cursor = QueryCursor(compiled)
+    if max_start_depth is not None:
+        cursor.set_max_start_depth(max_start_depth)
+    return cursor.matches(node)
 
 
 def text(node: Node | None) -> str:

@@ -14,12 +14,12 @@ Test files (``*_test.go``) are left out before this module sees them (`kb.extrac
 from __future__ import annotations
 
 import re
-from functools import cache
 from http import HTTPStatus
 
 import tree_sitter_go
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
+from kb.extract import _ts
 from kb.extract.sites import ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
@@ -87,25 +87,12 @@ _QUERY_SOURCE = r"""
 """.replace("CALL_NAMES", _CALL_NAMES)
 
 
-@cache
-def _language() -> Language:
-    return Language(tree_sitter_go.language())
-
-
-@cache
-def _query() -> Query:
-    return Query(_language(), _QUERY_SOURCE)
-
-
-def _cursor() -> QueryCursor:
-    cursor = QueryCursor(_query())
-    cursor.set_max_start_depth(MAX_DEPTH)
-    return cursor
+_GRAMMAR = tree_sitter_go.language
 
 
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Go file, in source order."""
-    tree = Parser(_language()).parse(text.encode("utf-8"))
+    tree = _ts.parse(_GRAMMAR, text.encode("utf-8"))
     return _Reader(path).read(tree.root_node)
 
 
@@ -119,7 +106,9 @@ class _Reader:
 
     def read(self, root: Node) -> list[Site]:
         candidates = []
-        for _pattern, captures in _cursor().matches(root):
+        for _pattern, captures in _ts.matches(
+            _ts.query(_GRAMMAR, _QUERY_SOURCE), root, max_start_depth=MAX_DEPTH
+        ):
             if "const" in captures:
                 value = self._message(captures["value"][0])
                 if value is not None and "{}" not in value:

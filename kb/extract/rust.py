@@ -18,11 +18,11 @@ is left out: nobody pastes a message that only a test build, or no build, can pr
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import tree_sitter_rust
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
+from kb.extract import _ts
 from kb.extract.sites import ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
@@ -94,26 +94,13 @@ _QUERY_SOURCE = r"""
 """.replace("MACRO_NAMES", _MACRO_NAMES).replace("TEST_ONLY", _TEST_ONLY)
 
 
-@cache
-def _language() -> Language:
-    return Language(tree_sitter_rust.language())
-
-
-@cache
-def _query() -> Query:
-    return Query(_language(), _QUERY_SOURCE)
-
-
-def _cursor() -> QueryCursor:
-    cursor = QueryCursor(_query())
-    cursor.set_max_start_depth(MAX_DEPTH)
-    return cursor
+_GRAMMAR = tree_sitter_rust.language
 
 
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Rust file, in source order."""
     source = text.encode("utf-8")
-    tree = Parser(_language()).parse(source)
+    tree = _ts.parse(_GRAMMAR, source)
     return _Reader(path, text).read(tree.root_node)
 
 
@@ -136,7 +123,7 @@ class _Reader:
         return self._expect_panics
 
     def read(self, root: Node) -> list[Site]:
-        matches = _cursor().matches(root)
+        matches = _ts.matches(_ts.query(_GRAMMAR, _QUERY_SOURCE), root, max_start_depth=MAX_DEPTH)
         candidates = []
         for _pattern, captures in matches:
             if "test" in captures:
