@@ -310,11 +310,15 @@ class Render:
 
     def top(self, node: Node) -> list[Variant]:
         """The variants of a whole argument (or a whole assignment's value)."""
+        return self._nested(self._top, node)
+
+    def _nested(self, read: Callable[[Node], list[Variant]], node: Node) -> list[Variant]:
+        """``read(node)`` one level deeper; past `MAX_NESTING` the node is a hole."""
         if self.nesting > MAX_NESTING:
             return [(HOLE,)]
         self.nesting += 1
         try:
-            return self._top(node)
+            return read(node)
         finally:
             self.nesting -= 1
 
@@ -363,13 +367,7 @@ class Render:
 
     def part(self, node: Node) -> list[Variant]:
         """The variants of a part of a concatenation."""
-        if self.nesting > MAX_NESTING:
-            return [(HOLE,)]
-        self.nesting += 1
-        try:
-            return self._part(node)
-        finally:
-            self.nesting -= 1
+        return self._nested(self._part, node)
 
     def _part(self, node: Node) -> list[Variant]:
         kind = node.type

@@ -10,12 +10,28 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import cache
+from typing import Final
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-__all__ = ["captures", "language", "matches", "parse", "query", "text"]
+__all__ = ["C_ESCAPES", "captures", "language", "matches", "parse", "query", "text"]
 
 _local = threading.local()
+
+#: The one-character string escapes Go and Python both took from C, and what each stands
+#: for (each language adds its own, and its numeric forms, beside them).
+C_ESCAPES: Final = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+}
 
 
 @cache

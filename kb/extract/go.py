@@ -57,18 +57,7 @@ _ERROR_WORDS = re.compile(
 )
 _VERB = re.compile(r"%%|%[-+# 0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[a-zA-Z]|\{\}")
 _ESCAPE = re.compile(r"\\(?:([0-7]{3})|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))")
-_SIMPLE_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-}
+_SIMPLE_ESCAPES = _ts.C_ESCAPES
 _STRINGS = ("interpreted_string_literal", "raw_string_literal")
 
 #: The names of the calls worth reading (``Newf`` is ``New`` in its ``f`` form).

@@ -106,19 +106,7 @@ _PLACEHOLDERS = {
 _ESCAPE = re.compile(
     r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\})"
 )
-_SIMPLE_ESCAPES = {
-    "\n": "",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-}
+_SIMPLE_ESCAPES = {**_ts.C_ESCAPES, "\n": ""}  # a backslash-newline joins two lines
 _FUNCTIONS = frozenset({"function_definition", "class_definition"})
 _TERMINATORS = frozenset(
     {"return_statement", "raise_statement", "continue_statement", "break_statement"}
