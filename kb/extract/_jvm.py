@@ -35,7 +35,9 @@ __all__ = [
     "Render",
     "Variant",
     "concat",
+    "construction",
     "decode_escapes",
+    "errors_code",
     "first_message",
     "first_use",
     "inside",
@@ -456,13 +458,46 @@ class Candidate:
     node: Node
     message: Message
     error_type: ErrorType
-    severity: Severity
-    error_class: str | None
-    error_code: str | None
     call: str
+    severity: Severity = Severity.ERROR
+    error_class: str | None = None
+    error_code: str | None = None
     function: str | None = None  # None: the named scopes around the node
     http_status: int | None = None
     prefix: str = ""  # printed before the message (Scala's ``requirement failed: ``)
+
+
+def construction(
+    node: Node,
+    message: Message,
+    error_class: str,
+    error_code: str | None,
+    *,
+    thrown: bool,
+    function: str | None = None,
+    http_status: int | None = None,
+) -> Candidate:
+    """A ``new X(…)`` (``throw new X(…)`` when ``thrown``): an exception, or an error
+    code's when an ``Errors.X`` argument names one."""
+    return Candidate(
+        node,
+        message,
+        ErrorType.ERROR_CODE if error_code else ErrorType.EXCEPTION,
+        ("throw new " if thrown else "new ") + error_class,
+        error_class=error_class,
+        error_code=error_code,
+        function=function,
+        http_status=http_status,
+    )
+
+
+def errors_code(arguments: list[Node], access: str, owner: str) -> str | None:
+    """``X`` of an ``Errors.X`` argument (Kafka's ``new ApiError(Errors.X, "…")``):
+    ``access`` is the grammar's member access node, ``owner`` its field for the left side."""
+    for argument in arguments:
+        if argument.type == access and text(argument.child_by_field_name(owner)) == "Errors":
+            return text(argument.child_by_field_name("field"))
+    return None
 
 
 def first_use(candidates: list[Candidate]) -> list[Candidate]:

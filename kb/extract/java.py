@@ -22,7 +22,7 @@ from tree_sitter import Node
 
 from kb.extract import _jvm
 from kb.extract._jvm import HOLE, Variant, text
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import ErrorType, Notation, Site
 
 __all__ = ["sites"]
 
@@ -238,16 +238,6 @@ def _message(
     return None
 
 
-def _errors_code(arguments: Node) -> str | None:
-    """``X`` of an ``Errors.X`` argument (Kafka's ``new ApiError(Errors.X, "…")``)."""
-    for argument in arguments.named_children:
-        if argument.type == "field_access" and text(argument.child_by_field_name("object")) == (
-            "Errors"
-        ):
-            return text(argument.child_by_field_name("field"))
-    return None
-
-
 def _http_status(arguments: Node, error_class: str) -> int | None:
     """The status a JAX-RS ``Response.Status.X`` argument (or the class) stands for."""
     for argument in arguments.named_children:
@@ -305,11 +295,9 @@ def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _jvm.Ca
         node,
         message,
         ErrorType.EXCEPTION,
-        Severity.ERROR,
-        error_class,
-        None,
         f"{receiver}.{name}" if receiver else name,
-        _jvm.qualified_name(node, _SCOPES),
+        error_class=error_class,
+        function=_jvm.qualified_name(node, _SCOPES),
     )
 
 
@@ -332,19 +320,15 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             if message is None:
                 continue
             error_class = _simple_name(capture["type"][0])
-            code = _errors_code(arguments)
-            thrown = node.parent is not None and node.parent.type == "throw_statement"
             found.append(
-                _jvm.Candidate(
+                _jvm.construction(
                     node,
                     message,
-                    ErrorType.ERROR_CODE if code else ErrorType.EXCEPTION,
-                    Severity.ERROR,
                     error_class,
-                    code,
-                    ("throw new " if thrown else "new ") + error_class,
-                    _jvm.qualified_name(node, _SCOPES),
-                    _http_status(arguments, error_class),
+                    _jvm.errors_code(arguments.named_children, "field_access", "object"),
+                    thrown=node.parent is not None and node.parent.type == "throw_statement",
+                    function=_jvm.qualified_name(node, _SCOPES),
+                    http_status=_http_status(arguments, error_class),
                 )
             )
         elif pattern == 2:
@@ -362,11 +346,9 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     node,
                     message,
                     ErrorType.LOG,
-                    _jvm.LOG_SEVERITY[level],
-                    None,
-                    None,
                     f"{text(node.child_by_field_name('object'))}.{level}",
-                    _jvm.qualified_name(node, _SCOPES),
+                    severity=_jvm.LOG_SEVERITY[level],
+                    function=_jvm.qualified_name(node, _SCOPES),
                 )
             )
         elif pattern == 3:
@@ -380,11 +362,9 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     node,
                     message,
                     ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    None,
-                    code,
                     f"Errors.{code}.exception",
-                    _jvm.qualified_name(node, _SCOPES),
+                    error_code=code,
+                    function=_jvm.qualified_name(node, _SCOPES),
                 )
             )
         else:
@@ -403,11 +383,10 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     node,
                     message,
                     ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    error_class,
-                    code,
                     f"{text(capture['enum'][0])}.{code}",
-                    f"{enum}.{code}",
+                    error_class=error_class,
+                    error_code=code,
+                    function=f"{enum}.{code}",
                 )
             )
     return found

@@ -21,7 +21,7 @@ from tree_sitter import Node
 
 from kb.extract import _jvm
 from kb.extract._jvm import HOLE, Variant, text
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import ErrorType, Notation, Site
 
 __all__ = ["sites"]
 
@@ -191,15 +191,6 @@ def _message(file: _File, site: Node, arguments: list[Node]) -> _jvm.Message | N
     return _jvm.first_message(_Render, file, site, arguments)
 
 
-def _errors_code(arguments: list[Node]) -> str | None:
-    for argument in arguments:
-        if argument.type == "field_expression" and text(argument.child_by_field_name("value")) == (
-            "Errors"
-        ):
-            return text(argument.child_by_field_name("field"))
-    return None
-
-
 def _candidates(file: _File) -> list[_jvm.Candidate]:
     found: list[_jvm.Candidate] = []
     seen: set[int] = set()
@@ -214,17 +205,13 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             if message is None:
                 continue
             error_class = text(capture["type"][0]).split("[", 1)[0].rsplit(".", 1)[-1]
-            code = _errors_code(arguments)
-            thrown = node.parent is not None and node.parent.type == "throw_expression"
             found.append(
-                _jvm.Candidate(
+                _jvm.construction(
                     node,
                     message,
-                    ErrorType.ERROR_CODE if code else ErrorType.EXCEPTION,
-                    Severity.ERROR,
                     error_class,
-                    code,
-                    ("throw new " if thrown else "new ") + error_class,
+                    _jvm.errors_code(arguments, "field_expression", "value"),
+                    thrown=node.parent is not None and node.parent.type == "throw_expression",
                 )
             )
             continue
@@ -243,10 +230,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     node,
                     message,
                     ErrorType.EXCEPTION,
-                    Severity.ERROR,
-                    error_class,
-                    None,
                     name,
+                    error_class=error_class,
                     prefix=prefix,
                 )
             )
@@ -265,10 +250,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     node,
                     message,
                     ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    None,
-                    code,
                     f"Errors.{code}.exception",
+                    error_code=code,
                 )
             )
             continue
@@ -280,10 +263,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                         node,
                         message,
                         ErrorType.EXCEPTION,
-                        Severity.ERROR,
-                        "RuntimeException",
-                        None,
                         "sys.error",
+                        error_class="RuntimeException",
                     )
                 )
             continue
@@ -307,10 +288,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                 node,
                 message,
                 ErrorType.LOG,
-                _jvm.LOG_SEVERITY[name],
-                None,
-                None,
                 f"{text(receiver)}.{name}" if receiver is not None else name,
+                severity=_jvm.LOG_SEVERITY[name],
             )
         )
     return found
