@@ -38,6 +38,7 @@ __all__ = [
     "construction",
     "decode_escapes",
     "errors_code",
+    "errors_exception",
     "first_message",
     "first_use",
     "inside",
@@ -488,6 +489,13 @@ def construction(
         error_code=error_code,
         function=function,
         http_status=http_status,
+    )
+
+
+def errors_exception(node: Node, message: Message, code: str) -> Candidate:
+    """Kafka's ``Errors.X.exception(…)``: the exception of error code ``X``."""
+    return Candidate(
+        node, message, ErrorType.ERROR_CODE, f"Errors.{code}.exception", error_code=code
     )
 
 

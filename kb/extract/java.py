@@ -297,7 +297,6 @@ def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _jvm.Ca
         ErrorType.EXCEPTION,
         f"{receiver}.{name}" if receiver else name,
         error_class=error_class,
-        function=_jvm.qualified_name(node, _SCOPES),
     )
 
 
@@ -327,7 +326,6 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     error_class,
                     _jvm.errors_code(arguments.named_children, "field_access", "object"),
                     thrown=node.parent is not None and node.parent.type == "throw_statement",
-                    function=_jvm.qualified_name(node, _SCOPES),
                     http_status=_http_status(arguments, error_class),
                 )
             )
@@ -348,7 +346,6 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
                     ErrorType.LOG,
                     f"{text(node.child_by_field_name('object'))}.{level}",
                     severity=_jvm.LOG_SEVERITY[level],
-                    function=_jvm.qualified_name(node, _SCOPES),
                 )
             )
         elif pattern == 3:
@@ -356,17 +353,7 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             message = _message(file, node, arguments.named_children)
             if message is None:
                 continue
-            code = text(capture["code"][0])
-            found.append(
-                _jvm.Candidate(
-                    node,
-                    message,
-                    ErrorType.ERROR_CODE,
-                    f"Errors.{code}.exception",
-                    error_code=code,
-                    function=_jvm.qualified_name(node, _SCOPES),
-                )
-            )
+            found.append(_jvm.errors_exception(node, message, text(capture["code"][0])))
         else:
             node = capture["constant"][0]
             message = _message(file, node, arguments.named_children)

@@ -245,15 +245,7 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             if message is None:
                 continue
             code = text(receiver.child_by_field_name("field"))
-            found.append(
-                _jvm.Candidate(
-                    node,
-                    message,
-                    ErrorType.ERROR_CODE,
-                    f"Errors.{code}.exception",
-                    error_code=code,
-                )
-            )
+            found.append(_jvm.errors_exception(node, message, code))
             continue
         if name == "error" and receiver is not None and text(receiver) == "sys":
             message = _message(file, node, arguments)
