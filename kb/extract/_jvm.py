@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
 from typing import ClassVar, Final
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+import tree_sitter_java
+import tree_sitter_scala
+from tree_sitter import Node
 
+from kb.extract import _ts
 from kb.extract.sites import ErrorType, Notation, Severity, Site
 
 __all__ = [
@@ -42,7 +44,6 @@ __all__ = [
     "first_message",
     "first_use",
     "inside",
-    "language",
     "literal_length",
     "matches",
     "operands",
@@ -119,42 +120,22 @@ def decode_escapes(raw: str) -> str:
     return _ESCAPE.sub(_unescape, raw) if "\\" in raw else raw
 
 
-@cache
-def language(name: str) -> Language:
-    """The tree-sitter grammar of ``name`` ("java" or "scala")."""
-    if name == "java":
-        import tree_sitter_java
-
-        return Language(tree_sitter_java.language())
-    import tree_sitter_scala
-
-    return Language(tree_sitter_scala.language())
-
-
-@cache
-def _parser(name: str) -> Parser:
-    return Parser(language(name))
-
-
-@cache
-def _query(name: str, source: str) -> Query:
-    return Query(language(name), source)
+_GRAMMARS: Final = {"java": tree_sitter_java.language, "scala": tree_sitter_scala.language}
 
 
 def parse(name: str, source: bytes) -> Node:
-    """The root node of ``source`` parsed with the grammar ``name``."""
-    return _parser(name).parse(source).root_node
+    """The root node of ``source`` parsed with the grammar ``name`` ("java" or "scala")."""
+    return _ts.parse(_GRAMMARS[name], source).root_node
 
 
 def matches(name: str, query: str, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
     """The matches of ``query`` (compiled once per grammar) under ``node``."""
-    return QueryCursor(_query(name, query)).matches(node)
+    return _ts.matches(_ts.query(_GRAMMARS[name], query), node)
 
 
 def text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
+    """A node's source text, bytes that are no UTF-8 as U+FFFD."""
+    return _ts.text(node, errors="replace")
 
 
 def concat(left: list[Variant], right: list[Variant]) -> list[Variant]:

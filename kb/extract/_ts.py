@@ -75,8 +75,9 @@ def matches(
     return cursor.matches(node)
 
 
-def text(node: Node | None) -> str:
-    """A node's source text (``""`` for none)."""
+def text(node: Node | None, errors: str = "surrogatepass") -> str:
+    """A node's source text (``""`` for none); ``errors`` is how bytes that are no UTF-8
+    are decoded (``"replace"``: as U+FFFD)."""
     if node is None or node.text is None:
         return ""
-    return node.text.decode("utf-8", "surrogatepass")
+    return node.text.decode("utf-8", errors)

@@ -362,9 +362,7 @@ def _arguments(node: Node | None) -> list[Node]:
 
 
 def _text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
+    return _ts.text(node, errors="replace")
 
 
 def _literal(node: Node) -> str:
