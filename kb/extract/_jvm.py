@@ -20,14 +20,13 @@ import tree_sitter_scala
 from tree_sitter import Node
 
 from kb.extract import _ts
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = [
     "HOLE",
     "LOGGER",
     "LOG_SEVERITY",
     "MAX_NESTING",
-    "MIN_LITERAL",
     "PRINTF",
     "SLF4J",
     "Candidate",
@@ -67,9 +66,6 @@ HOLE: Final = _Hole()
 Part = str | _Hole
 Variant = tuple[Part, ...]
 
-#: The dataset leaves out messages with fewer literal characters than this: ``"{}"`` or
-#: ``"Error: " + e`` are nothing a reader can look up.
-MIN_LITERAL = 8
 #: A message built from more alternatives than this (nested conditionals, a variable
 #: assigned in many branches) is cut: the first ones are kept, the rest add nothing a
 #: person would paste that the first ones do not show.

@@ -20,13 +20,10 @@ import tree_sitter_go
 from tree_sitter import Node
 
 from kb.extract import _ts
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
 
-#: Fewer literal characters than this and a message says nothing a person could search for
-#: (``"%v: %v"``): the dataset leaves such sites out too.
-MIN_LITERAL_CHARS = 8
 #: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
 #: hostile file nested thousands deep would otherwise make the query's work grow with the
 #: square of its depth.
@@ -106,7 +103,7 @@ class _Reader:
                 candidates.append(captures)
         for captures in candidates:
             site = self._site(captures)
-            if site is not None and len(_VERB.sub(_verb_text, site.template)) >= MIN_LITERAL_CHARS:
+            if site is not None and len(_VERB.sub(_verb_text, site.template)) >= MIN_LITERAL:
                 self.found.setdefault((site.line, site.template), site)
         return sorted(self.found.values(), key=lambda s: (s.line, s.template))
 

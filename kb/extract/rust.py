@@ -23,13 +23,10 @@ import tree_sitter_rust
 from tree_sitter import Node
 
 from kb.extract import _ts
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
 
-#: Fewer literal characters than this and a message says nothing a person could search for
-#: (``"{}"``, ``"{0}: {1}"``): the dataset leaves such sites out too.
-MIN_LITERAL_CHARS = 8
 #: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
 #: hostile file nested thousands deep would otherwise make the query's work grow with the
 #: square of its depth.
@@ -139,7 +136,7 @@ class _Reader:
             if any(start <= anchor.start_byte < end for start, end in self.tests):
                 continue
             site = self._site(captures)
-            if site is not None and len(_literal_text(site.template)) >= MIN_LITERAL_CHARS:
+            if site is not None and len(_literal_text(site.template)) >= MIN_LITERAL:
                 self.found.setdefault((site.line, site.template), site)
         return sorted(self.found.values(), key=lambda s: (s.line, s.template))
 
