@@ -43,6 +43,7 @@ __all__ = [
     "first_message",
     "first_use",
     "inside",
+    "is_logger",
     "literal_length",
     "matches",
     "operands",
@@ -413,6 +414,13 @@ class Render:
         """Whether a variant has enough literal text in this render's notation."""
         placeholder = self.PLACEHOLDERS.get(self.notation)
         return any(literal_length(v, placeholder) >= MIN_LITERAL for v in variants)
+
+
+def is_logger(receiver: Node, access: str) -> bool:
+    """Whether a call's ``receiver`` is a logger (``log``, ``this.log``,
+    ``stateChangeLogger``): its last name, after the grammar's member ``access``."""
+    last = receiver.child_by_field_name("field") if receiver.type == access else receiver
+    return last is not None and last.type == "identifier" and bool(LOGGER.search(text(last)))
 
 
 def first_message(

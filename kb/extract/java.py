@@ -88,7 +88,6 @@ _PLACEHOLDERS = {
     Notation.PLAIN: None,
 }
 
-
 #: JAX-RS ``Response.Status`` names and the HTTP status each stands for.
 _JAXRS_STATUS = {
     "OK": 200,
@@ -256,19 +255,6 @@ def _http_status(arguments: Node, error_class: str) -> int | None:
     return _STATUS_OF_CLASS.get(error_class)
 
 
-def _logger(call: Node) -> bool:
-    receiver = call.child_by_field_name("object")
-    if receiver is None:
-        return False
-    if receiver.type == "field_access":
-        receiver = receiver.child_by_field_name("field")
-    return (
-        receiver is not None
-        and receiver.type == "identifier"
-        and bool(_jvm.LOGGER.search(text(receiver)))
-    )
-
-
 #: Argument checks that throw their message (``Objects.requireNonNull`` and Guava's
 #: ``Preconditions``), with the class thrown; the message follows the checked value.
 _CHECKS = {
@@ -331,7 +317,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             )
         elif pattern == 2:
             node = capture["log"][0]
-            if not _logger(node):
+            receiver = node.child_by_field_name("object")
+            if receiver is None or not _jvm.is_logger(receiver, "field_access"):
                 continue
             message = _message(file, node, arguments.named_children)
             if message is None:

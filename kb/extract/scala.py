@@ -106,6 +106,8 @@ def _strip_margin(value: str) -> str:
 
 
 class _Render(_jvm.Render):
+    """Reads one Scala message argument into its variants."""
+
     CONDITIONAL = "if_expression"
     WRAPPERS = frozenset({"parenthesized_expression", "block"})
     PLUS = "infix_expression"
@@ -262,12 +264,8 @@ def _candidates(file: _File) -> list[_jvm.Candidate]:
             continue
         if name not in _jvm.LOG_SEVERITY:
             continue
-        if receiver is not None:
-            last: Node | None = receiver
-            if receiver.type == "field_expression":
-                last = receiver.child_by_field_name("field")
-            if last is None or last.type != "identifier" or not _jvm.LOGGER.search(text(last)):
-                continue
+        if receiver is not None and not _jvm.is_logger(receiver, "field_expression"):
+            continue
         message = _message(file, node, arguments)
         if message is None:
             continue
