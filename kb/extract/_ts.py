@@ -10,12 +10,28 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import cache
+from typing import Final
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-__all__ = ["captures", "language", "matches", "parse", "query", "text"]
+__all__ = ["C_ESCAPES", "captures", "language", "matches", "parse", "query", "text"]
 
 _local = threading.local()
+
+#: The one-character string escapes Go and Python both took from C, and what each stands
+#: for (each language adds its own, and its numeric forms, beside them).
+C_ESCAPES: Final = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+}
 
 
 @cache
@@ -46,13 +62,22 @@ def captures(compiled: Query, node: Node) -> dict[str, list[Node]]:
     return QueryCursor(compiled).captures(node)
 
 
-def matches(compiled: Query, node: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """The query's matches under ``node``, in document order: (pattern index, captures)."""
-    return QueryCursor(compiled).matches(node)
+def matches(
+    compiled: Query, node: Node, *, max_start_depth: int | None = None
+) -> list[tuple[int, dict[str, list[Node]]]]:
+    """The query's matches under ``node``, in document order: (pattern index, captures).
+    With ``max_start_depth`` no match starts deeper than that below ``node`` (a hostile
+    file nested thousands deep would otherwise make the query's work grow with the square
+    of its depth)."""
+    cursor = QueryCursor(compiled)
+    if max_start_depth is not None:
+        cursor.set_max_start_depth(max_start_depth)
+    return cursor.matches(node)
 
 
-def text(node: Node | None) -> str:
-    """A node's source text (``""`` for none)."""
+def text(node: Node | None, errors: str = "surrogatepass") -> str:
+    """A node's source text (``""`` for none); ``errors`` is how bytes that are no UTF-8
+    are decoded (``"replace"``: as U+FFFD)."""
     if node is None or node.text is None:
         return ""
-    return node.text.decode("utf-8", "surrogatepass")
+    return node.text.decode("utf-8", errors)

@@ -14,19 +14,16 @@ Test files (``*_test.go``) are left out before this module sees them (`kb.extrac
 from __future__ import annotations
 
 import re
-from functools import cache
 from http import HTTPStatus
 
 import tree_sitter_go
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract import _ts
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
 
-#: Fewer literal characters than this and a message says nothing a person could search for
-#: (``"%v: %v"``): the dataset leaves such sites out too.
-MIN_LITERAL_CHARS = 8
 #: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
 #: hostile file nested thousands deep would otherwise make the query's work grow with the
 #: square of its depth.
@@ -57,18 +54,7 @@ _ERROR_WORDS = re.compile(
 )
 _VERB = re.compile(r"%%|%[-+# 0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[a-zA-Z]|\{\}")
 _ESCAPE = re.compile(r"\\(?:([0-7]{3})|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))")
-_SIMPLE_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-}
+_SIMPLE_ESCAPES = _ts.C_ESCAPES
 _STRINGS = ("interpreted_string_literal", "raw_string_literal")
 
 #: The names of the calls worth reading (``Newf`` is ``New`` in its ``f`` form).
@@ -87,25 +73,12 @@ _QUERY_SOURCE = r"""
 """.replace("CALL_NAMES", _CALL_NAMES)
 
 
-@cache
-def _language() -> Language:
-    return Language(tree_sitter_go.language())
-
-
-@cache
-def _query() -> Query:
-    return Query(_language(), _QUERY_SOURCE)
-
-
-def _cursor() -> QueryCursor:
-    cursor = QueryCursor(_query())
-    cursor.set_max_start_depth(MAX_DEPTH)
-    return cursor
+_GRAMMAR = tree_sitter_go.language
 
 
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Go file, in source order."""
-    tree = Parser(_language()).parse(text.encode("utf-8"))
+    tree = _ts.parse(_GRAMMAR, text.encode("utf-8"))
     return _Reader(path).read(tree.root_node)
 
 
@@ -119,7 +92,9 @@ class _Reader:
 
     def read(self, root: Node) -> list[Site]:
         candidates = []
-        for _pattern, captures in _cursor().matches(root):
+        for _pattern, captures in _ts.matches(
+            _ts.query(_GRAMMAR, _QUERY_SOURCE), root, max_start_depth=MAX_DEPTH
+        ):
             if "const" in captures:
                 value = self._message(captures["value"][0])
                 if value is not None and "{}" not in value:
@@ -128,7 +103,7 @@ class _Reader:
                 candidates.append(captures)
         for captures in candidates:
             site = self._site(captures)
-            if site is not None and len(_VERB.sub(_verb_text, site.template)) >= MIN_LITERAL_CHARS:
+            if site is not None and len(_VERB.sub(_verb_text, site.template)) >= MIN_LITERAL:
                 self.found.setdefault((site.line, site.template), site)
         return sorted(self.found.values(), key=lambda s: (s.line, s.template))
 
@@ -384,9 +359,7 @@ def _arguments(node: Node | None) -> list[Node]:
 
 
 def _text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
+    return _ts.text(node, errors="replace")
 
 
 def _literal(node: Node) -> str:

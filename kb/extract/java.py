@@ -17,13 +17,12 @@ the per-node work in Python is only for the calls that are error sites.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
 from kb.extract import _jvm
-from kb.extract._jvm import HOLE, MIN_LITERAL, Variant, text
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract._jvm import HOLE, Variant, text
+from kb.extract.sites import ErrorType, Notation, Site
 
 __all__ = ["sites"]
 
@@ -81,23 +80,11 @@ _BODIES = frozenset(
     }
 )
 
-#: Names of local variables that hold a message (followed back to their assignments).
-_MESSAGE_NAME = re.compile(
-    r"(?i)msg|message|err|reason|description|detail|^str$|string$|format$|text$"
-)
-#: Logger receivers: ``log``, ``LOG``, ``logger``, ``this.log``, ``stateChangeLogger``.
-_LOGGER = re.compile(r"(?i)log(ger)?$")
-#: How deep a variable or constant is followed through others (``a = b; b = A``).
-_MAX_DEPTH = 4
-_LOG_SEVERITY = {"error": Severity.ERROR, "warn": Severity.WARNING, "fatal": Severity.FATAL}
-
-_PRINTF = re.compile(r"%(?:\d+\$)?[-#+ 0,(<]*\d*(?:\.\d+)?[a-zA-Z%]|%n")
 _MESSAGE_FORMAT = re.compile(r"\{\d+(?:,[^{}]*)?\}")
-_SLF4J = re.compile(r"\{\}")
 _PLACEHOLDERS = {
-    Notation.PRINTF: _PRINTF,
+    Notation.PRINTF: _jvm.PRINTF,
     Notation.JAVA_MESSAGE_FORMAT: _MESSAGE_FORMAT,
-    Notation.SLF4J: _SLF4J,
+    Notation.SLF4J: _jvm.SLF4J,
     Notation.PLAIN: None,
 }
 
@@ -138,146 +125,39 @@ _STATUS_OF_CLASS = {
 }
 
 
-@dataclass
-class _Message:
-    """A message argument read: its variants, its notation, and the variable it was read
-    from (``None`` when written in the call)."""
+class _File(_jvm.File):
+    GRAMMAR = "java"
+    ASSIGNMENTS = _ASSIGNMENTS
+    CONSTANTS = _CONSTANTS
 
-    variants: list[Variant]
-    notation: Notation = Notation.PLAIN
-    variable: str | None = None
-    scope: int = -1  # where the variable's method starts (overloads share a name)
-
-
-@dataclass
-class _File:
-    path: str
-    root: Node
-    _constants: dict[str, Node] | None = field(default=None)
-    _assignments: dict[tuple[int, int], dict[str, list[tuple[Node, bool]]]] = field(
-        default_factory=dict
-    )
-
-    def assignments(self, scope: Node) -> dict[str, list[tuple[Node, bool]]]:
-        """The values given to each local name in ``scope``, in source order, each with
-        whether it is a plain ``=`` (not ``+=``); read once per method."""
-        key = (scope.start_byte, scope.end_byte)
-        found = self._assignments.get(key)
-        if found is None:
-            found = {}
-            for _, capture in _jvm.matches("java", _ASSIGNMENTS, scope):
-                assign = capture.get("assign")
-                plain = not assign or text(assign[0].child_by_field_name("operator")) == "="
-                found.setdefault(text(capture["name"][0]), []).append((capture["value"][0], plain))
-            for values in found.values():
-                values.sort(key=lambda pair: pair[0].start_byte)
-            self._assignments[key] = found
-        return found
-
-    def constants(self) -> dict[str, Node]:
-        """The file's ``final`` fields by name (their initialisers), read once."""
-        if self._constants is None:
-            self._constants = {}
-            for _, capture in _jvm.matches("java", _CONSTANTS, self.root):
-                name = text(capture["name"][0])
-                self._constants.setdefault(name, capture["value"][0])
-        return self._constants
+    def plain(self, capture: dict[str, list[Node]]) -> bool:
+        assign = capture.get("assign")
+        return not assign or text(assign[0].child_by_field_name("operator")) == "="
 
 
-class _Render:
-    """Reads one message argument into its variants."""
+class _Render(_jvm.Render):
+    """Reads one Java message argument into its variants."""
 
-    def __init__(self, file: _File, site: Node, *, constants: bool = True) -> None:
-        self.file = file
-        self.constants = constants
-        self.site = site
-        self.notation = Notation.PLAIN
-        self.variable: str | None = None
-        self.scope = -1
-        self.depth = 0
-        self.nesting = 0
+    CONDITIONAL = "ternary_expression"
+    WRAPPERS = frozenset({"parenthesized_expression"})
+    PLUS = "binary_expression"
+    STRING = "string_literal"
+    BODIES = _BODIES
+    PLACEHOLDERS = _PLACEHOLDERS
 
-    def top(self, node: Node) -> list[Variant]:
-        """The variants of a whole argument (or a whole assignment's value)."""
-        if self.nesting > _jvm.MAX_NESTING:
-            return [(HOLE,)]
-        self.nesting += 1
-        try:
-            return self._top(node)
-        finally:
-            self.nesting -= 1
-
-    def _top(self, node: Node) -> list[Variant]:
+    def top_other(self, node: Node) -> list[Variant]:
         kind = node.type
-        if kind == "ternary_expression":
-            variants: list[Variant] = []
-            for side in ("consequence", "alternative"):
-                branch = node.child_by_field_name(side)
-                if branch is not None:
-                    variants.extend(self.top(branch))
-            return variants[: _jvm.MAX_VARIANTS]
-        if kind == "parenthesized_expression" and node.named_child_count == 1:
-            return self.top(node.named_children[0])
         if kind == "lambda_expression":  # a message supplier: () -> "…" + x
             body = node.child_by_field_name("body")
             if body is not None and body.type != "block":
                 return self.top(body)
             return [(HOLE,)]
-        if kind == "identifier":
-            name = text(node)
-            if _MESSAGE_NAME.search(name):
-                followed = self.follow(name)
-                if followed:
-                    if self.variable is None:
-                        self.variable = name
-                        scope = self.scope_of()
-                        self.scope = scope.start_byte if scope is not None else -1
-                    return followed
-            return self.constant(node, name)
         if kind == "field_access":
             return self.constant(node, text(node.child_by_field_name("field")))
         return self.part(node)
 
-    def constant(self, node: Node, name: str) -> list[Variant]:
-        """The value of a ``final`` field of the file used as the whole message."""
-        value = self.file.constants().get(name) if self.constants else None
-        if value is None or _inside(node, value) or self.depth > _MAX_DEPTH:
-            return [(HOLE,)]
-        if self.variable is None:  # logged and then thrown: one site, like a variable
-            scope = self.scope_of()
-            self.variable = name
-            self.scope = scope.start_byte if scope is not None else -1
-        self.depth += 1
-        try:
-            return self.top(value)
-        finally:
-            self.depth -= 1
-
-    def part(self, node: Node) -> list[Variant]:
-        """The variants of a part of a concatenation."""
-        if self.nesting > _jvm.MAX_NESTING:
-            return [(HOLE,)]
-        self.nesting += 1
-        try:
-            return self._part(node)
-        finally:
-            self.nesting -= 1
-
-    def _part(self, node: Node) -> list[Variant]:
-        kind = node.type
-        if kind == "string_literal":
-            return [(_string(node),)]
-        if _is_plus(node):
-            variants: list[Variant] = [()]
-            for operand in _jvm.operands(node, _is_plus):
-                variants = _jvm.concat(variants, self.part(operand))
-            return variants
-        if kind == "parenthesized_expression" and node.named_child_count == 1:
-            inner = self.part(node.named_children[0])
-            if any(isinstance(p, str) for v in inner for p in v):
-                return inner
-            return [(HOLE,)]
-        if kind == "method_invocation":
+    def part_other(self, node: Node) -> list[Variant]:
+        if node.type == "method_invocation":
             formatted = self.format_call(node)
             if formatted is not None:
                 return formatted
@@ -307,52 +187,18 @@ class _Render:
                 return variants
         return None
 
-    def scope_of(self) -> Node | None:
-        """The method (or lambda, initializer) the site is in."""
-        scope = self.site.parent
-        while scope is not None and scope.type not in _BODIES:
-            scope = scope.parent
-        return scope
+    def abandoned(self, value: Node) -> bool:
+        """Whether ``value`` is assigned in a block that ends in ``throw``/``return`` and
+        does not hold the site: that message is used there, not at the site."""
+        block = value.parent
+        while block is not None and block.type != "block":
+            block = block.parent
+        if block is None or _jvm.inside(self.site, block) or block.named_child_count == 0:
+            return False
+        return block.named_children[-1].type in ("throw_statement", "return_statement")
 
-    def follow(self, name: str) -> list[Variant]:
-        """The values a message-like local variable is given before the site, in its
-        method: one variant per assignment, none when it is built with ``+=``."""
-        scope = self.scope_of()
-        if scope is None or self.depth > _MAX_DEPTH:
-            return []
-        self.depth += 1
-        try:
-            variants: list[Variant] = []
-            for value, plain in self.file.assignments(scope).get(name, ()):
-                if value.start_byte >= self.site.start_byte:
-                    continue
-                if not plain:
-                    return []  # built with +=: not followed
-                if _abandoned(value, self.site):
-                    continue
-                variants.extend(self.top(value))
-            return [v for v in variants if v != (HOLE,)][: _jvm.MAX_VARIANTS]
-        finally:
-            self.depth -= 1
-
-
-def _is_plus(node: Node) -> bool:
-    return node.type == "binary_expression" and text(node.child_by_field_name("operator")) == "+"
-
-
-def _inside(node: Node, ancestor: Node) -> bool:
-    return ancestor.start_byte <= node.start_byte and node.end_byte <= ancestor.end_byte
-
-
-def _abandoned(value: Node, site: Node) -> bool:
-    """Whether ``value`` is assigned in a block that ends in ``throw``/``return`` and does
-    not hold the site: that message is used there, not at the site."""
-    block = value.parent
-    while block is not None and block.type != "block":
-        block = block.parent
-    if block is None or _inside(site, block) or block.named_child_count == 0:
-        return False
-    return block.named_children[-1].type in ("throw_statement", "return_statement")
+    def string(self, node: Node) -> str:
+        return _string(node)
 
 
 def _string(node: Node) -> str:
@@ -366,11 +212,6 @@ def _has_literal(variants: list[Variant]) -> bool:
     return any(isinstance(part, str) and part for variant in variants for part in variant)
 
 
-def _long_enough(variants: list[Variant], notation: Notation) -> bool:
-    placeholder = _PLACEHOLDERS.get(notation)
-    return any(_jvm.literal_length(v, placeholder) >= MIN_LITERAL for v in variants)
-
-
 def _simple_name(type_node: Node) -> str:
     name = text(type_node).split("<", 1)[0]
     return name.rsplit(".", 1)[-1].strip()
@@ -378,16 +219,13 @@ def _simple_name(type_node: Node) -> str:
 
 def _message(
     file: _File, site: Node, arguments: list[Node], *, nested: bool = True
-) -> _Message | None:
+) -> _jvm.Message | None:
     """The first argument that holds literal text, read into its variants; failing that,
     the first naming a constant of the file; failing that, the message of a call among
     the arguments (``new X(formatException("…"))``, ``newFailure("…")``)."""
-    for constants in (False, True):
-        for argument in arguments:
-            render = _Render(file, site, constants=constants)
-            variants = render.top(argument)
-            if _long_enough(variants, render.notation):
-                return _Message(variants, render.notation, render.variable, render.scope)
+    message = _jvm.first_message(_Render, file, site, arguments)
+    if message is not None:
+        return message
     if nested:
         for argument in arguments:
             if argument.type == "method_invocation":
@@ -396,16 +234,6 @@ def _message(
                     message = _message(file, site, inner.named_children, nested=False)
                     if message is not None:
                         return message
-    return None
-
-
-def _errors_code(arguments: Node) -> str | None:
-    """``X`` of an ``Errors.X`` argument (Kafka's ``new ApiError(Errors.X, "…")``)."""
-    for argument in arguments.named_children:
-        if argument.type == "field_access" and text(argument.child_by_field_name("object")) == (
-            "Errors"
-        ):
-            return text(argument.child_by_field_name("field"))
     return None
 
 
@@ -427,32 +255,6 @@ def _http_status(arguments: Node, error_class: str) -> int | None:
     return _STATUS_OF_CLASS.get(error_class)
 
 
-def _logger(call: Node) -> bool:
-    receiver = call.child_by_field_name("object")
-    if receiver is None:
-        return False
-    if receiver.type == "field_access":
-        receiver = receiver.child_by_field_name("field")
-    return (
-        receiver is not None
-        and receiver.type == "identifier"
-        and bool(_LOGGER.search(text(receiver)))
-    )
-
-
-@dataclass
-class _Candidate:
-    node: Node
-    message: _Message
-    error_type: ErrorType
-    severity: Severity
-    error_class: str | None
-    error_code: str | None
-    http_status: int | None
-    call: str
-    function: str
-
-
 #: Argument checks that throw their message (``Objects.requireNonNull`` and Guava's
 #: ``Preconditions``), with the class thrown; the message follows the checked value.
 _CHECKS = {
@@ -463,7 +265,7 @@ _CHECKS = {
 }
 
 
-def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _Candidate | None:
+def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _jvm.Candidate | None:
     name = text(name_node)
     owner, error_class = _CHECKS[name]
     receiver = text(node.child_by_field_name("object"))
@@ -475,21 +277,17 @@ def _check(file: _File, node: Node, name_node: Node, arguments: Node) -> _Candid
         return None
     if owner == "Preconditions" and message.notation is Notation.PLAIN and len(values) > 2:
         message.notation = Notation.PRINTF  # Guava fills each %s with the arguments after
-    return _Candidate(
+    return _jvm.Candidate(
         node,
         message,
         ErrorType.EXCEPTION,
-        Severity.ERROR,
-        error_class,
-        None,
-        None,
         f"{receiver}.{name}" if receiver else name,
-        _jvm.qualified_name(node, _SCOPES),
+        error_class=error_class,
     )
 
 
-def _candidates(file: _File) -> list[_Candidate]:
-    found: list[_Candidate] = []
+def _candidates(file: _File) -> list[_jvm.Candidate]:
+    found: list[_jvm.Candidate] = []
     seen: set[int] = set()
     for pattern, capture in _jvm.matches("java", _SITES, file.root):
         arguments = capture["args"][0]
@@ -507,24 +305,20 @@ def _candidates(file: _File) -> list[_Candidate]:
             if message is None:
                 continue
             error_class = _simple_name(capture["type"][0])
-            code = _errors_code(arguments)
-            thrown = node.parent is not None and node.parent.type == "throw_statement"
             found.append(
-                _Candidate(
+                _jvm.construction(
                     node,
                     message,
-                    ErrorType.ERROR_CODE if code else ErrorType.EXCEPTION,
-                    Severity.ERROR,
                     error_class,
-                    code,
-                    _http_status(arguments, error_class),
-                    ("throw new " if thrown else "new ") + error_class,
-                    _jvm.qualified_name(node, _SCOPES),
+                    _jvm.errors_code(arguments.named_children, "field_access", "object"),
+                    thrown=node.parent is not None and node.parent.type == "throw_statement",
+                    http_status=_http_status(arguments, error_class),
                 )
             )
         elif pattern == 2:
             node = capture["log"][0]
-            if not _logger(node):
+            receiver = node.child_by_field_name("object")
+            if receiver is None or not _jvm.is_logger(receiver, "field_access"):
                 continue
             message = _message(file, node, arguments.named_children)
             if message is None:
@@ -533,16 +327,12 @@ def _candidates(file: _File) -> list[_Candidate]:
                 message.notation = Notation.SLF4J
             level = text(capture["level"][0])
             found.append(
-                _Candidate(
+                _jvm.Candidate(
                     node,
                     message,
                     ErrorType.LOG,
-                    _LOG_SEVERITY[level],
-                    None,
-                    None,
-                    None,
                     f"{text(node.child_by_field_name('object'))}.{level}",
-                    _jvm.qualified_name(node, _SCOPES),
+                    severity=_jvm.LOG_SEVERITY[level],
                 )
             )
         elif pattern == 3:
@@ -550,20 +340,7 @@ def _candidates(file: _File) -> list[_Candidate]:
             message = _message(file, node, arguments.named_children)
             if message is None:
                 continue
-            code = text(capture["code"][0])
-            found.append(
-                _Candidate(
-                    node,
-                    message,
-                    ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    None,
-                    code,
-                    None,
-                    f"Errors.{code}.exception",
-                    _jvm.qualified_name(node, _SCOPES),
-                )
-            )
+            found.append(_jvm.errors_exception(node, message, text(capture["code"][0])))
         else:
             node = capture["constant"][0]
             message = _message(file, node, arguments.named_children)
@@ -576,68 +353,20 @@ def _candidates(file: _File) -> list[_Candidate]:
                     error_class = text(argument)[: -len("::new")].rsplit(".", 1)[-1]
             enum = _jvm.qualified_name(node, _SCOPES)
             found.append(
-                _Candidate(
+                _jvm.Candidate(
                     node,
                     message,
                     ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    error_class,
-                    code,
-                    None,
                     f"{text(capture['enum'][0])}.{code}",
-                    f"{enum}.{code}",
+                    error_class=error_class,
+                    error_code=code,
+                    function=f"{enum}.{code}",
                 )
             )
     return found
 
 
-def _first_use(candidates: list[_Candidate]) -> list[_Candidate]:
-    """One site per message variable of a method: its first ``throw`` (or ``new``), else
-    its first log call, as the dataset does for a message logged and then thrown."""
-    chosen: dict[tuple[int, str, tuple[Variant, ...]], _Candidate] = {}
-    kept: list[_Candidate] = []
-    for candidate in candidates:
-        variable = candidate.message.variable
-        if variable is None:
-            kept.append(candidate)
-            continue
-        key = (candidate.message.scope, variable, tuple(candidate.message.variants))
-        current = chosen.get(key)
-        if current is None or (
-            current.error_type is ErrorType.LOG and candidate.error_type is not ErrorType.LOG
-        ):
-            chosen[key] = candidate
-    kept.extend(chosen.values())
-    kept.sort(key=lambda c: c.node.start_byte)
-    return kept
-
-
 def sites(path: str, source: str) -> list[Site]:
     """Every error site of one Java file, in source order."""
-    file = _File(path, _jvm.parse("java", source.encode("utf-8")))
-    result: list[Site] = []
-    for candidate in _first_use(_candidates(file)):
-        placeholder = _PLACEHOLDERS.get(candidate.message.notation)
-        templates: list[str] = []
-        for variant in candidate.message.variants:
-            if _jvm.literal_length(variant, placeholder) < MIN_LITERAL:
-                continue
-            templates.append(_jvm.template_of(variant))
-        for template in _jvm.unique(templates):
-            result.append(
-                Site(
-                    path=path,
-                    line=candidate.node.start_point.row + 1,
-                    end_line=candidate.node.end_point.row + 1,
-                    template=template,
-                    notation=candidate.message.notation,
-                    error_type=candidate.error_type,
-                    severity=candidate.severity,
-                    error_class=candidate.error_class,
-                    error_code=candidate.error_code,
-                    http_status=candidate.http_status,
-                    function=candidate.function,
-                    call=candidate.call,
-                )
-            )
-    return result
+    file = _File(_jvm.parse("java", source.encode("utf-8")))
+    return _jvm.to_sites(path, _candidates(file), _PLACEHOLDERS, _SCOPES)

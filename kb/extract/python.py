@@ -27,12 +27,13 @@ import tree_sitter_python
 from tree_sitter import Node
 
 from kb.extract import _ts
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = ["MIN_LITERAL_CHARS", "literal_chars", "sites"]
 
-#: A message with fewer characters of fixed text than this gives no site.
-MIN_LITERAL_CHARS = 8
+#: A message with fewer characters of fixed text than this gives no site (the dataset's
+#: bound, `kb.extract.sites.MIN_LITERAL`).
+MIN_LITERAL_CHARS = MIN_LITERAL
 #: How many variants of one message (branches times ``+=`` endings) are kept: past it,
 #: the rest are dropped rather than let one generated function blow up the file's cost.
 MAX_VARIANTS = 32
@@ -106,19 +107,7 @@ _PLACEHOLDERS = {
 _ESCAPE = re.compile(
     r"\\(\n|[\\'\"abfnrtv]|[0-7]{1,3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\})"
 )
-_SIMPLE_ESCAPES = {
-    "\n": "",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-}
+_SIMPLE_ESCAPES = {**_ts.C_ESCAPES, "\n": ""}  # a backslash-newline joins two lines
 _FUNCTIONS = frozenset({"function_definition", "class_definition"})
 _TERMINATORS = frozenset(
     {"return_statement", "raise_statement", "continue_statement", "break_statement"}

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from kb.extract.identity import REPLACEMENT, normalise_template
-from kb.extract.sites import ErrorType, Notation, Site
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Site
 
 __all__ = [
     "CONTEXT_LINES",
@@ -43,8 +43,6 @@ __all__ = [
     "to_records",
 ]
 
-#: Sites with less literal text than this are left out, as the dataset's extractor did.
-MIN_LITERAL = 8
 #: Lines of source on each side of the raising line in ``sourceCode``.
 CONTEXT_LINES = 18
 SCHEMA_VERSION = 2

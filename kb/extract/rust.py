@@ -18,18 +18,15 @@ is left out: nobody pastes a message that only a test build, or no build, can pr
 from __future__ import annotations
 
 import re
-from functools import cache
 
 import tree_sitter_rust
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract import _ts
+from kb.extract.sites import MIN_LITERAL, ErrorType, Notation, Severity, Site
 
 __all__ = ["sites"]
 
-#: Fewer literal characters than this and a message says nothing a person could search for
-#: (``"{}"``, ``"{0}: {1}"``): the dataset leaves such sites out too.
-MIN_LITERAL_CHARS = 8
 #: Sites are matched no deeper than this in the syntax tree. Real code nests far less; a
 #: hostile file nested thousands deep would otherwise make the query's work grow with the
 #: square of its depth.
@@ -94,26 +91,13 @@ _QUERY_SOURCE = r"""
 """.replace("MACRO_NAMES", _MACRO_NAMES).replace("TEST_ONLY", _TEST_ONLY)
 
 
-@cache
-def _language() -> Language:
-    return Language(tree_sitter_rust.language())
-
-
-@cache
-def _query() -> Query:
-    return Query(_language(), _QUERY_SOURCE)
-
-
-def _cursor() -> QueryCursor:
-    cursor = QueryCursor(_query())
-    cursor.set_max_start_depth(MAX_DEPTH)
-    return cursor
+_GRAMMAR = tree_sitter_rust.language
 
 
 def sites(path: str, text: str) -> list[Site]:
     """Every error site of one Rust file, in source order."""
     source = text.encode("utf-8")
-    tree = Parser(_language()).parse(source)
+    tree = _ts.parse(_GRAMMAR, source)
     return _Reader(path, text).read(tree.root_node)
 
 
@@ -136,7 +120,7 @@ class _Reader:
         return self._expect_panics
 
     def read(self, root: Node) -> list[Site]:
-        matches = _cursor().matches(root)
+        matches = _ts.matches(_ts.query(_GRAMMAR, _QUERY_SOURCE), root, max_start_depth=MAX_DEPTH)
         candidates = []
         for _pattern, captures in matches:
             if "test" in captures:
@@ -152,7 +136,7 @@ class _Reader:
             if any(start <= anchor.start_byte < end for start, end in self.tests):
                 continue
             site = self._site(captures)
-            if site is not None and len(_literal_text(site.template)) >= MIN_LITERAL_CHARS:
+            if site is not None and len(_literal_text(site.template)) >= MIN_LITERAL:
                 self.found.setdefault((site.line, site.template), site)
         return sorted(self.found.values(), key=lambda s: (s.line, s.template))
 
@@ -550,9 +534,7 @@ def _camel(name: str) -> str:
 
 
 def _text(node: Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
+    return _ts.text(node, errors="replace")
 
 
 def _literal(node: Node) -> str | None:

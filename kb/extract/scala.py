@@ -16,13 +16,12 @@ class is read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
 from kb.extract import _jvm
-from kb.extract._jvm import HOLE, MIN_LITERAL, Variant, text
-from kb.extract.sites import ErrorType, Notation, Severity, Site
+from kb.extract._jvm import HOLE, Variant, text
+from kb.extract.sites import ErrorType, Notation, Site
 
 __all__ = ["sites"]
 
@@ -69,78 +68,30 @@ _SCOPES = {
 }
 _BODIES = frozenset({"function_definition", "lambda_expression", "template_body"})
 
-_MESSAGE_NAME = re.compile(
-    r"(?i)msg|message|err|reason|description|detail|^str$|string$|format$|text$"
-)
-_LOGGER = re.compile(r"(?i)log(ger)?$")
-_LOG_SEVERITY = {"error": Severity.ERROR, "warn": Severity.WARNING, "fatal": Severity.FATAL}
 #: Predef checks and the prefix their exception's message is printed with.
 _CHECKS = {
     "require": ("IllegalArgumentException", "requirement failed: "),
     "assert": ("AssertionError", "assertion failed: "),
 }
-_MAX_DEPTH = 4
 
 _INTERPOLATION = re.compile(r"\$\{(?:[^{}]|\{[^{}]*\})*\}|\$[A-Za-z_][A-Za-z0-9_]*")
-_PRINTF = re.compile(r"%(?:\d+\$)?[-#+ 0,(<]*\d*(?:\.\d+)?[a-zA-Z%]|%n")
-_SLF4J = re.compile(r"\{\}")
 _PLACEHOLDERS = {
     Notation.SCALA: _INTERPOLATION,
-    Notation.PRINTF: _PRINTF,
-    Notation.SLF4J: _SLF4J,
+    Notation.PRINTF: _jvm.PRINTF,
+    Notation.SLF4J: _jvm.SLF4J,
     Notation.PLAIN: None,
 }
 #: After an ``f"…"`` interpolation, the format spec that applies to it (``$x%.2f``).
 _SPEC_AFTER = re.compile(r"^%[-#+ 0,(]*\d*(?:\.\d+)?[a-zA-Z]")
 
 
-@dataclass
-class _Message:
-    variants: list[Variant]
-    notation: Notation = Notation.PLAIN
-    variable: str | None = None
-    scope: int = -1
+class _File(_jvm.File):
+    GRAMMAR = "scala"
+    ASSIGNMENTS = _ASSIGNMENTS
+    CONSTANTS = _CONSTANTS
 
-
-@dataclass
-class _File:
-    root: Node
-    _constants: dict[str, Node] | None = field(default=None)
-    _assignments: dict[tuple[int, int], dict[str, list[tuple[Node, bool]]]] = field(
-        default_factory=dict
-    )
-
-    def assignments(self, scope: Node) -> dict[str, list[tuple[Node, bool]]]:
-        """The values given to each local name in ``scope``, in source order, each with
-        whether it is a plain assignment (not ``+=``); read once per function."""
-        key = (scope.start_byte, scope.end_byte)
-        found = self._assignments.get(key)
-        if found is None:
-            found = {}
-            for _, capture in _jvm.matches("scala", _ASSIGNMENTS, scope):
-                found.setdefault(text(capture["name"][0]), []).append(
-                    (capture["value"][0], "op" not in capture)
-                )
-            for values in found.values():
-                values.sort(key=lambda pair: pair[0].start_byte)
-            self._assignments[key] = found
-        return found
-
-    def constants(self) -> dict[str, Node]:
-        """The ``val``s of the file's objects, classes and traits by name, read once."""
-        if self._constants is None:
-            self._constants = {}
-            for _, capture in _jvm.matches("scala", _CONSTANTS, self.root):
-                self._constants.setdefault(text(capture["name"][0]), capture["value"][0])
-        return self._constants
-
-
-def _is_plus(node: Node) -> bool:
-    return node.type == "infix_expression" and text(node.child_by_field_name("operator")) == "+"
-
-
-def _inside(node: Node, ancestor: Node) -> bool:
-    return ancestor.start_byte <= node.start_byte and node.end_byte <= ancestor.end_byte
+    def plain(self, capture: dict[str, list[Node]]) -> bool:
+        return "op" not in capture
 
 
 def _string(node: Node) -> str:
@@ -154,50 +105,18 @@ def _strip_margin(value: str) -> str:
     return "\n".join(re.sub(r"^[ \t]*\|", "", line) for line in value.split("\n"))
 
 
-class _Render:
-    def __init__(self, file: _File, site: Node, *, constants: bool = True) -> None:
-        self.file = file
-        self.site = site
-        self.constants = constants
-        self.notation = Notation.PLAIN
-        self.variable: str | None = None
-        self.scope = -1
-        self.depth = 0
-        self.nesting = 0
+class _Render(_jvm.Render):
+    """Reads one Scala message argument into its variants."""
 
-    def top(self, node: Node) -> list[Variant]:
-        """The variants of a whole argument (or a whole assignment's value)."""
-        if self.nesting > _jvm.MAX_NESTING:
-            return [(HOLE,)]
-        self.nesting += 1
-        try:
-            return self._top(node)
-        finally:
-            self.nesting -= 1
+    CONDITIONAL = "if_expression"
+    WRAPPERS = frozenset({"parenthesized_expression", "block"})
+    PLUS = "infix_expression"
+    STRING = "string"
+    BODIES = _BODIES
+    PLACEHOLDERS = _PLACEHOLDERS
 
-    def _top(self, node: Node) -> list[Variant]:
-        kind = node.type
-        if kind == "if_expression":
-            variants: list[Variant] = []
-            for side in ("consequence", "alternative"):
-                branch = node.child_by_field_name(side)
-                if branch is not None:
-                    variants.extend(self.top(branch))
-            return variants[: _jvm.MAX_VARIANTS]
-        if kind in ("parenthesized_expression", "block") and node.named_child_count == 1:
-            return self.top(node.named_children[0])
-        if kind == "identifier":
-            name = text(node)
-            if _MESSAGE_NAME.search(name):
-                followed = self.follow(name)
-                if followed:
-                    if self.variable is None:
-                        scope = self.scope_of()
-                        self.variable = name
-                        self.scope = scope.start_byte if scope is not None else -1
-                    return followed
-            return self.constant(node, name)
-        if kind == "field_expression" and node.child_by_field_name("value") is not None:
+    def top_other(self, node: Node) -> list[Variant]:
+        if node.type == "field_expression" and node.child_by_field_name("value") is not None:
             value = node.child_by_field_name("value")
             name = text(node.child_by_field_name("field"))
             if name == "stripMargin" and value is not None:
@@ -209,46 +128,13 @@ class _Render:
                 return self.constant(node, name)
         return self.part(node)
 
-    def constant(self, node: Node, name: str) -> list[Variant]:
-        value = self.file.constants().get(name) if self.constants else None
-        if value is None or _inside(node, value) or self.depth > _MAX_DEPTH:
-            return [(HOLE,)]
-        if self.variable is None:  # logged and then thrown: one site, like a variable
-            scope = self.scope_of()
-            self.variable = name
-            self.scope = scope.start_byte if scope is not None else -1
-        self.depth += 1
-        try:
-            return self.top(value)
-        finally:
-            self.depth -= 1
+    def string(self, node: Node) -> str:
+        return _string(node)
 
-    def part(self, node: Node) -> list[Variant]:
-        """The variants of a part of a concatenation."""
-        if self.nesting > _jvm.MAX_NESTING:
-            return [(HOLE,)]
-        self.nesting += 1
-        try:
-            return self._part(node)
-        finally:
-            self.nesting -= 1
-
-    def _part(self, node: Node) -> list[Variant]:
+    def part_other(self, node: Node) -> list[Variant]:
         kind = node.type
-        if kind == "string":
-            return [(_string(node),)]
         if kind == "interpolated_string_expression":
             return [(self.interpolated(node),)]
-        if _is_plus(node):
-            variants: list[Variant] = [()]
-            for operand in _jvm.operands(node, _is_plus):
-                variants = _jvm.concat(variants, self.part(operand))
-            return variants
-        if kind == "parenthesized_expression" and node.named_child_count == 1:
-            inner = self.part(node.named_children[0])
-            if any(isinstance(p, str) for v in inner for p in v):
-                return inner
-            return [(HOLE,)]
         if kind == "field_expression" and text(node.child_by_field_name("field")) == "stripMargin":
             return self.top(node)
         if kind == "call_expression":
@@ -298,72 +184,17 @@ class _Render:
             self.notation = Notation.SCALA
         return "".join(pieces)
 
-    def scope_of(self) -> Node | None:
-        scope = self.site.parent
-        while scope is not None and scope.type not in _BODIES:
-            scope = scope.parent
-        return scope
-
-    def follow(self, name: str) -> list[Variant]:
-        scope = self.scope_of()
-        if scope is None or self.depth > _MAX_DEPTH:
-            return []
-        self.depth += 1
-        try:
-            variants: list[Variant] = []
-            for value, plain in self.file.assignments(scope).get(name, ()):
-                if value.start_byte >= self.site.start_byte:
-                    continue
-                if not plain:
-                    return []  # built with +=: not followed
-                variants.extend(self.top(value))
-            return [v for v in variants if v != (HOLE,)][: _jvm.MAX_VARIANTS]
-        finally:
-            self.depth -= 1
-
 
 def _decode(literal: str) -> str:
     return _jvm.decode_escapes(literal.replace("$$", "\0")).replace("\0", "$$")
 
 
-def _long_enough(variants: list[Variant], notation: Notation) -> bool:
-    placeholder = _PLACEHOLDERS.get(notation)
-    return any(_jvm.literal_length(v, placeholder) >= MIN_LITERAL for v in variants)
+def _message(file: _File, site: Node, arguments: list[Node]) -> _jvm.Message | None:
+    return _jvm.first_message(_Render, file, site, arguments)
 
 
-def _message(file: _File, site: Node, arguments: list[Node]) -> _Message | None:
-    for constants in (False, True):
-        for argument in arguments:
-            render = _Render(file, site, constants=constants)
-            variants = render.top(argument)
-            if _long_enough(variants, render.notation):
-                return _Message(variants, render.notation, render.variable, render.scope)
-    return None
-
-
-@dataclass
-class _Candidate:
-    node: Node
-    message: _Message
-    error_type: ErrorType
-    severity: Severity
-    error_class: str | None
-    error_code: str | None
-    call: str
-    prefix: str = ""
-
-
-def _errors_code(arguments: list[Node]) -> str | None:
-    for argument in arguments:
-        if argument.type == "field_expression" and text(argument.child_by_field_name("value")) == (
-            "Errors"
-        ):
-            return text(argument.child_by_field_name("field"))
-    return None
-
-
-def _candidates(file: _File) -> list[_Candidate]:
-    found: list[_Candidate] = []
+def _candidates(file: _File) -> list[_jvm.Candidate]:
+    found: list[_jvm.Candidate] = []
     seen: set[int] = set()
     for pattern, capture in _jvm.matches("scala", _SITES, file.root):
         arguments = capture["args"][0].named_children
@@ -376,17 +207,13 @@ def _candidates(file: _File) -> list[_Candidate]:
             if message is None:
                 continue
             error_class = text(capture["type"][0]).split("[", 1)[0].rsplit(".", 1)[-1]
-            code = _errors_code(arguments)
-            thrown = node.parent is not None and node.parent.type == "throw_expression"
             found.append(
-                _Candidate(
+                _jvm.construction(
                     node,
                     message,
-                    ErrorType.ERROR_CODE if code else ErrorType.EXCEPTION,
-                    Severity.ERROR,
                     error_class,
-                    code,
-                    ("throw new " if thrown else "new ") + error_class,
+                    _jvm.errors_code(arguments, "field_expression", "value"),
+                    thrown=node.parent is not None and node.parent.type == "throw_expression",
                 )
             )
             continue
@@ -401,15 +228,13 @@ def _candidates(file: _File) -> list[_Candidate]:
                 continue
             error_class, prefix = _CHECKS[name]
             found.append(
-                _Candidate(
+                _jvm.Candidate(
                     node,
                     message,
                     ErrorType.EXCEPTION,
-                    Severity.ERROR,
-                    error_class,
-                    None,
                     name,
-                    prefix,
+                    error_class=error_class,
+                    prefix=prefix,
                 )
             )
             continue
@@ -422,41 +247,25 @@ def _candidates(file: _File) -> list[_Candidate]:
             if message is None:
                 continue
             code = text(receiver.child_by_field_name("field"))
-            found.append(
-                _Candidate(
-                    node,
-                    message,
-                    ErrorType.ERROR_CODE,
-                    Severity.ERROR,
-                    None,
-                    code,
-                    f"Errors.{code}.exception",
-                )
-            )
+            found.append(_jvm.errors_exception(node, message, code))
             continue
         if name == "error" and receiver is not None and text(receiver) == "sys":
             message = _message(file, node, arguments)
             if message is not None:
                 found.append(
-                    _Candidate(
+                    _jvm.Candidate(
                         node,
                         message,
                         ErrorType.EXCEPTION,
-                        Severity.ERROR,
-                        "RuntimeException",
-                        None,
                         "sys.error",
+                        error_class="RuntimeException",
                     )
                 )
             continue
-        if name not in _LOG_SEVERITY:
+        if name not in _jvm.LOG_SEVERITY:
             continue
-        if receiver is not None:
-            last: Node | None = receiver
-            if receiver.type == "field_expression":
-                last = receiver.child_by_field_name("field")
-            if last is None or last.type != "identifier" or not _LOGGER.search(text(last)):
-                continue
+        if receiver is not None and not _jvm.is_logger(receiver, "field_expression"):
+            continue
         message = _message(file, node, arguments)
         if message is None:
             continue
@@ -465,65 +274,18 @@ def _candidates(file: _File) -> list[_Candidate]:
         ):
             message.notation = Notation.SLF4J
         found.append(
-            _Candidate(
+            _jvm.Candidate(
                 node,
                 message,
                 ErrorType.LOG,
-                _LOG_SEVERITY[name],
-                None,
-                None,
                 f"{text(receiver)}.{name}" if receiver is not None else name,
+                severity=_jvm.LOG_SEVERITY[name],
             )
         )
     return found
 
 
-def _first_use(candidates: list[_Candidate]) -> list[_Candidate]:
-    """One site per message variable of a function: its first raise, else its first log."""
-    chosen: dict[tuple[int, str, tuple[Variant, ...]], _Candidate] = {}
-    kept: list[_Candidate] = []
-    for candidate in candidates:
-        variable = candidate.message.variable
-        if variable is None:
-            kept.append(candidate)
-            continue
-        key = (candidate.message.scope, variable, tuple(candidate.message.variants))
-        current = chosen.get(key)
-        if current is None or (
-            current.error_type is ErrorType.LOG and candidate.error_type is not ErrorType.LOG
-        ):
-            chosen[key] = candidate
-    kept.extend(chosen.values())
-    kept.sort(key=lambda c: c.node.start_byte)
-    return kept
-
-
 def sites(path: str, source: str) -> list[Site]:
     """Every error site of one Scala file, in source order."""
     file = _File(_jvm.parse("scala", source.encode("utf-8")))
-    result: list[Site] = []
-    for candidate in _first_use(_candidates(file)):
-        placeholder = _PLACEHOLDERS.get(candidate.message.notation)
-        templates: list[str] = []
-        for variant in candidate.message.variants:
-            if _jvm.literal_length(variant, placeholder) < MIN_LITERAL:
-                continue
-            templates.append(candidate.prefix + _jvm.template_of(variant))
-        function = _jvm.qualified_name(candidate.node, _SCOPES)
-        for template in _jvm.unique(templates):
-            result.append(
-                Site(
-                    path=path,
-                    line=candidate.node.start_point.row + 1,
-                    end_line=candidate.node.end_point.row + 1,
-                    template=template,
-                    notation=candidate.message.notation,
-                    error_type=candidate.error_type,
-                    severity=candidate.severity,
-                    error_class=candidate.error_class,
-                    error_code=candidate.error_code,
-                    function=function,
-                    call=candidate.call,
-                )
-            )
-    return result
+    return _jvm.to_sites(path, _candidates(file), _PLACEHOLDERS, _SCOPES)

@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["ErrorType", "Notation", "Severity", "Site"]
+__all__ = ["MIN_LITERAL", "ErrorType", "Notation", "Severity", "Site"]
+
+#: A message with fewer characters of literal text than this (``"{}"``, ``"%v: %v"``,
+#: ``"Error: " + e``) says nothing a reader could look up: the dataset leaves such sites
+#: out, and so does every extractor.
+MIN_LITERAL = 8
 
 
 class ErrorType(StrEnum):
