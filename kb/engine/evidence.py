@@ -23,7 +23,7 @@ same text two ways (paths are split apart, not matched), and each scan is bounde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -180,7 +180,7 @@ def read_context(text: str) -> Context:
 def _python_frames(text: str, ctx: Context) -> None:
     """Each traceback frame, and the lines under it that quote source (indented deeper
     than the ``File`` line; the ``^^^`` markers of Python 3.11 included)."""
-    for m in _PY_FRAME.finditer(text):
+    for m in _frame_lines(text):
         if len(ctx.code_lines) >= MAX_CODE_LINES:
             return
         indent = len(m.group(1))
@@ -203,6 +203,19 @@ def _python_frames(text: str, ctx: Context) -> None:
         if not text.startswith('File "', after + _indent_at(text, after)):
             for s_, _e in code:  # the last frame: its quoted line raised the error
                 ctx.raise_lines[s_] = after
+
+
+def _frame_lines(text: str) -> Iterator[re.Match[str]]:
+    """`_PY_FRAME`'s matches, in order: its ``File "`` found by `str.find` (the regex is
+    tried at the start of those lines only, not at every line of the paste)."""
+    at = text.find('File "')
+    while at >= 0:
+        ls = text.rfind("\n", 0, at) + 1
+        m = _PY_FRAME.match(text, ls) if not text[ls:at].strip(" \t") else None
+        if m is not None:
+            yield m
+        nl = text.find("\n", at)  # a line holds one frame at most
+        at = -1 if nl < 0 else text.find('File "', nl)
 
 
 def _indent_at(text: str, pos: int) -> int:
@@ -331,6 +344,8 @@ def _add_heads(out: set[str], parts: Iterable[str]) -> None:
 def printed_class(line_text: str, start_in_line: int) -> str:
     """The exception class printed right before the message on its line, or ""."""
     head = line_text[max(0, start_in_line - _CLASS_HEAD) : start_in_line]
+    if not head.rstrip().endswith(":"):  # the regex's own end, checked at C speed first
+        return ""
     m = _CLASS_BEFORE.search(head)
     return m.group(1) if m else ""
 
@@ -340,13 +355,14 @@ def weigh(
     facts: RecordFacts | None,
     line_text: str,
     start_in_line: int,
-    literal: str,
+    literal: str | Callable[[], str],
     repos: set[str],
     block: Callable[[], set[str]] | None = None,
 ) -> Weighed:
     """The evidence for one candidate: ``line_text`` is the line it matched on,
     ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
-    the record's pattern (found in a quoted source line, it names the raising line);
+    the record's pattern (found in a quoted source line, it names the raising line; a
+    callable is asked only when a frame is in the record's file);
     ``repos`` every repository the records come from, to say where frames point
     instead, and ``block`` gives the path parts of the match's own error block (only
     those can say that other software raised it; asked only when needed)."""
@@ -372,7 +388,11 @@ def weigh(
     if facts.file_path:
         tail2 = _tail(facts.file_path, 2)
         for fr in ctx.frames:
-            if _tail(fr.path, 2) != tail2 or not literal:
+            if _tail(fr.path, 2) != tail2:
+                continue
+            if not isinstance(literal, str):
+                literal = literal()
+            if not literal:
                 continue
             if any(literal in q for q in fr.quoted):
                 raising = True
@@ -409,6 +429,22 @@ SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not
 # is a phrase many projects print, not that software's error
 
 
+class _Once:
+    """``of(pid)``, worked out on the first call only."""
+
+    __slots__ = ("_got", "_of", "_pid")
+
+    def __init__(self, of: Callable[[int], str], pid: int) -> None:
+        self._of, self._pid = of, pid
+        self._got: str | None = None
+
+    def __call__(self) -> str:
+        got = self._got
+        if got is None:
+            got = self._got = self._of(self._pid)
+        return got
+
+
 def judge(
     text: str,
     sure: list[Candidate],
@@ -426,12 +462,12 @@ def judge(
     kept: list[Candidate] = []
     for c in sure:
         ks = keys[c.pid]
-        lit = literal_of(c.pid)
         at = c.start - c.line_start
 
         def block(c: Candidate = c) -> set[str]:
             return ctx.block_components(text, c.line_start)
 
+        lit = _Once(literal_of, c.pid)  # asked only when a frame is in its file
         scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos, block), k) for k in ks]
         order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
         best = scored[order[0]][0]

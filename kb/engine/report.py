@@ -270,6 +270,7 @@ def _groups(
     the record the evidence put first among those sharing a pattern."""
     chosen = chosen or {}
     items: list[Occurrences] = list(unscanned or ())
+    line_at: dict[int, int] = {}  # normalised line start -> original line number
     for pid, by_line in full.items():
         if pid in skip:
             continue
@@ -278,7 +279,10 @@ def _groups(
             continue
         firsts: dict[int, int] = {}  # original line -> first scanned start on it
         for h in hits:
-            firsts.setdefault(norm.line_of(norm.to_original(h.cstart, h.cstart)[0]), h.cstart)
+            line = line_at.get(h.cstart)
+            if line is None:  # many patterns hit the same line: each line mapped once
+                line = line_at[h.cstart] = norm.line_of(norm.to_original(h.cstart, h.cstart)[0])
+            firsts.setdefault(line, h.cstart)
         fl, ll = min(firsts), max(firsts)
         key = chosen.get(pid, keys[pid][0])
         items.append(Occurrences(key, len(firsts), fl, ll, pid in sure, list(firsts.values())))

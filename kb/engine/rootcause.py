@@ -384,18 +384,20 @@ def link_answers(answers: list[Answer], text: str) -> list[Answer]:
         line_of[a.key] = line
         ids[a.key] = set(_REQUEST_ID.findall(line))
     links: dict[str, tuple[Answer, str]] = {}
+    chained = [GO_CHAIN + a.match.text.strip() for a in answers]  # each answer's, once
     for b in answers:
         if b.cause is not None:
             continue
-        for a in answers:
+        b_ids = ids[b.key]
+        b_line = line_of[b.key].rstrip()
+        for a, chain in zip(answers, chained, strict=True):
             if a is b or a.first_line >= b.first_line:
                 continue
-            shared = ids[a.key] & ids[b.key]
+            shared = ids[a.key] & b_ids if b_ids else None
             if shared:
                 links[b.key] = (a, f"the same request id {min(shared)}")
                 break
-            inner = a.match.text.strip()
-            if inner and line_of[b.key].rstrip().endswith(GO_CHAIN + inner):
+            if len(chain) > len(GO_CHAIN) and b_line.endswith(chain):
                 why = f"a Go error chain (this message ends with the error of line {a.first_line})"
                 links[b.key] = (a, why)
                 break

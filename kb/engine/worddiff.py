@@ -77,13 +77,11 @@ def _line_words(line: str) -> tuple[list[str], list[str]]:
     # log envelope, or before a dump of values)
     if len(line) > MAX_LINE_CHARS:
         line = line[: MAX_LINE_CHARS // 2] + " " + line[-MAX_LINE_CHARS // 2 :]
-    shown: list[str] = []
-    keys: list[str] = []
-    for w in line.split():
-        k = w.strip(_STRIP).lower()
-        if k:
-            shown.append(w)
-            keys.append(k)
+    shown = line.split()
+    keys = [w.strip(_STRIP).lower() for w in shown]
+    if "" in keys:  # a word of punctuation only is no word
+        shown = [w for w, k in zip(shown, keys, strict=True) if k]
+        keys = [k for k in keys if k]
     if len(keys) > 2 * MAX_WORDS:
         shown = shown[:MAX_WORDS] + shown[-MAX_WORDS:]
         keys = keys[:MAX_WORDS] + keys[-MAX_WORDS:]
