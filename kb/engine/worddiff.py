@@ -105,6 +105,10 @@ def word_diff(template: str, line: str) -> WordDiff | None:
         else:
             t_words.append(k)
             t_show.append(shown)
+    if holes <= {0, len(t_words)} and _in_a_row(t_words, l_keys):
+        # the alignment would be the message's words in one block, the rest of the line
+        # outside it (envelope, or the value of a placeholder at an end): no change
+        return None
     sm = SequenceMatcher(None, t_words, l_keys, autojunk=False)
     blocks = [b for b in sm.get_matching_blocks() if b.size]
     if not blocks:
@@ -135,6 +139,20 @@ def word_diff(template: str, line: str) -> WordDiff | None:
     if not changes:
         return None
     return WordDiff(_summary(changes), tuple(changes), tuple(segments))
+
+
+def _in_a_row(words: list[str], line: list[str]) -> bool:
+    """Is ``words`` a run of consecutive words of ``line``?"""
+    n = len(words)
+    at = 0
+    while True:
+        try:
+            at = line.index(words[0], at, len(line) - n + 1)
+        except ValueError:
+            return False
+        if line[at : at + n] == words:
+            return True
+        at += 1
 
 
 def _summary(changes: list[tuple[str, str]]) -> str:
