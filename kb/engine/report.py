@@ -132,14 +132,19 @@ def _in_answer_order(groups: list[Group], answers: list[Answer]) -> list[Group]:
     by_key = {a.key: a for a in answers}
     confident = [g for g in groups if g.key in by_key]
     rest = [g for g in groups if g.key not in by_key]
-    confident = [
-        replace(g, order=by_key[g.key].order, reason=by_key[g.key].reason,
-                cause=by_key[g.key].cause)
-        for g in confident
-    ]  # fmt: skip
+    confident = [_placed(g, by_key[g.key].order, by_key[g.key].reason, by_key[g.key].cause)
+                 for g in confident]  # fmt: skip
     confident.sort(key=lambda g: g.order)
     n = len(confident)
-    return confident + [replace(g, order=n + i + 1) for i, g in enumerate(rest)]
+    return confident + [_placed(g, n + i + 1, g.reason, g.cause) for i, g in enumerate(rest)]
+
+
+def _placed(g: Group, order: int, reason: str, cause: str | None) -> Group:
+    """``g`` at ``order`` with ``reason`` and ``cause``: ``g`` itself when it has them
+    already (the answers take their places from the groups, so most have)."""
+    if g.order == order and g.reason == reason and g.cause == cause:
+        return g
+    return replace(g, order=order, reason=reason, cause=cause)
 
 
 def _clusters(spans: list[tuple[int, int]]) -> list[list[int]]:
