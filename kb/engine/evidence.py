@@ -90,6 +90,15 @@ class Context:
     components: set[str] = field(default_factory=set)  # lowercased path/module parts
     pairs: set[str] = field(default_factory=set)  # every two adjacent parts of a location
     _blocks: dict[int, set[str]] = field(default_factory=dict)
+    _in_file: dict[str, list[Frame]] | None = None  # a file's last two parts -> its frames
+
+    def frames_in(self, tail2: str) -> list[Frame]:
+        """The frames in the file whose last two parts are ``tail2`` (`_tail`)."""
+        if self._in_file is None:
+            self._in_file = {}
+            for fr in self.frames:
+                self._in_file.setdefault(_tail(fr.path, 2), []).append(fr)
+        return self._in_file.get(tail2, [])
 
     def read_locations(self, text: str, near: Iterable[int]) -> None:
         """The file paths and module names of the paste around the offsets ``near`` (a
@@ -387,9 +396,7 @@ def weigh(
             )
     if facts.file_path:
         tail2 = _tail(facts.file_path, 2)
-        for fr in ctx.frames:
-            if _tail(fr.path, 2) != tail2:
-                continue
+        for fr in ctx.frames_in(tail2):
             if not isinstance(literal, str):
                 literal = literal()
             if not literal:
