@@ -143,7 +143,7 @@ class Context:
         if len(parts) < 2:
             return
         _add_heads(self.components, parts)
-        self.pairs.update(f"{a}/{b}" for a, b in pairwise(parts))
+        self.pairs.update(map("/".join, pairwise(parts)))
 
     def block_components(self, text: str, line_start: int) -> set[str]:
         """Path and module parts of the error block around the line at ``line_start``:
@@ -246,14 +246,16 @@ def _pytest_lines(text: str, ctx: Context) -> None:
 
 
 def _locations(text: str) -> list[str]:
-    """The runs of ``text`` that are paths or module names (no call per run: a paste has
-    thousands of runs, few of them locations). A run lies inside one whitespace-separated
-    word, and holds the ``/``, ``::``, ``\\`` or two dots that make it a location, so only
-    the words holding them are split into runs (a word of letters and digits is skipped
-    first); whitespace splitting runs at C speed, the regex split does not."""
+    """The runs of ``text`` that are paths or module names, each word of the text read
+    once (a run's first occurrence comes in the order of the first occurrences), with no
+    call per run: a paste has thousands of runs, few of them locations. A run lies inside
+    one whitespace-separated word, and holds the ``/``, ``::``, ``\\`` or two dots that
+    make it a location, so only the words holding them are split into runs (a word of
+    letters and digits is skipped first); whitespace splitting runs at C speed, the regex
+    split does not, and a log repeats most of its words."""
     words = [
         w
-        for w in text.split()
+        for w in dict.fromkeys(text.split())
         if not w.isalnum() and ("/" in w or "::" in w or "\\" in w or w.count(".") >= 2)
     ]
     return [

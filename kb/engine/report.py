@@ -198,12 +198,14 @@ def _answers(
 ) -> list[Answer]:
     by_key = {g.key: g for g in groups}
     out: list[Answer] = []
+    lost_to: dict[int, list[int]] = {}  # a best -> its alternatives, best scores first
+    for i in sorted(lost, key=lambda i: -sure[i].score):
+        lost_to.setdefault(lost[i], []).append(i)
     for b in bests:
         m = built[b]
         alts = tuple(
             Alternative(built[i].key, built[i].score, _lost_why(sure[i], sure[b], weight, m))
-            for i in sorted(lost, key=lambda i: -sure[i].score)
-            if lost[i] == b
+            for i in lost_to.get(b, ())
         )
         g = by_key.get(m.key)
         if g is None:
