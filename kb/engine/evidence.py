@@ -23,9 +23,10 @@ same text two ways (paths are split apart, not matched), and each scan is bounde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 from .rank import Candidate, confident, order_key
 
@@ -87,9 +88,17 @@ class Context:
     # a last frame's quoted lines (the source that raised) -> start of the line after them
     raise_lines: dict[int, int] = field(default_factory=dict)
     components: set[str] = field(default_factory=set)  # lowercased path/module parts
-    locations: list[str] = field(default_factory=list)  # "/"-joined, lowercased
     pairs: set[str] = field(default_factory=set)  # every two adjacent parts of a location
     _blocks: dict[int, set[str]] = field(default_factory=dict)
+    _in_file: dict[str, list[Frame]] | None = None  # a file's last two parts -> its frames
+
+    def frames_in(self, tail2: str) -> list[Frame]:
+        """The frames in the file whose last two parts are ``tail2`` (`_tail`)."""
+        if self._in_file is None:
+            self._in_file = {}
+            for fr in self.frames:
+                self._in_file.setdefault(_tail(fr.path, 2), []).append(fr)
+        return self._in_file.get(tail2, [])
 
     def read_locations(self, text: str, near: Iterable[int]) -> None:
         """The file paths and module names of the paste around the offsets ``near`` (a
@@ -133,9 +142,8 @@ class Context:
         parts = _parts(where)
         if len(parts) < 2:
             return
-        self.components.update(_with_heads(parts))
-        self.locations.append("/".join(parts))
-        self.pairs.update("/".join(parts[i : i + 2]) for i in range(len(parts) - 1))
+        _add_heads(self.components, parts)
+        self.pairs.update(map("/".join, pairwise(parts)))
 
     def block_components(self, text: str, line_start: int) -> set[str]:
         """Path and module parts of the error block around the line at ``line_start``:
@@ -151,7 +159,7 @@ class Context:
         for tok in set(_locations(text[start:end])):
             found = _parts(tok[:MAX_TOKEN])
             if len(found) >= 2:
-                parts.update(_with_heads(found))
+                _add_heads(parts, found)
         self._blocks[line_start] = parts
         return parts
 
@@ -181,7 +189,7 @@ def read_context(text: str) -> Context:
 def _python_frames(text: str, ctx: Context) -> None:
     """Each traceback frame, and the lines under it that quote source (indented deeper
     than the ``File`` line; the ``^^^`` markers of Python 3.11 included)."""
-    for m in _PY_FRAME.finditer(text):
+    for m in _frame_lines(text):
         if len(ctx.code_lines) >= MAX_CODE_LINES:
             return
         indent = len(m.group(1))
@@ -206,6 +214,19 @@ def _python_frames(text: str, ctx: Context) -> None:
                 ctx.raise_lines[s_] = after
 
 
+def _frame_lines(text: str) -> Iterator[re.Match[str]]:
+    """`_PY_FRAME`'s matches, in order: its ``File "`` found by `str.find` (the regex is
+    tried at the start of those lines only, not at every line of the paste)."""
+    at = text.find('File "')
+    while at >= 0:
+        ls = text.rfind("\n", 0, at) + 1
+        m = _PY_FRAME.match(text, ls) if not text[ls:at].strip(" \t") else None
+        if m is not None:
+            yield m
+        nl = text.find("\n", at)  # a line holds one frame at most
+        at = -1 if nl < 0 else text.find('File "', nl)
+
+
 def _indent_at(text: str, pos: int) -> int:
     n = 0
     while pos + n < len(text) and text[pos + n] in " \t" and n < 200:
@@ -225,16 +246,28 @@ def _pytest_lines(text: str, ctx: Context) -> None:
 
 
 def _locations(text: str) -> list[str]:
-    """The runs of ``text`` that are paths or module names (one comprehension, no call per
-    run: a paste has thousands of runs, few of them locations)."""
+    """The runs of ``text`` that are paths or module names, each word of the text read
+    once (a run's first occurrence comes in the order of the first occurrences), with no
+    call per run: a paste has thousands of runs, few of them locations. A run lies inside
+    one whitespace-separated word, and holds the ``/``, ``::``, ``\\`` or two dots that
+    make it a location, so only the words holding them are split into runs (a word of
+    letters and digits is skipped first); whitespace splitting runs at C speed, the regex
+    split does not, and a log repeats most of its words."""
+    words = [
+        w
+        for w in dict.fromkeys(text.split())
+        if not w.isalnum() and ("/" in w or "::" in w or "\\" in w or w.count(".") >= 2)
+    ]
     return [
         t
-        for t in _NOT_LOCATION.split(text)
+        for t in _NOT_LOCATION.split(" ".join(words))
         if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2
     ]
 
 
 def _parts(where: str) -> list[str]:
+    if where.isascii():  # lowercased whole, the same parts (one call, not one per part)
+        return [p for p in _SPLIT.split(where.lower()) if p and not p.isdigit()]
     return [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
 
 
@@ -305,22 +338,25 @@ def points_at(ctx: Context, repo: str) -> bool:
 
 def _named(components: set[str], name: str) -> bool:
     """``name`` is a part, or the first word of one (``risingwave`` of
-    ``risingwave_stream``); ``components`` hold those first words too (`_with_heads`)."""
+    ``risingwave_stream``); ``components`` hold those first words too (`_add_heads`)."""
     return bool(name) and name in components
 
 
-def _with_heads(parts: Iterable[str]) -> set[str]:
-    out: set[str] = set()
+def _add_heads(out: set[str], parts: Iterable[str]) -> None:
+    """Each part and its first word before a ``_`` or a ``-``."""
     for p in parts:
         out.add(p)
-        out.add(p.split("_", 1)[0])
-        out.add(p.split("-", 1)[0])
-    return out
+        if "_" in p:
+            out.add(p.partition("_")[0])
+        if "-" in p:
+            out.add(p.partition("-")[0])
 
 
 def printed_class(line_text: str, start_in_line: int) -> str:
     """The exception class printed right before the message on its line, or ""."""
     head = line_text[max(0, start_in_line - _CLASS_HEAD) : start_in_line]
+    if not head.rstrip().endswith(":"):  # the regex's own end, checked at C speed first
+        return ""
     m = _CLASS_BEFORE.search(head)
     return m.group(1) if m else ""
 
@@ -330,13 +366,14 @@ def weigh(
     facts: RecordFacts | None,
     line_text: str,
     start_in_line: int,
-    literal: str,
+    literal: str | Callable[[], str],
     repos: set[str],
     block: Callable[[], set[str]] | None = None,
 ) -> Weighed:
     """The evidence for one candidate: ``line_text`` is the line it matched on,
     ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
-    the record's pattern (found in a quoted source line, it names the raising line);
+    the record's pattern (found in a quoted source line, it names the raising line; a
+    callable is asked only when a frame is in the record's file);
     ``repos`` every repository the records come from, to say where frames point
     instead, and ``block`` gives the path parts of the match's own error block (only
     those can say that other software raised it; asked only when needed)."""
@@ -361,8 +398,10 @@ def weigh(
             )
     if facts.file_path:
         tail2 = _tail(facts.file_path, 2)
-        for fr in ctx.frames:
-            if _tail(fr.path, 2) != tail2 or not literal:
+        for fr in ctx.frames_in(tail2):
+            if not isinstance(literal, str):
+                literal = literal()
+            if not literal:
                 continue
             if any(literal in q for q in fr.quoted):
                 raising = True
@@ -399,6 +438,22 @@ SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not
 # is a phrase many projects print, not that software's error
 
 
+class _Once:
+    """``of(pid)``, worked out on the first call only."""
+
+    __slots__ = ("_got", "_of", "_pid")
+
+    def __init__(self, of: Callable[[int], str], pid: int) -> None:
+        self._of, self._pid = of, pid
+        self._got: str | None = None
+
+    def __call__(self) -> str:
+        got = self._got
+        if got is None:
+            got = self._got = self._of(self._pid)
+        return got
+
+
 def judge(
     text: str,
     sure: list[Candidate],
@@ -416,12 +471,12 @@ def judge(
     kept: list[Candidate] = []
     for c in sure:
         ks = keys[c.pid]
-        lit = literal_of(c.pid)
         at = c.start - c.line_start
 
         def block(c: Candidate = c) -> set[str]:
             return ctx.block_components(text, c.line_start)
 
+        lit = _Once(literal_of, c.pid)  # asked only when a frame is in its file
         scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos, block), k) for k in ks]
         order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
         best = scored[order[0]][0]

@@ -20,7 +20,7 @@ pattern and of the match, never words or record ids:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .lineclass import MAX_CHARS, is_errorish, is_infoish
 from .normalise import strip_prefix
@@ -54,6 +54,8 @@ class Candidate:
     overread: bool = False  # set by `rank`: another match reads this one's text further
     code: bool = False  # read only on a line of source code a traceback quotes
     quoted: bool = False  # ... and taken as the error all the same (`evidence.quoted_raises`)
+    # `line_signal`, read once: ranking and the report each sort by it
+    _signal: int | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def coverage(self) -> float:
@@ -65,12 +67,10 @@ class Candidate:
 
     def line_signal(self) -> int:
         """1 when the text before the match announces an error, -1 for INFO/DEBUG, else 0."""
-        head = self.line_text[: max(0, self.start - self.line_start)][-MAX_CHARS:]
-        if is_errorish(head):
-            return 1
-        if is_infoish(head):
-            return -1
-        return 0
+        if self._signal is None:
+            head = self.line_text[: max(0, self.start - self.line_start)][-MAX_CHARS:]
+            self._signal = 1 if is_errorish(head) else -1 if is_infoish(head) else 0
+        return self._signal
 
 
 def confident(c: Candidate) -> tuple[bool, str]:

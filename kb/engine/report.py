@@ -132,14 +132,19 @@ def _in_answer_order(groups: list[Group], answers: list[Answer]) -> list[Group]:
     by_key = {a.key: a for a in answers}
     confident = [g for g in groups if g.key in by_key]
     rest = [g for g in groups if g.key not in by_key]
-    confident = [
-        replace(g, order=by_key[g.key].order, reason=by_key[g.key].reason,
-                cause=by_key[g.key].cause)
-        for g in confident
-    ]  # fmt: skip
+    confident = [_placed(g, by_key[g.key].order, by_key[g.key].reason, by_key[g.key].cause)
+                 for g in confident]  # fmt: skip
     confident.sort(key=lambda g: g.order)
     n = len(confident)
-    return confident + [replace(g, order=n + i + 1) for i, g in enumerate(rest)]
+    return confident + [_placed(g, n + i + 1, g.reason, g.cause) for i, g in enumerate(rest)]
+
+
+def _placed(g: Group, order: int, reason: str, cause: str | None) -> Group:
+    """``g`` at ``order`` with ``reason`` and ``cause``: ``g`` itself when it has them
+    already (the answers take their places from the groups, so most have)."""
+    if g.order == order and g.reason == reason and g.cause == cause:
+        return g
+    return replace(g, order=order, reason=reason, cause=cause)
 
 
 def _clusters(spans: list[tuple[int, int]]) -> list[list[int]]:
@@ -193,12 +198,14 @@ def _answers(
 ) -> list[Answer]:
     by_key = {g.key: g for g in groups}
     out: list[Answer] = []
+    lost_to: dict[int, list[int]] = {}  # a best -> its alternatives, best scores first
+    for i in sorted(lost, key=lambda i: -sure[i].score):
+        lost_to.setdefault(lost[i], []).append(i)
     for b in bests:
         m = built[b]
         alts = tuple(
             Alternative(built[i].key, built[i].score, _lost_why(sure[i], sure[b], weight, m))
-            for i in sorted(lost, key=lambda i: -sure[i].score)
-            if lost[i] == b
+            for i in lost_to.get(b, ())
         )
         g = by_key.get(m.key)
         if g is None:
@@ -270,6 +277,7 @@ def _groups(
     the record the evidence put first among those sharing a pattern."""
     chosen = chosen or {}
     items: list[Occurrences] = list(unscanned or ())
+    line_at: dict[int, int] = {}  # normalised line start -> original line number
     for pid, by_line in full.items():
         if pid in skip:
             continue
@@ -278,7 +286,10 @@ def _groups(
             continue
         firsts: dict[int, int] = {}  # original line -> first scanned start on it
         for h in hits:
-            firsts.setdefault(norm.line_of(norm.to_original(h.cstart, h.cstart)[0]), h.cstart)
+            line = line_at.get(h.cstart)
+            if line is None:  # many patterns hit the same line: each line mapped once
+                line = line_at[h.cstart] = norm.line_of(norm.to_original(h.cstart, h.cstart)[0])
+            firsts.setdefault(line, h.cstart)
         fl, ll = min(firsts), max(firsts)
         key = chosen.get(pid, keys[pid][0])
         items.append(Occurrences(key, len(firsts), fl, ll, pid in sure, list(firsts.values())))

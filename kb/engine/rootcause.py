@@ -362,6 +362,16 @@ _REQUEST_ID = re.compile(
     r"(?i)\b(?:x-)?(?:request|req|trace|correlation)[_-]?id[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"([\w.:/-]{6,80})"
 )
+# a fixed part of each spelling `_REQUEST_ID` reads, lowercased: without one a line names
+# no id (none of their letters has a non-ASCII case twin, so lowercasing keeps them in a row)
+_ID_WORDS = ("req", "trace", "correlat")
+
+
+def _may_name_an_id(line: str) -> bool:
+    low = line.lower()
+    return any(w in low for w in _ID_WORDS)
+
+
 GO_CHAIN = ": "  # Go's fmt.Errorf("...: %w", err) prints the wrapped error after this
 LINK_LINE_CHARS = 4000  # characters of a line searched for an id or a chained message
 
@@ -382,7 +392,7 @@ def link_answers(answers: list[Answer], text: str) -> list[Answer]:
         le = text.find("\n", e)
         line = text[ls : len(text) if le < 0 else le][:LINK_LINE_CHARS]
         line_of[a.key] = line
-        ids[a.key] = set(_REQUEST_ID.findall(line))
+        ids[a.key] = set(_REQUEST_ID.findall(line)) if _may_name_an_id(line) else set()
     # the first earlier answer (in `answers` order) tied to each: found through indexes by
     # id and by message, not by trying every pair (a whole log has thousands of answers)
     by_id: dict[str, list[int]] = {}

@@ -77,13 +77,11 @@ def _line_words(line: str) -> tuple[list[str], list[str]]:
     # log envelope, or before a dump of values)
     if len(line) > MAX_LINE_CHARS:
         line = line[: MAX_LINE_CHARS // 2] + " " + line[-MAX_LINE_CHARS // 2 :]
-    shown: list[str] = []
-    keys: list[str] = []
-    for w in line.split():
-        k = w.strip(_STRIP).lower()
-        if k:
-            shown.append(w)
-            keys.append(k)
+    shown = line.split()
+    keys = [w.strip(_STRIP).lower() for w in shown]
+    if "" in keys:  # a word of punctuation only is no word
+        shown = [w for w, k in zip(shown, keys, strict=True) if k]
+        keys = [k for k in keys if k]
     if len(keys) > 2 * MAX_WORDS:
         shown = shown[:MAX_WORDS] + shown[-MAX_WORDS:]
         keys = keys[:MAX_WORDS] + keys[-MAX_WORDS:]
@@ -107,6 +105,10 @@ def word_diff(template: str, line: str) -> WordDiff | None:
         else:
             t_words.append(k)
             t_show.append(shown)
+    if holes <= {0, len(t_words)} and _in_a_row(t_words, l_keys):
+        # the alignment would be the message's words in one block, the rest of the line
+        # outside it (envelope, or the value of a placeholder at an end): no change
+        return None
     sm = SequenceMatcher(None, t_words, l_keys, autojunk=False)
     blocks = [b for b in sm.get_matching_blocks() if b.size]
     if not blocks:
@@ -137,6 +139,20 @@ def word_diff(template: str, line: str) -> WordDiff | None:
     if not changes:
         return None
     return WordDiff(_summary(changes), tuple(changes), tuple(segments))
+
+
+def _in_a_row(words: list[str], line: list[str]) -> bool:
+    """Is ``words`` a run of consecutive words of ``line``?"""
+    n = len(words)
+    at = 0
+    while True:
+        try:
+            at = line.index(words[0], at, len(line) - n + 1)
+        except ValueError:
+            return False
+        if line[at : at + n] == words:
+            return True
+        at += 1
 
 
 def _summary(changes: list[tuple[str, str]]) -> str:
