@@ -383,7 +383,49 @@ def _import_storage() -> FileSystemStorage:
     return FileSystemStorage(location=settings.KB_IMPORT_DIR)
 
 
-class ImportJob(models.Model):
+class BackgroundJob:
+    """What the pages of a job run by the task worker (an import, a learn) show of it: its
+    share done, whether it finished, and whether it stalled. The model defines ``state``
+    (with ``State.RUNNING``, ``DONE``, ``FAILED``), ``started_at``, ``heartbeat_at`` and
+    `progress`."""
+
+    state: Any
+    State: Any
+    started_at: datetime | None
+    heartbeat_at: datetime | None
+
+    def progress(self) -> tuple[int, int]:
+        """(done, total) in the job's own unit (bytes, files)."""
+        raise NotImplementedError
+
+    @property
+    def percent(self) -> int:
+        if self.state == self.State.DONE:
+            return 100
+        done, total = self.progress()
+        if not total:
+            return 0
+        return min(99, int(done * 100 / total))
+
+    @property
+    def finished(self) -> bool:
+        return self.state in {self.State.DONE, self.State.FAILED}
+
+    @property
+    def last_sign_of_life(self) -> datetime | None:
+        return self.heartbeat_at or self.started_at
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but silent for ``KB_IMPORT_STALL_SECONDS``: the process running it has
+        most likely stopped (a restart, a crash). What it committed is kept."""
+        last = self.last_sign_of_life
+        if self.state != self.State.RUNNING or last is None:
+            return False
+        return (timezone.now() - last).total_seconds() > settings.KB_IMPORT_STALL_SECONDS
+
+
+class ImportJob(BackgroundJob, models.Model):
     """One admin upload of a JSONL file: its progress while the import task runs, then
     the importer's report. The task (``kb.curation.tasks.run_import``) may run in another process,
     so everything it needs and everything it reports lives here."""
@@ -421,27 +463,5 @@ class ImportJob(models.Model):
     def __str__(self) -> str:
         return f"import of {self.source} ({self.get_state_display()})"
 
-    @property
-    def percent(self) -> int:
-        if self.state == self.State.DONE:
-            return 100
-        if not self.size:
-            return 0
-        return min(99, int(self.bytes_done * 100 / self.size))
-
-    @property
-    def finished(self) -> bool:
-        return self.state in {self.State.DONE, self.State.FAILED}
-
-    @property
-    def last_sign_of_life(self) -> datetime | None:
-        return self.heartbeat_at or self.started_at
-
-    @property
-    def stalled(self) -> bool:
-        """Running, but silent for ``KB_IMPORT_STALL_SECONDS``: the process running it has
-        most likely stopped (a restart, a crash). The batches it committed are kept."""
-        last = self.last_sign_of_life
-        if self.state != self.State.RUNNING or last is None:
-            return False
-        return (timezone.now() - last).total_seconds() > settings.KB_IMPORT_STALL_SECONDS
+    def progress(self) -> tuple[int, int]:
+        return self.bytes_done, self.size

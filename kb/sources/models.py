@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.utils import timezone
 
-from kb.records.models import ErrorRecord
+from kb.records.models import BackgroundJob, ErrorRecord
 from kb.sources.readers import SourceError
 from kb.sources.readers.index import parse_spec
 
@@ -138,7 +135,7 @@ class Source(models.Model):
             raise ValidationError({"revision": "A revision never starts with '-'."})
 
 
-class LearnJob(models.Model):
+class LearnJob(BackgroundJob, models.Model):
     """One learn of a source: its progress while the task runs, then what it did. The task
     (``kb.sources.tasks.run_learn``) may run in another process, so everything it needs and
     everything it reports lives here."""
@@ -182,30 +179,8 @@ class LearnJob(models.Model):
     def __str__(self) -> str:
         return f"learn of {self.source.repo} ({self.get_state_display()})"
 
-    @property
-    def percent(self) -> int:
-        if self.state == self.State.DONE:
-            return 100
-        if not self.files_total:
-            return 0
-        return min(99, int(self.files_read * 100 / self.files_total))
-
-    @property
-    def finished(self) -> bool:
-        return self.state in {self.State.DONE, self.State.FAILED}
-
-    @property
-    def last_sign_of_life(self) -> datetime | None:
-        return self.heartbeat_at or self.started_at
-
-    @property
-    def stalled(self) -> bool:
-        """Running, but silent for ``KB_IMPORT_STALL_SECONDS`` (the import jobs' setting):
-        the process running it has most likely stopped."""
-        last = self.last_sign_of_life
-        if self.state != self.State.RUNNING or last is None:
-            return False
-        return (timezone.now() - last).total_seconds() > settings.KB_IMPORT_STALL_SECONDS
+    def progress(self) -> tuple[int, int]:
+        return self.files_read, self.files_total
 
 
 class LearnedSite(models.Model):
