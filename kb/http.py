@@ -304,7 +304,7 @@ def check_body(request: HttpRequest) -> None:
 
 # --- JSON nesting --------------------------------------------------------------------
 # Python's json parser recurses once per level, so a body of ``[`` repeated fails with
-# RecursionError deep inside whoever parses it. Every JSON body is measured here first
+# RecursionError deep inside whoever parses it. Every JSON body's depth is read here first
 # (``kb.ops.middleware``, before anything parses it), in C-speed steps: strings cut out,
 # the brackets left summed.
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)

@@ -224,7 +224,7 @@ class CostCharge:
 
     Why after, and by CPU: what a report costs depends on its text far more than on its
     size (a line of addresses or numbers costs the redaction many times a line of words),
-    and on the redaction rules, which grow; the measured time follows both. The body's
+    and on the redaction rules, which grow; the CPU time it took follows both. The body's
     units still count first, so a client past its budget is refused before any work. The
     price: a request that happens to do a process's shared work (the first to load a new
     matcher, for a report's nearest records) pays for it, at most the budget, once."""
