@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from logs_data import make_mixed_log  # noqa: E402 - beside this file
-from matcher_data import load_specs  # noqa: E402
+from matcher_data import load_specs, raw_scan  # noqa: E402
 
 from kb.engine import Matcher  # noqa: E402
 
@@ -55,17 +55,6 @@ STAGES = {
     "context": ("kb/engine/evidence.py", "read_context"),
     "rank and report": ("kb/engine/matcher.py", "_report"),
 }
-
-
-def raw_scan(m: Matcher, data: bytes) -> None:
-    """Ids-only Hyperscan scan of every shard: no Python work per hit beyond a no-op."""
-
-    def noop(*_a: object) -> None:
-        return None
-
-    for sh in m._shards:
-        if sh.db is not None:
-            sh.db.scan(data, match_event_handler=noop, scratch=sh._scratch())
 
 
 def cpu_median(func, values: int = VALUES) -> float:

@@ -45,7 +45,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import timing  # noqa: E402 - beside this file, found through the line above
-from matcher_data import load_specs, make_lines, make_log, synthesise  # noqa: E402
+from matcher_data import (  # noqa: E402
+    load_specs,
+    make_lines,
+    make_log,
+    raw_scan,
+    synthesise,
+)
 
 from kb.engine import Matcher, PatternSpec, cache  # noqa: E402
 from kb.engine.matcher import SHARD_SIZE  # noqa: E402
@@ -58,17 +64,6 @@ RESULTS = REPO / "benchmarks" / "results"
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def raw_scan(m: Matcher, data: bytes) -> None:
-    """Ids-only Hyperscan scan of every shard: no Python work per hit beyond a no-op."""
-
-    def noop(*_a: object) -> None:
-        return None
-
-    for sh in m._shards:
-        if sh.db is not None:
-            sh.db.scan(data, match_event_handler=noop, scratch=sh._scratch())
 
 
 class Timings:

@@ -14,7 +14,7 @@ import random
 import re
 from pathlib import Path
 
-from kb.engine import PatternSpec
+from kb.engine import Matcher, PatternSpec
 from kb.engine.patterns import parse_template
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,3 +122,14 @@ def make_log(specs: list[PatternSpec], mb: float, seed: int = 5) -> str:
         size += len(line) + 1
         i += 1
     return "\n".join(out)
+
+
+def raw_scan(m: Matcher, data: bytes) -> None:
+    """Ids-only Hyperscan scan of every shard: no Python work per hit beyond a no-op."""
+
+    def noop(*_a: object) -> None:
+        return None
+
+    for sh in m._shards:
+        if sh.db is not None:
+            sh.db.scan(data, match_event_handler=noop, scratch=sh._scratch())
