@@ -24,6 +24,20 @@ logger = logging.getLogger(__name__)
 __all__ = ["enqueue_learn", "execute_learn", "run_learn"]
 
 
+def _counts(result: LearnResult) -> dict[str, Any]:
+    """What a job's page shows of a learn under way, as its row stores it (kept as it is
+    when the learn finishes, beside the totals only the end knows)."""
+    return {
+        "revision": result.revision[:200],
+        "since": result.since[:200],
+        "files_total": result.files_total,
+        "files_read": result.files_read,
+        "files_skipped": result.files_skipped,
+        "sites": result.sites,
+        "errors": result.errors,
+    }
+
+
 def _fail(job: LearnJob, message: str) -> None:
     now = timezone.now()
     LearnJob.objects.filter(pk=job.pk).update(
@@ -46,16 +60,7 @@ def execute_learn(
     Source.objects.filter(pk=job.source_id).update(state=Source.State.LEARNING)
 
     def progress(result: LearnResult) -> None:
-        LearnJob.objects.filter(pk=job.pk).update(
-            revision=result.revision[:200],
-            since=result.since[:200],
-            files_total=result.files_total,
-            files_read=result.files_read,
-            files_skipped=result.files_skipped,
-            sites=result.sites,
-            errors=result.errors,
-            heartbeat_at=timezone.now(),
-        )
+        LearnJob.objects.filter(pk=job.pk).update(**_counts(result), heartbeat_at=timezone.now())
         if show:
             show(result)
 
@@ -70,17 +75,11 @@ def execute_learn(
     else:
         LearnJob.objects.filter(pk=job.pk).update(
             state=LearnJob.State.DONE,
-            revision=result.revision[:200],
-            since=result.since[:200],
-            files_total=result.files_total,
-            files_read=result.files_read,
-            files_skipped=result.files_skipped,
-            sites=result.sites,
+            **_counts(result),
             created=result.created,
             updated=result.updated,
             unchanged=result.unchanged,
             gone=result.gone,
-            errors=result.errors,
             report=result.as_json(),
             finished_at=timezone.now(),
         )
