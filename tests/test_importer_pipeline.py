@@ -180,6 +180,7 @@ def test_a_changed_field_is_seen_whatever_its_kind() -> None:
         "int": 7,
         "list": ["other"],
         "datetime": "2031-02-03T04:05:06.789Z",
+        "history": {"wordings": [{"message": "an older wording", "pattern": "older"}]},
     }
     for field in FIELDS:
         if field.key in {"id", "contentChangedAt"}:

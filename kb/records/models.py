@@ -245,6 +245,32 @@ class ErrorRecord(models.Model):
     type_guard = models.TextField(null=True, blank=True)
     try_catch_pattern = models.TextField(null=True, blank=True)
 
+    # --- release history: learned from a source's releases, never edited by hand -------
+    # Equality lookups on repo with the release names use kb_record_release.
+    first_release = models.CharField(
+        max_length=100, null=True, blank=True, help_text="The first release whose code has it."
+    )
+    last_release = models.CharField(
+        max_length=100, null=True, blank=True, help_text="The last release whose code has it."
+    )
+    removed_in = models.CharField(
+        max_length=100,
+        null=True,
+        blank=True,
+        help_text="The first release without it (empty: still in the code).",
+    )
+    release_history = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Its wordings, locations and commits across releases "
+        "(the dataset key ``releaseHistory``: kb.records.schema).",
+    )
+    retired_wordings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Patterns of older wordings a curator retired: no longer matched.",
+    )
+
     # --- curation and matching state ---------------------------------------------------
     # Equality lookups on status use the leading column of kb_record_active (and, for
     # lists, of kb_record_listing).
@@ -271,9 +297,11 @@ class ErrorRecord(models.Model):
     # ``source_code`` is not versioned: it is provenance (never curated, kept as it is on a
     # revert), fixed by the versioned ``github_url``/``analyzed_sha``/``file_path`` and
     # line range, and it is most of a record's bytes: copied into every history row it
-    # would double what an import writes.
+    # would double what an import writes. ``release_history`` likewise: it comes from the code's
+    # releases, and its release names (versioned) say when it changed.
     history = HistoricalRecords(
-        excluded_fields=["revision", "updated_at", "source_code"], no_db_index=HISTORY_UNINDEXED
+        excluded_fields=["revision", "updated_at", "source_code", "release_history"],
+        no_db_index=HISTORY_UNINDEXED,
     )
     objects = ErrorRecordManager.from_queryset(ErrorRecordQuerySet)()
 
@@ -296,6 +324,11 @@ class ErrorRecord(models.Model):
             models.Index(fields=["repo", "slug", "id"], name="kb_record_order"),
             # "Raised in the same file" on the record page.
             models.Index(fields=["repo", "file_path", "line_number"], name="kb_record_file"),
+            # "Errors that exist in release R": a repository's release names, then its
+            # records whose range covers them.
+            models.Index(
+                fields=["repo", "first_release", "last_release"], name="kb_record_release"
+            ),
             # "Same error class" on the record page: a class's first rows in slug order,
             # instead of every row of the repository or of the class, then a sort.
             models.Index(fields=["repo", "error_class", "slug"], name="kb_record_class"),

@@ -23,6 +23,9 @@ class Field:
     required: bool = True
     max_length: int | None = None
     curatable: bool = True  # may a curator edit it (provenance fields may not)
+    # Added after the first dataset version: may be absent from a line (an older file), and
+    # is left out of an exported line while it holds nothing, so older files round-trip.
+    optional: bool = False
 
 
 FIELDS: tuple[Field, ...] = (
@@ -59,11 +62,30 @@ FIELDS: tuple[Field, ...] = (
     Field("analyzedAt", "analyzed_at", "datetime", nullable=True, curatable=False),
     Field("contentChangedAt", "content_changed_at", "datetime", nullable=True, curatable=False),
     Field("schemaVersion", "schema_version", "int", curatable=False),
-)
+    # Release history, learned from a source's releases (docs/sources.md, "Releases"):
+    # the first and last release whose code has the site, the first release without it,
+    # and ``releaseHistory`` (its shape: at ``HISTORY_LIMITS``). A curator cannot edit them; a
+    # curator can retire a wording that misleads (``retiredWordings``, its patterns).
+    Field("firstRelease", "first_release", "str", nullable=True, max_length=100,
+          curatable=False, optional=True),
+    Field("lastRelease", "last_release", "str", nullable=True, max_length=100,
+          curatable=False, optional=True),
+    Field("removedIn", "removed_in", "str", nullable=True, max_length=100,
+          curatable=False, optional=True),
+    Field("releaseHistory", "release_history", "history", nullable=True, curatable=False,
+          optional=True),
+    Field("retiredWordings", "retired_wordings", "list", optional=True),
+)  # fmt: skip
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
 BY_ATTR: dict[str, Field] = {f.attr: f for f in FIELDS}
-# Fields whose change can change what the matcher compiles.
-MATCH_ATTRS = frozenset({"message_pattern", "error_message", "status", "disabled_reason"})
+# Fields whose change can change what the matcher compiles (``release_history`` holds the older
+# wordings it compiles beside the record's own pattern).
+MATCH_ATTRS = frozenset(
+    {"message_pattern", "error_message", "status", "disabled_reason", "release_history",
+     "retired_wordings"}
+)  # fmt: skip
+# The optional fields, in model terms: absent from an incoming line, they keep what is stored.
+OPTIONAL_ATTRS = frozenset(f.attr for f in FIELDS if f.optional)
 # Fields a re-import compares, in model terms (everything the dataset carries).
 CONTENT_ATTRS: tuple[str, ...] = tuple(f.attr for f in FIELDS if f.key != "id")
 MAX_INT = 2**63 - 1
@@ -192,15 +214,108 @@ def _datetime_checker(field: Field) -> Checker:
     return check
 
 
+#: The shape of ``releaseHistory``, every key optional:
+#:
+#: - ``introducedBy`` / ``lastChangedBy``: the commit that added the message and the one
+#:   that last changed it, each a ``COMMIT`` object;
+#: - ``wordings``: every message template the site had, oldest first, each
+#:   ``{"message", "pattern", "firstRelease", "lastRelease", "introducedBy",
+#:   "lastChangedBy"}`` (the wording whose ``pattern`` is the record's ``messagePattern``
+#:   is the current one; the others are aliases the matcher compiles beside it);
+#: - ``locations``: where the site was, release range by release range, oldest first,
+#:   each ``{"path", "line", "firstRelease", "lastRelease"}`` (what a traceback's file and
+#:   line numbers are compared with).
+#:
+#: A ``COMMIT`` is ``{"sha", "subject", "date", "url"}`` (``url`` optional). Unknown keys
+#: are kept (a newer file), checked only as JSON.
+HISTORY_LIMITS = {"wordings": 500, "locations": 5000}
+_COMMIT_KEYS = {"sha": 64, "subject": 500, "date": 40, "url": 1000}
+_WORDING_TEXT = {"message": None, "pattern": None, "firstRelease": 100, "lastRelease": 100}
+_LOCATION_TEXT = {"path": 500, "firstRelease": 100, "lastRelease": 100}
+
+
+def _check_short(key: str, name: str, value: Any, limit: int | None, *, null: bool) -> None:
+    if value is None and null:
+        return
+    if not isinstance(value, str):
+        raise FieldError(key, f"{name} must be a string")
+    _check_text(key, value)
+    if limit is not None and len(value) > limit:
+        raise FieldError(key, f"{name} is longer than {limit} characters")
+
+
+def _check_commit(key: str, name: str, value: Any) -> None:
+    if value is None:
+        return
+    if type(value) is not dict:
+        raise FieldError(key, f"{name} must be an object or null")
+    for part, limit in _COMMIT_KEYS.items():
+        if part in value:
+            _check_short(key, f"{name}.{part}", value[part], limit, null=part == "url")
+        elif part != "url":
+            raise FieldError(key, f"{name}.{part} is missing")
+
+
+def _check_items(key: str, name: str, items: Any, check: Callable[[str, Any], None]) -> None:
+    if not isinstance(items, list):
+        raise FieldError(key, f"{name} must be a list")
+    if len(items) > HISTORY_LIMITS[name]:
+        raise FieldError(key, f"{name} has more than {HISTORY_LIMITS[name]} items")
+    for index, item in enumerate(items):
+        where = f"{name}[{index}]"
+        if type(item) is not dict:
+            raise FieldError(key, f"{where} must be an object")
+        check(where, item)
+
+
+def _history_checker(field: Field) -> Checker:
+    key = field.key
+
+    def wording(where: str, item: dict[str, Any]) -> None:
+        for part, limit in _WORDING_TEXT.items():
+            required = part in {"message", "pattern"}
+            if part not in item and required:
+                raise FieldError(key, f"{where}.{part} is missing")
+            if part in item:
+                _check_short(key, f"{where}.{part}", item[part], limit, null=not required)
+        if "pattern" in item and not item["pattern"].strip():
+            raise FieldError(key, f"{where}.pattern must not be empty")
+        for part in ("introducedBy", "lastChangedBy"):
+            _check_commit(key, f"{where}.{part}", item.get(part))
+
+    def location(where: str, item: dict[str, Any]) -> None:
+        for part, limit in _LOCATION_TEXT.items():
+            if part in item or part == "path":
+                _check_short(key, f"{where}.{part}", item.get(part), limit, null=part != "path")
+        line = item.get("line")
+        if isinstance(line, bool) or not isinstance(line, int) or not 0 <= line <= MAX_INT_COLUMN:
+            raise FieldError(key, f"{where}.line must be a line number")
+
+    def check(value: Any) -> Any:
+        if type(value) is not dict:
+            raise FieldError(key, "must be an object or null")
+        _check_json_value(key, value)
+        for part in ("introducedBy", "lastChangedBy"):
+            _check_commit(key, part, value.get(part))
+        if "wordings" in value:
+            _check_items(key, "wordings", value["wordings"], wording)
+        if "locations" in value:
+            _check_items(key, "locations", value["locations"], location)
+        return value
+
+    return check
+
+
 _MAKERS = {
     "str": _str_checker,
     "int": _int_checker,
     "list": _list_checker,
     "datetime": _datetime_checker,
+    "history": _history_checker,
 }
 CHECKERS: dict[str, Checker] = {f.key: _checker(f, _MAKERS[f.kind](f)) for f in FIELDS}
 _PLAN: tuple[tuple[str, str, bool, Checker], ...] = tuple(
-    (f.key, f.attr, f.required, CHECKERS[f.key]) for f in FIELDS
+    (f.key, f.attr, f.required and not f.optional, CHECKERS[f.key]) for f in FIELDS
 )
 
 
@@ -271,8 +386,14 @@ def to_dataset_value(field: Field, value: Any) -> Any:
 
 
 def record_to_dataset(record: Any) -> dict[str, Any]:
-    """A model instance (or anything with the attributes) as the dataset's record object."""
-    out = {f.key: to_dataset_value(f, getattr(record, f.attr)) for f in FIELDS}
+    """A model instance (or anything with the attributes) as the dataset's record object
+    (an optional field only when it holds something)."""
+    out = {}
+    for f in FIELDS:
+        value = to_dataset_value(f, getattr(record, f.attr))
+        if f.optional and not value:
+            continue
+        out[f.key] = value
     out.update(record.extra or {})
     return out
 

@@ -264,6 +264,8 @@ def validate_record(
     """
     errors: dict[str, list[str]] = {}
     for field in FIELDS:
+        if field.optional and not hasattr(record, field.attr):
+            continue  # parsed from a line that leaves it out
         try:
             value = getattr(record, field.attr)
             if field.kind == "datetime":

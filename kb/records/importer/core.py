@@ -22,7 +22,7 @@ from kb.records.importer.parsing import Incoming, Parser
 from kb.records.importer.report import MAX_REPORTED_ERRORS, ImportReport
 from kb.records.importer.rows import RowWriter
 from kb.records.models import ErrorRecord, Status, next_revision
-from kb.records.schema import BY_ATTR, CONTENT_ATTRS, to_dataset_value
+from kb.records.schema import BY_ATTR, CONTENT_ATTRS, OPTIONAL_ATTRS, to_dataset_value
 from kb.records.signals import records_published
 
 BATCH_SIZE = 2000
@@ -39,8 +39,11 @@ class AtomicImportFailed(Exception):
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Equal as the dataset sees them (datetimes compared at the dataset's precision)."""
+    """Equal as the dataset sees them (datetimes compared at the dataset's precision); an
+    optional field ``a`` does not carry is not compared (``a`` keeps ``b``'s)."""
     for attr in COMPARED_ATTRS:
+        if attr in OPTIONAL_ATTRS and attr not in a:
+            continue
         x, y = a.get(attr), b.get(attr)
         if x != y and not (
             attr in BY_ATTR
@@ -71,6 +74,9 @@ class _Importer:
         """The row of a record not stored yet: the model's defaults under the parsed attrs."""
         row = {**self.defaults, **attrs, "status": self.new_status}
         row["curated_fields"], row["conflicts"] = [], {}
+        if "retired_wordings" not in row:  # optional JSON fields an older file leaves out
+            row["retired_wordings"] = []
+        row.setdefault("release_history", None)
         return row
 
     def apply(self, batch: list[Incoming]) -> None:
@@ -169,6 +175,8 @@ class _Importer:
         curated = set(current["curated_fields"] or [])
         conflicts = dict(current["conflicts"] or {})
         for attr in COMPARED_ATTRS:
+            if attr in OPTIONAL_ATTRS and attr not in attrs:
+                continue  # an older file: what is stored stands
             field = BY_ATTR.get(attr)
             key = field.key if field else attr
             if key not in curated:

@@ -38,6 +38,7 @@ from django.db import connection, models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
 from kb.records.models import ErrorRecord, RecordTag, Tag
+from kb.records.schema import OPTIONAL_ATTRS
 from kb.records.search_index import search_index_deferred
 
 Converter = Callable[[Any], Any]
@@ -228,6 +229,11 @@ class RowWriter:
         )
         self._compared_convert = [self.records.convert[i] for i in at]
         by_attname = {f.attname: f for f in ErrorRecord._meta.concrete_fields}
+        # An optional field an incoming line leaves out compares as its default: equal for
+        # a record that never had it, so such records keep the cheap path.
+        self._absent_as = {
+            a: by_attname[a].get_default() for a in self.compared if a in OPTIONAL_ATTRS
+        }
         self._compared_columns = [
             (self.records.columns[i], self.records.convert[i], by_attname[a].get_internal_type())
             for i, a in zip(at, self.compared, strict=False)
@@ -270,6 +276,8 @@ class RowWriter:
         for a stored record that is equal."""
         if not self.raw_keys:
             return None  # ``stored`` has no raw form to compare it with
+        if self._absent_as and not self._absent_as.keys() <= values.keys():
+            values = {**self._absent_as, **values}
         return tuple(
             v if conv is None or v is None else conv(v)
             for v, conv in zip(self._compared_values(values), self._compared_convert, strict=True)
