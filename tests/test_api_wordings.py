@@ -136,3 +136,18 @@ def test_a_bad_older_wording_is_left_out_and_logged(
         data = api(client, R.NO_ROW_OLD)
     assert [m["record_id"] for m in data["matches"]] == [line["record"]["id"]]
     assert any("older wording(s) not compiled" in r.getMessage() for r in caplog.records)
+
+
+def test_the_report_formats_say_the_older_wording_and_the_fit(no_row: str, tmp_path: Path) -> None:
+    log = tmp_path / "trace.log"
+    log.write_text(R.py_trace(3293), encoding="utf-8")
+    said = {}
+    for fmt in ("text", "markdown", "github"):
+        out = io.StringIO()
+        call_command("match", str(log), "--format", fmt, stdout=out)
+        said[fmt] = out.getvalue()
+    assert "How releases 1.3.0\u20131.3.24 word this error; since 1.4.0 it reads: " in said["text"]
+    assert "line numbers fit releases 1.3.18\u20131.3.24" in said["text"]
+    assert "How releases 1\\.3\\.0\u20131\\.3\\.24 word this error" in said["markdown"]
+    assert "fit releases 1\\.3\\.18\u20131\\.3\\.24" in said["markdown"]
+    assert "How releases 1.3.0\u20131.3.24 word this error" in said["github"]

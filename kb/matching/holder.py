@@ -371,22 +371,19 @@ class MatcherHolder:
 
     def releases(self, keys: Iterable[str]) -> dict[str, ReleaseFacts]:
         """What the paste's frames and version strings are compared with, for the
-        records ``keys`` that were learned from releases (read once per revision)."""
+        records ``keys`` that were learned from releases: from the records shown anyway
+        (no query of its own), each made once per revision."""
         if self._releases_revision != self._revision or len(self._releases) > SHOWN_LIMIT:
             self._releases = {}
             self._releases_revision = self._revision
         known = self._releases
+        keys = list(keys)
         missing = [k for k in keys if k not in known]
         if missing:
-            known.update(dict.fromkeys(missing))
-            rows = (
-                ErrorRecord.objects.filter(pk__in=missing, release_history__isnull=False)
-                .order_by()
-                .values_list("id", "repo", "message_pattern", "release_history", "first_release",
-                             "last_release")
-            )  # fmt: skip
-            for key, repo, own, history, first, last in rows:
-                known[key] = release_facts(repo, own, history, first, last)
+            for k, r in self.records(missing).items():
+                known[k] = release_facts(
+                    r.repo, r.message_pattern, r.release_history, r.first_release, r.last_release
+                )
         return {k: f for k in keys if (f := known.get(k)) is not None}
 
     def get(self) -> Matcher:
