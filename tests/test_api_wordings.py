@@ -102,11 +102,19 @@ def test_a_java_trace_ranks_the_record_whose_wording_its_release_printed(
 
 
 def test_a_retired_wording_is_no_longer_matched(client: Client) -> None:
-    line = R.no_row_line(retiredWordings=[r"No row was found for one\(\)"])
-    assert import_lines(line).rejected == 0
+    kept = R.no_row_line()
+    retired = R.no_row_line(retiredWordings=[r"No row was found for one\(\)"])
+    assert import_lines(kept, retired).rejected == 0
     holder.reset()
     data = api(client, f"NoResultFound: {R.NO_ROW_OLD}")
-    assert data["matches"] == []
+    assert [(m["record_id"], m["same_message"]) for m in data["matches"]] == [
+        (kept["record"]["id"], [])
+    ]
+    data = api(client, f"NoResultFound: {R.NO_ROW_NEW}")  # its own wording still matches
+    assert {data["matches"][0]["record_id"], *data["matches"][0]["same_message"]} == {
+        kept["record"]["id"],
+        retired["record"]["id"],
+    }
 
 
 def test_retiring_a_wording_reaches_the_running_matcher(client: Client, no_row: str) -> None:
