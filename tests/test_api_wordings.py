@@ -159,3 +159,29 @@ def test_the_report_formats_say_the_older_wording_and_the_fit(no_row: str, tmp_p
     assert "How releases 1\\.3\\.0\u20131\\.3\\.24 word this error" in said["markdown"]
     assert "fit releases 1\\.3\\.18\u20131\\.3\\.24" in said["markdown"]
     assert "How releases 1.3.0\u20131.3.24 word this error" in said["github"]
+
+
+def test_the_card_escapes_an_older_wording_and_the_pasted_frame(client: Client) -> None:
+    hostile = "No <img src=x onerror=alert(1)> row for one()"
+    line = R.no_row_line()
+    wordings = line["record"]["releaseHistory"]["wordings"]
+    wordings[0] = {
+        **wordings[0],
+        "message": hostile,
+        "pattern": r"No <img src=x onerror=alert\(1\)> row for one\(\)",
+    }
+    line["record"]["errorMessage"] = "No row <script>alert(2)</script> when one was required"
+    assert import_lines(line).rejected == 0
+    holder.reset()
+    paste = (
+        '  File "/x<img onerror=alert(3)>/sqlalchemy/orm/query.py", line 3293, in one\n'
+        "NoResultFound: No <img src=x onerror=alert(1)> row for one()\n"
+    )
+    html = client.post("/match/", {"text": paste}, headers={"HX-Request": "true"}).content.decode()
+    assert "data-wording" in html
+    assert "data-fit" in html
+    assert "<img src=x" not in html
+    assert "<script>alert(2)" not in html
+    assert "<img onerror" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "&lt;img onerror=alert(3)&gt;" in html
