@@ -40,7 +40,7 @@ _GO_FRAME = re.compile(r"^[ \t]+(\S{1,400}\.go):(\d{1,7})\b", re.MULTILINE)
 _VERSION_AFTER = re.compile(
     r"(?:[ \t]{0,3}(?:==|[=:/@-])?[ \t]{0,3})(?:version[ \t]{1,3})?v?"
     r"(\d{1,5}(?:\.\d{1,6}){1,3}(?:(?:[-.]?(?:rc|a|b|alpha|beta|dev|post)\.?\d{0,4}))?)"
-    r"(?![\w.])",
+    r"(?!\w|\.\d|/)",  # a full stop may follow; another part or a path may not
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"[/\\]+")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kb.engine import Matcher, PatternSpec
-from kb.engine.releases import Location, ReleaseFacts
+from kb.engine.releases import Location, ReleaseFacts, fit_of
 from kb.engine.types import Wording
 
 
@@ -296,3 +296,37 @@ def test_a_java_traces_line_numbers_rank_the_wording_of_that_release_first(m: Ma
     # a line of a release whose wording was the new one contradicts the old wording
     rep = m.match(JAVA.format(line=790), releases=releases)
     assert rep.answers[0].key == NODE
+
+
+DJANGO = ReleaseFacts("django", vkey, {"x": ("3.0.0", "3.2.25")})
+
+
+@pytest.mark.parametrize(
+    ("log", "version"),
+    [
+        ("Django version 3.2.5, using settings 'mysite.settings'", "3.2.5"),
+        ("Running on django==3.2.5.", "3.2.5"),
+        ("pip: Successfully installed Django-3.2.5 asgiref-3.4.1", "3.2.5"),
+        ("the SQL said django 3.2.5 and then 3.2.5 again (Django 3.2.5)", "3.2.5"),
+        ("django-3.2.5", "3.2.5"),
+    ],
+)
+def test_a_version_string_names_the_release(log: str, version: str) -> None:
+    fit = fit_of(log, [], DJANGO)
+    assert fit is not None
+    assert (fit.ranges, fit.how) == (((version, version),), "version")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Django version 3.2.5 upgraded to Django version 4.0.1",  # which one? no claim
+        "mydjango 3.2.5",  # another name that ends with it
+        "django_3.2.5",  # not how a version is written after a name
+        "django/3.2/5 and django.3.2.5",  # path parts, module parts
+        "Django version 3.2.5.1.7",  # no release has this many parts: not read
+        "Django is at version three",
+    ],
+)
+def test_no_version_is_claimed_from_what_is_not_one(log: str) -> None:
+    assert fit_of(log, [], DJANGO) is None
