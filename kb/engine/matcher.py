@@ -403,11 +403,14 @@ class Matcher(cache.Serialised):
         if delta is not None:
             patterns.extend(delta.data.patterns)
         aliases: dict[int, dict[str, Wording]] = {}
+        names: dict[str, str] = {}  # one string per release name, however many aliases
         for pid, k, message, first, last in plain.get("aliases", []):
             if type(pid) is not int or not 0 <= pid < n or k not in keys[pid]:
                 raise ValueError(f"alias {pid!r} of {k!r} out of range")
-            w = Wording(patterns[pid], str(message), str(first), str(last))
-            aliases.setdefault(pid, {})[str(k)] = w
+            key = keys[pid][keys[pid].index(k)]  # the key string the pattern holds already
+            first = names.setdefault(str(first), str(first))
+            last = names.setdefault(str(last), str(last))
+            aliases.setdefault(pid, {})[key] = Wording(patterns[pid], str(message), first, last)
         return cls(shards, keys, messages, delta, similar, stats, aliases=aliases)
 
     # ------------------------------------------------------------------ introspection
