@@ -111,6 +111,7 @@ def build_report(
         os_, oe = spans[i]
         oline = norm.line_of(os_)
         ks, w = judged.get(c.pid, (keys[c.pid], None))
+        wording = wording_of(c.pid, ks[0]) if wording_of is not None else None
         reason = _reason(c, pos, len(ranked), oline)
         if i in lost:
             reason += "; an alternative reading of the text of a better match"
@@ -128,11 +129,18 @@ def build_report(
             kind=c.kind,
             evidence=(*(w.notes if w is not None else ()), *((QUOTED_ONLY,) if c.quoted else ())),
             diff=(
-                _diff(messages, ks[0], norm.text, c.start, c.end)
+                # a partial reading of an older wording differs from that wording
+                _diff(
+                    {ks[0]: wording.message} if wording else messages,
+                    ks[0],
+                    norm.text,
+                    c.start,
+                    c.end,
+                )
                 if c.kind != "exact" and i not in lost  # a card's title says it
                 else None
             ),
-            wording=wording_of(c.pid, ks[0]) if wording_of is not None else None,
+            wording=wording,
             fit=fits.get(ks[0]),
         )
     matches = [built[i] for i in ranked]
