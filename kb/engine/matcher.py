@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Collection, Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -68,6 +69,15 @@ SHARD_SIZE = 50_000  # patterns per shard: every shard is scanned separately, so
 # shards scan faster; compile time (superlinear) caps the size. Edits never recompile a
 # shard: they go to the delta (`with_changes`).
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
+
+
+ALIAS_MARK = "\x1f"  # joins a record key and an alias pattern: the alias's key in the
+# similarity index (record ids never hold it)
+
+
+def alias_entry(key: str, pattern: str) -> str:
+    """The similarity index's key for the older wording ``pattern`` of record ``key``."""
+    return f"{key}{ALIAS_MARK}{pattern}"
 
 
 def _shard_of(pattern: str, n_shards: int) -> int:
@@ -134,6 +144,7 @@ class Matcher(cache.Serialised):
         for sh in [*shards, *([delta] if delta else [])]:
             for local, why in sh.data.refused.items():
                 self._refused[sh.base + local] = why
+        self._alias_pid: dict[str, int] | None = None  # alias_entry -> pattern id, lazily
         self._re2_ids = {
             sh.base + i for sh in [*shards, *([delta] if delta else [])] for i in sh.data.re2_local
         }
@@ -213,7 +224,12 @@ class Matcher(cache.Serialised):
                     if p in alias_of:
                         aliases[len(keys) + local] = alias_of[p]
             keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
-        similar = similarity_index(messages) if with_similarity else None
+        similar = None
+        if with_similarity:  # older wordings too: a cut-off or reworded old paste is found
+            olds = {
+                alias_entry(k, w.pattern): w.message for d in aliases.values() for k, w in d.items()
+            }
+            similar = similarity_index({**messages, **olds} if olds else messages)
         stats: dict[str, Stat] = {
             "patterns": len(by_pattern),
             "records": len(messages),
@@ -319,9 +335,11 @@ class Matcher(cache.Serialised):
                 for k in delta_keys[p]:
                     if k not in held:
                         key_pid[k] = n_base + i
-        similar = EditedSimilarity.apply(
-            self._similar, {s.key: s.message for s in changed}, set(removed)
-        )
+        edited = {s.key: s.message for s in changed}
+        for s in changed:
+            for w in s.alias_list():
+                edited[alias_entry(s.key, w.pattern)] = w.message
+        similar = EditedSimilarity.apply(self._similar, edited, set(removed))
         stats = dict(self.stats)
         stats["delta_patterns"] = len(delta_keys)
         stats["with_changes_s"] = round(time.perf_counter() - t0, 4)
@@ -344,6 +362,18 @@ class Matcher(cache.Serialised):
         """The older wording of ``key`` that pattern ``pid`` is, or None (its own)."""
         held = self._aliases.get(pid)
         return None if held is None else held.get(key)
+
+    def _entry_pid(self) -> Mapping[str, int]:
+        """Record keys and older wordings' similarity entries -> their pattern ids."""
+        if not self._aliases:
+            return self._key_pid
+        if self._alias_pid is None:
+            self._alias_pid = {
+                alias_entry(k, self._patterns[pid]): pid
+                for pid, by_key in self._aliases.items()
+                for k in by_key
+            }
+        return ChainMap(self._key_pid, self._alias_pid)
 
     def _alias_only(self, pid: int) -> bool:
         held = self._aliases.get(pid)
@@ -536,8 +566,10 @@ class Matcher(cache.Serialised):
         sim_hits: list = []
         if not sure:
             extra, sim_hits = fallback(
-                ntext, notes, self._similar, self._key_pid, self._keys, self._analysis
+                ntext, notes, self._similar, self._entry_pid(), self._keys, self._analysis
             )
+            if self._aliases:  # an older wording's entry suggests its record
+                sim_hits = [(k.split(ALIAS_MARK, 1)[0], *rest) for k, *rest in sim_hits]
             merged = {c.pid: c for c in cands}
             self._mark_aliases(extra)
             for c in extra:  # keep the better reading of each pattern

@@ -154,6 +154,15 @@ def build_report(
         key = keys[c.pid][0]
         diff = _diff(messages, key, norm.text, c.start, c.end)
         suggestions.append(Suggestion(key, sim, reason, oline, diff))
+    if wording_of is not None:  # a record read in two wordings: one entry, its best
+        matched = {m.key for m in matches}
+        top: dict[str, Suggestion] = {}
+        for sg in suggestions:
+            if sg.key not in matched and (
+                sg.key not in top or sg.similarity > top[sg.key].similarity
+            ):
+                top[sg.key] = sg
+        suggestions = list(top.values())
     seen = {s.key for s in suggestions} | {m.key for m in matches}
     for key, score, why, (ls, le) in sim_hits:
         if key not in seen and not matches:

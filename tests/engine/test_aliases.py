@@ -351,3 +351,20 @@ def test_a_partial_reading_of_an_older_wording_is_diffed_against_that_wording(
     assert match.partial
     assert match.wording == URL_SPEC.aliases[0]
     assert match.diff is None or match.diff.changes == ()
+
+
+def test_a_cut_off_older_wording_is_found_through_its_own_message(m: Matcher) -> None:
+    # the paste stops at the end of the message's fixed text, before its value: only the
+    # similarity of the older wording's message leads to confirming it
+    rep = m.match("sqlalchemy.exc.ArgumentError: Could not parse rfc1738 URL from string")
+    (match,) = rep.matches
+    assert (match.key, match.kind) == (URL, "truncated")
+    assert match.wording == URL_SPEC.aliases[0]
+    assert rep.suggestions == []  # the record is the answer, not also a suggestion
+
+
+def test_a_cut_off_older_wording_edited_in_is_found_too(m: Matcher) -> None:
+    plain = PatternSpec(URL, URL_SPEC.pattern, URL_SPEC.message)
+    m2 = Matcher.build([plain], with_similarity=True).with_changes([URL_SPEC], [])
+    rep = m2.match("ArgumentError: Could not parse rfc1738 URL from string")
+    assert [(x.key, x.wording) for x in rep.matches] == [(URL, URL_SPEC.aliases[0])]
