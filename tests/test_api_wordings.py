@@ -185,3 +185,22 @@ def test_the_card_escapes_an_older_wording_and_the_pasted_frame(client: Client) 
     assert "<img onerror" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "&lt;img onerror=alert(3)&gt;" in html
+
+
+def test_a_bad_older_wording_that_arrives_in_a_change_is_logged(
+    client: Client, no_row: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert api(client, R.NO_ROW_NEW)["matches"]  # the matcher is built
+    line = R.no_row_line()
+    line["record"]["id"] = no_row
+    line["record"]["slug"] = ErrorRecord.objects.get(pk=no_row).slug
+    line["record"]["releaseHistory"]["wordings"].insert(
+        0,
+        {"message": "x", "pattern": "No row (?P<a>x) (?P=a) found", "firstRelease": "0.9.0",
+         "lastRelease": "0.9.9"},
+    )  # fmt: skip
+    assert import_lines(line).rejected == 0
+    holder.expire()
+    with caplog.at_level(logging.WARNING, logger="kb.matching.holder"):
+        assert api(client, R.NO_ROW_OLD)["matches"][0]["record_id"] == no_row
+    assert any(no_row in r.getMessage() for r in caplog.records)

@@ -463,6 +463,7 @@ class MatcherHolder:
         vanished, missing = _reconcile(self._matcher, gone, {s.key for s in live})
         live += missing
         self._matcher = self._matcher.with_changes(live, gone | vanished)
+        _log_refused_aliases(self._matcher, {spec.key for spec in live if spec.aliases})
         self._revision = revision
 
 
@@ -492,10 +493,13 @@ def release_facts(
     return ReleaseFacts(repo_name(repo), version_key, wordings, locations)
 
 
-def _log_refused_aliases(matcher: Matcher) -> None:
-    """A bad older wording is left out of matching (its record still matches): said once
-    per build, so a curator can retire it or the learner can be fixed."""
+def _log_refused_aliases(matcher: Matcher, keys: set[str] | None = None) -> None:
+    """A bad older wording is left out of matching (its record still matches): said at
+    each build, and for the records of each change (``keys``), so a curator can retire it
+    or the learner can be fixed."""
     refused = matcher.refused_aliases()
+    if keys is not None:
+        refused = {k: v for k, v in refused.items() if k in keys}
     if refused:
         n = sum(map(len, refused.values()))
         some = ", ".join(sorted(refused)[:5])
