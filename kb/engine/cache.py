@@ -82,6 +82,14 @@ def specs_digest(specs: Sequence[Any], options: str) -> str:
     # one join and one encode: C speed, however many specs
     blob = "\x00".join(f"{s.key}\x01{s.pattern}\x01{s.message}" for s in specs)
     h.update(blob.encode("utf-8", "surrogatepass"))
+    # a record's older wordings (aliases) are compiled too, and answered with their ranges
+    aliases = [
+        f"{s.key}\x01{w.pattern}\x01{w.message}\x01{w.first_release}\x01{w.last_release}"
+        for s in specs
+        for w in getattr(s, "aliases", ())
+    ]
+    if aliases:
+        h.update(b"\x02" + "\x00".join(aliases).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 

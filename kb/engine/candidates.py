@@ -11,7 +11,7 @@ Nothing here imports Django or keeps state between calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Set
+from collections.abc import Callable, Mapping, Set
 
 import regex
 
@@ -263,7 +263,7 @@ def fallback(
     ntext: str,
     notes: list[str],
     similar: object | None,
-    key_pid: dict[str, int],
+    key_pid: Mapping[str, int],
     keys: list[list[str]],
     analysis: AnalysisOf,
 ) -> tuple[list[Candidate], list]:

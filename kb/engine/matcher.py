@@ -8,6 +8,11 @@ keys behind each pattern (records with an identical pattern share one compiled e
 confirms each hit with the `regex` package on a bounded window around the hit's line and
 with a timeout (Python's backtracking `re` never touches user text; `candidates.py`), then
 hands the confirmed candidates to `rank.py`. Nothing here imports Django.
+
+A record's older wordings (`PatternSpec.aliases`) are compiled as patterns of their own
+whose keys are the record's: a match on one answers with the record and says which
+wording it read (`Match.wording`). A record key therefore has one pattern of its own
+(`_key_pid`) and maybe several alias patterns (`_aliases`: pattern id -> key -> wording).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Collection, Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,11 +47,12 @@ from .evidence import (
 from .normalise import normalise, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
+from .releases import ReleasesOf, place
 from .report import build_report
 from .shards import Shard, ShardData, compile_shard, load_or_compile, precompile
 from .suggest import EditedSimilarity, similar_from_plain, similar_to_plain, similarity_index
 from .textmap import HitLine, locate_lines
-from .types import Admission, Engine, MatchReport, PasteTooLarge, PatternSpec
+from .types import Admission, Engine, MatchReport, PasteTooLarge, PatternSpec, ReleaseFit, Wording
 
 __all__ = [  # the confirm tunables live in `candidates.py`; still importable from here
     "BIG_TEXT_CHARS",
@@ -62,6 +69,15 @@ SHARD_SIZE = 50_000  # patterns per shard: every shard is scanned separately, so
 # shards scan faster; compile time (superlinear) caps the size. Edits never recompile a
 # shard: they go to the delta (`with_changes`).
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
+
+
+ALIAS_MARK = "\x1f"  # joins a record key and an alias pattern: the alias's key in the
+# similarity index (record ids never hold it)
+
+
+def alias_entry(key: str, pattern: str) -> str:
+    """The similarity index's key for the older wording ``pattern`` of record ``key``."""
+    return f"{key}{ALIAS_MARK}{pattern}"
 
 
 def _shard_of(pattern: str, n_shards: int) -> int:
@@ -95,6 +111,7 @@ class Matcher(cache.Serialised):
         _key_pid: dict[str, int] | None = None,
         _base_patterns: list[str] | None = None,
         _base_pid: dict[str, int] | None = None,
+        aliases: dict[int, dict[str, Wording]] | None = None,
     ) -> None:
         self._shards = shards
         self._delta = delta
@@ -113,13 +130,21 @@ class Matcher(cache.Serialised):
         self._similar = similar
         self._analyses: dict[int, Analysis] = {}
         self._base_pid = _base_pid
+        self._aliases: dict[int, dict[str, Wording]] = aliases or {}
         if _key_pid is None:
-            _key_pid = {k: pid for pid, ks in enumerate(keys) for k in ks}
+            held = self._aliases
+            _key_pid = {
+                k: pid
+                for pid, ks in enumerate(keys)
+                for k in ks
+                if pid not in held or k not in held[pid]
+            }
         self._key_pid = _key_pid
         self._refused: dict[int, tuple[str, bool]] = {}
         for sh in [*shards, *([delta] if delta else [])]:
             for local, why in sh.data.refused.items():
                 self._refused[sh.base + local] = why
+        self._alias_pid: dict[str, int] | None = None  # alias_entry -> pattern id, lazily
         self._re2_ids = {
             sh.base + i for sh in [*shards, *([delta] if delta else [])] for i in sh.data.re2_local
         }
@@ -163,6 +188,14 @@ class Matcher(cache.Serialised):
         for s in specs:
             by_pattern.setdefault(s.pattern, []).append(s.key)
             messages[s.key] = s.message
+        # aliases after every record's own pattern: a pattern's current keys come first
+        alias_of: dict[str, dict[str, Wording]] = {}
+        for s in specs:
+            for w in s.alias_list():
+                ks = by_pattern.setdefault(w.pattern, [])
+                if s.key not in ks:
+                    ks.append(s.key)
+                    alias_of.setdefault(w.pattern, {})[s.key] = w
         n_shards = max(1, 2 ** math.ceil(math.log2(max(1, len(by_pattern)) / shard_size)))
         buckets: list[list[str]] = [[] for _ in range(n_shards)]
         if n_shards == 1:
@@ -180,13 +213,23 @@ class Matcher(cache.Serialised):
         if workers > 1 and cache_dir is not None and len(buckets) > 1:
             precompile(buckets, cache_dir, workers)
         used: list[str] = []
+        aliases: dict[int, dict[str, Wording]] = {}
         for bucket in buckets:
             data, from_cache = load_or_compile(bucket, analyses, cache_dir, used)
             cached += from_cache
             compile_s += 0.0 if from_cache else data.compile_s
             shards.append(Shard(data, len(keys)))
+            if alias_of:
+                for local, p in enumerate(bucket):
+                    if p in alias_of:
+                        aliases[len(keys) + local] = alias_of[p]
             keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
-        similar = similarity_index(messages) if with_similarity else None
+        similar = None
+        if with_similarity:  # older wordings too: a cut-off or reworded old paste is found
+            olds = {
+                alias_entry(k, w.pattern): w.message for d in aliases.values() for k, w in d.items()
+            }
+            similar = similarity_index({**messages, **olds} if olds else messages)
         stats: dict[str, Stat] = {
             "patterns": len(by_pattern),
             "records": len(messages),
@@ -195,8 +238,10 @@ class Matcher(cache.Serialised):
             "compile_s": round(compile_s, 3),
             "build_s": round(time.perf_counter() - t0, 3),
             "serialised_bytes": sum(len(s.data.hs_bytes or b"") for s in shards),
+            "aliases": sum(map(len, aliases.values())),
         }
-        built = cls(shards, keys, messages, None, similar, stats, cache_dir)
+        built = cls(shards, keys, messages, None, similar, stats, cache_dir, aliases=aliases)
+        built.stats["aliases_refused"] = sum(map(len, built.refused_aliases().values()))
         if path is not None and cache_dir is not None:
             try:
                 cache.save(path, built)
@@ -220,14 +265,29 @@ class Matcher(cache.Serialised):
         n_base = sum(len(s.data.patterns) for s in self._shards)
         keys = self._keys[:n_base]  # a new list of the same (shared) per-pattern lists
         key_pid = self._key_pid.copy()
+        aliases = {pid: by_key for pid, by_key in self._aliases.items() if pid < n_base}
         delta_keys: dict[str, list[str]] = {}
+        delta_aliases: dict[str, dict[str, Wording]] = {}
         if self._delta is not None:
             for local, p in enumerate(self._delta.data.patterns):
                 live = [k for k in self._keys[n_base + local] if k not in drop]
                 if live:
                     delta_keys[p] = live
+                    held = self._aliases.get(n_base + local, {})
+                    kept = {k: w for k, w in held.items() if k not in drop}
+                    if kept:
+                        delta_aliases[p] = kept
+        alias_pids = self._alias_pids()
         for k in drop:
             pid = key_pid.pop(k, None)
+            for apid in alias_pids.get(k, ()):
+                if apid < n_base:
+                    keys[apid] = [x for x in keys[apid] if x != k]
+                    left = {x: w for x, w in aliases[apid].items() if x != k}
+                    if left:
+                        aliases[apid] = left
+                    else:
+                        del aliases[apid]
             if pid is not None and pid < n_base:
                 keys[pid] = [x for x in keys[pid] if x not in drop]
         messages = self._messages.copy()
@@ -237,11 +297,28 @@ class Matcher(cache.Serialised):
         for spec in changed:
             messages[spec.key] = spec.message
             pid = base_pid.get(spec.pattern)
-            if pid is not None:
-                keys[pid] = [*keys[pid], spec.key]
+            if pid is not None:  # a current key goes before the pattern's alias keys
+                held = aliases.get(pid, {})
+                cur = [k for k in keys[pid] if k not in held]
+                keys[pid] = [*cur, spec.key, *(k for k in keys[pid] if k in held)]
                 key_pid[spec.key] = pid
             else:
-                delta_keys.setdefault(spec.pattern, []).append(spec.key)
+                ks = delta_keys.setdefault(spec.pattern, [])
+                held = delta_aliases.get(spec.pattern, {})
+                at = next((i for i, k in enumerate(ks) if k in held), len(ks))
+                ks.insert(at, spec.key)
+        for spec in changed:
+            for w in spec.alias_list():
+                pid = base_pid.get(w.pattern)
+                if pid is not None:
+                    if spec.key not in keys[pid]:
+                        keys[pid] = [*keys[pid], spec.key]
+                        aliases[pid] = {**aliases.get(pid, {}), spec.key: w}
+                else:
+                    ks = delta_keys.setdefault(w.pattern, [])
+                    if spec.key not in ks:
+                        ks.append(spec.key)
+                        delta_aliases.setdefault(w.pattern, {})[spec.key] = w
         delta = None
         if delta_keys:
             pats = sorted(delta_keys)
@@ -252,19 +329,55 @@ class Matcher(cache.Serialised):
             delta = Shard(data, n_base)
             for i, p in enumerate(pats):
                 keys.append(delta_keys[p])
+                held = delta_aliases.get(p, {})
+                if held:
+                    aliases[n_base + i] = held
                 for k in delta_keys[p]:
-                    key_pid[k] = n_base + i
-        similar = EditedSimilarity.apply(
-            self._similar, {s.key: s.message for s in changed}, set(removed)
-        )
+                    if k not in held:
+                        key_pid[k] = n_base + i
+        edited = {s.key: s.message for s in changed}
+        for s in changed:
+            for w in s.alias_list():
+                edited[alias_entry(s.key, w.pattern)] = w.message
+        similar = EditedSimilarity.apply(self._similar, edited, set(removed))
         stats = dict(self.stats)
         stats["delta_patterns"] = len(delta_keys)
         stats["with_changes_s"] = round(time.perf_counter() - t0, 4)
         new = Matcher(
             self._shards, keys, messages, delta, similar, stats, self._cache_dir,
             _key_pid=key_pid, _base_patterns=self._patterns[:n_base], _base_pid=base_pid,
+            aliases=aliases,
         )  # fmt: skip
         return new
+
+    def _alias_pids(self) -> dict[str, list[int]]:
+        """record key -> the pattern ids of its aliases."""
+        out: dict[str, list[int]] = {}
+        for pid, by_key in self._aliases.items():
+            for k in by_key:
+                out.setdefault(k, []).append(pid)
+        return out
+
+    def wording(self, pid: int, key: str) -> Wording | None:
+        """The older wording of ``key`` that pattern ``pid`` is, or None (its own)."""
+        held = self._aliases.get(pid)
+        return None if held is None else held.get(key)
+
+    def _entry_pid(self) -> Mapping[str, int]:
+        """Record keys and older wordings' similarity entries -> their pattern ids."""
+        if not self._aliases:
+            return self._key_pid
+        if self._alias_pid is None:
+            self._alias_pid = {
+                alias_entry(k, self._patterns[pid]): pid
+                for pid, by_key in self._aliases.items()
+                for k in by_key
+            }
+        return ChainMap(self._key_pid, self._alias_pid)
+
+    def _alias_only(self, pid: int) -> bool:
+        held = self._aliases.get(pid)
+        return held is not None and all(k in held for k in self._keys[pid])
 
     def _base_pattern_pid(self) -> dict[str, int]:
         """pattern -> id over the base shards (built once, shared by derived matchers)."""
@@ -282,6 +395,11 @@ class Matcher(cache.Serialised):
             "messages": cache.put_texts(list(self._messages.values()), blobs),
             "similar": similar_to_plain(self._similar, blobs),
             "stats": self.stats,
+            "aliases": [
+                [pid, k, w.message, w.first_release, w.last_release]
+                for pid, by_key in self._aliases.items()
+                for k, w in by_key.items()
+            ],
         }
 
     @classmethod
@@ -311,7 +429,19 @@ class Matcher(cache.Serialised):
         ):
             raise TypeError("stats are not numbers by name")
         similar = similar_from_plain(plain["similar"], blobs)
-        return cls(shards, keys, messages, delta, similar, stats)
+        patterns = [p for sh in shards for p in sh.data.patterns]
+        if delta is not None:
+            patterns.extend(delta.data.patterns)
+        aliases: dict[int, dict[str, Wording]] = {}
+        names: dict[str, str] = {}  # one string per release name, however many aliases
+        for pid, k, message, first, last in plain.get("aliases", []):
+            if type(pid) is not int or not 0 <= pid < n or k not in keys[pid]:
+                raise ValueError(f"alias {pid!r} of {k!r} out of range")
+            key = keys[pid][keys[pid].index(k)]  # the key string the pattern holds already
+            first = names.setdefault(str(first), str(first))
+            last = names.setdefault(str(last), str(last))
+            aliases.setdefault(pid, {})[key] = Wording(patterns[pid], str(message), first, last)
+        return cls(shards, keys, messages, delta, similar, stats, aliases=aliases)
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:
@@ -345,7 +475,21 @@ class Matcher(cache.Serialised):
 
     def refused(self) -> dict[str, str]:
         """Record key -> reason, for every record whose pattern no engine accepted."""
-        return {k: why for pid, (why, _) in self._refused.items() for k in self._keys[pid]}
+        return {
+            k: why
+            for pid, (why, _) in self._refused.items()
+            for k in self._keys[pid]
+            if k not in self._aliases.get(pid, ())
+        }
+
+    def refused_aliases(self) -> dict[str, list[tuple[str, str]]]:
+        """Record key -> (alias pattern, reason) for each older wording no engine
+        accepted: left out of matching, the record's own pattern unaffected."""
+        out: dict[str, list[tuple[str, str]]] = {}
+        for pid, (why, _) in self._refused.items():
+            for k in self._aliases.get(pid, ()):
+                out.setdefault(k, []).append((self._patterns[pid], why))
+        return out
 
     # ------------------------------------------------------------------ matching
     def match(
@@ -355,12 +499,14 @@ class Matcher(cache.Serialised):
         max_bytes: int | None = None,
         facts: FactsOf | None = None,
         repos: Collection[str] = (),
+        releases: ReleasesOf | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
         between records read on the same text; ``repos`` are every repository the records
         come from, so that frames pointing at another one can be told from frames of the
-        user's own code."""
+        user's own code; ``releases`` (record keys -> `releases.ReleaseFacts`) lets the
+        paste's frames and version strings say which release printed it."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
@@ -395,7 +541,13 @@ class Matcher(cache.Serialised):
             ntext, full, heads, self._analysis, notes, lambda pid: len(self._patterns[pid]),
             ctx.code_lines,
         )  # fmt: skip
-        return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos))
+        self._mark_aliases(cands)
+        return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos), releases)
+
+    def _mark_aliases(self, cands: Iterable[Candidate]) -> None:
+        if self._aliases:
+            for c in cands:
+                c.alias = self._alias_only(c.pid)
 
     def _report(
         self,
@@ -408,14 +560,18 @@ class Matcher(cache.Serialised):
         ctx: Context | None = None,
         facts: FactsOf | None = None,
         repos: set[str] | None = None,
+        releases: ReleasesOf | None = None,
     ) -> MatchReport:
         sure, unsure = rank(cands)
         sim_hits: list = []
         if not sure:
             extra, sim_hits = fallback(
-                ntext, notes, self._similar, self._key_pid, self._keys, self._analysis
+                ntext, notes, self._similar, self._entry_pid(), self._keys, self._analysis
             )
+            if self._aliases:  # an older wording's entry suggests its record
+                sim_hits = [(k.split(ALIAS_MARK, 1)[0], *rest) for k, *rest in sim_hits]
             merged = {c.pid: c for c in cands}
+            self._mark_aliases(extra)
             for c in extra:  # keep the better reading of each pattern
                 if c.pid not in merged or c.literal_exact > merged[c.pid].literal_exact:
                     merged[c.pid] = c
@@ -431,8 +587,22 @@ class Matcher(cache.Serialised):
                 ntext, sure, unsure, ctx, self._keys, known, repos or set(),
                 lambda pid: longest_literal(self._analysis(pid).pieces or ()),
             )  # fmt: skip
+        fits: dict[str, ReleaseFit] = {}
+        fit_weight: dict[int, int] = {}
+        if sure and releases is not None:
+            known_releases = releases({k for c in sure for k in self._keys[c.pid]})
+            if known_releases:
+                fits, reordered, fit_weight = place(
+                    ntext, ctx, sure,
+                    lambda pid: judged[pid][0] if pid in judged else self._keys[pid],
+                    self._patterns.__getitem__, known_releases,
+                )  # fmt: skip
+                for pid, ks in reordered.items():
+                    judged[pid] = (ks, judged[pid][1] if pid in judged else Weighed())
         elapsed = (time.perf_counter() - t0) * 1000
         return build_report(
             self._keys, norm, sure, unsure, sim_hits, full, notes, elapsed,
             self._messages, self.root_cause_order, judged, ctx.code_lines,
+            wording_of=self.wording if self._aliases else None,
+            fits=fits, fit_weight=fit_weight,
         )  # fmt: skip

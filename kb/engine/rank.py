@@ -13,6 +13,8 @@ pattern and of the match, never words or record ids:
   the end of its line with a substantial prefix;
 * a match whose text another match reads further (same literal characters, and on past
   its end) ranks below it: the other accounts for more of the line (`overreads`);
+* of two equally specific readings, a record's current wording goes before an older
+  wording (an alias) of the same text;
 * ties between equally specific records go to the one on an error-looking line
   (an exception/level marker at the start), then to the later line (the last exception of
   a Python traceback is the one raised).
@@ -54,6 +56,7 @@ class Candidate:
     overread: bool = False  # set by `rank`: another match reads this one's text further
     code: bool = False  # read only on a line of source code a traceback quotes
     quoted: bool = False  # ... and taken as the error all the same (`evidence.quoted_raises`)
+    alias: bool = False  # the pattern is only an older wording of its records (an alias)
     # `line_signal`, read once: ranking and the report each sort by it
     _signal: int | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -188,12 +191,13 @@ def overreads(b: Candidate, a: Candidate) -> bool:
     return any(s <= last < e for s, e in b.literals)
 
 
-def order_key(c: Candidate) -> tuple[bool, bool, float, int, int]:
+def order_key(c: Candidate) -> tuple[bool, bool, float, bool, int, int]:
     signal = c.line_signal()
     return (
         c.wrapper,
         c.overread,
         -c.score * (INFO_FACTOR if signal < 0 else 1.0),
+        c.alias,
         -signal,
         -c.line,
     )

@@ -7,7 +7,7 @@ whole log) can change without touching scanning or ranking.
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Callable, Set
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +15,16 @@ from .evidence import QUOTED_ONLY, Weighed
 from .rank import Candidate, order_key
 from .rootcause import Occurrences, link_answers, order_groups
 from .textmap import HitLine
-from .types import Alternative, Answer, Group, Match, MatchReport, Suggestion
+from .types import (
+    Alternative,
+    Answer,
+    Group,
+    Match,
+    MatchReport,
+    ReleaseFit,
+    Suggestion,
+    Wording,
+)
 from .worddiff import WordDiff, word_diff
 
 SPECIFIC_CHARS = 24  # literal characters at which a pattern counts as fully specific
@@ -38,11 +47,23 @@ def build_report(
     order: bool = True,
     judged: dict[int, tuple[list[str], Weighed]] | None = None,
     code_lines: Set[int] = frozenset(),
+    *,
+    wording_of: Callable[[int, str], Wording | None] | None = None,
+    fits: dict[str, ReleaseFit] | None = None,
+    fit_weight: dict[int, int] | None = None,
 ) -> MatchReport:
+    """``wording_of(pid, key)`` names the older wording of ``key`` that pattern ``pid``
+    is (an alias), ``fits`` the releases the paste places each record in, and
+    ``fit_weight`` how much that agrees with each pattern's wording (`releases.place`)."""
     judged = judged or {}
+    fits = fits or {}
+    fit_weight = fit_weight or {}
     spans = [norm.to_original(c.start, c.end) for c in sure]
     clusters = _clusters(spans)
-    weight = {c.pid: judged[c.pid][1].weight if c.pid in judged else 0 for c in sure}
+    weight = {
+        c.pid: (judged[c.pid][1].weight if c.pid in judged else 0) + fit_weight.get(c.pid, 0)
+        for c in sure
+    }
     bests: list[int] = []  # index into sure of each cluster's best reading
     lost: dict[int, int] = {}  # index of an alternative -> index of the best it lost to
     for members in clusters:
@@ -55,12 +76,34 @@ def build_report(
             if i != best:
                 lost[i] = best
 
-    def key_of(i: int) -> tuple[bool, bool, float, int, int]:
+    def key_of(i: int) -> tuple[bool, bool, float, bool, int, int]:
         c = sure[i]
         k = order_key(c)
-        return (k[0], k[1], k[2] * (CLEAR if weight[c.pid] > 0 else 1.0), k[3], k[4])
+        return (k[0], k[1], k[2] * (CLEAR if weight[c.pid] > 0 else 1.0), k[3], k[4], k[5])
+
+    def record_of(i: int) -> str:
+        pid = sure[i].pid
+        return judged[pid][0][0] if pid in judged else keys[pid][0]
 
     bests.sort(key=key_of)
+    # One record, one answer: a record read twice (its current wording and an older one,
+    # on other lines) keeps its best reading, the other's lines count in its group; a
+    # reading of the same text by the same record is no alternative to itself.
+    chosen = {sure[i].pid: record_of(i) for i in bests}
+    answered: set[str] = set()
+    unique: list[int] = []
+    for i in bests:
+        if record_of(i) not in answered:
+            answered.add(record_of(i))
+            unique.append(i)
+    bests = unique
+    kept = set(bests)
+    lost = {i: b for i, b in lost.items() if b in kept and record_of(i) not in answered}
+    again: set[str] = set()
+    for i in sorted(lost, key=key_of):
+        if record_of(i) in again:
+            del lost[i]
+        again.add(record_of(i))
     ranked = bests + sorted(lost, key=key_of)
     built: dict[int, Match] = {}
     for pos, i in enumerate(ranked):
@@ -68,6 +111,7 @@ def build_report(
         os_, oe = spans[i]
         oline = norm.line_of(os_)
         ks, w = judged.get(c.pid, (keys[c.pid], None))
+        wording = wording_of(c.pid, ks[0]) if wording_of is not None else None
         reason = _reason(c, pos, len(ranked), oline)
         if i in lost:
             reason += "; an alternative reading of the text of a better match"
@@ -85,10 +129,19 @@ def build_report(
             kind=c.kind,
             evidence=(*(w.notes if w is not None else ()), *((QUOTED_ONLY,) if c.quoted else ())),
             diff=(
-                _diff(messages, ks[0], norm.text, c.start, c.end)
+                # a partial reading of an older wording differs from that wording
+                _diff(
+                    {ks[0]: wording.message} if wording else messages,
+                    ks[0],
+                    norm.text,
+                    c.start,
+                    c.end,
+                )
                 if c.kind != "exact" and i not in lost  # a card's title says it
                 else None
             ),
+            wording=wording,
+            fit=fits.get(ks[0]),
         )
     matches = [built[i] for i in ranked]
     suggestions: list[Suggestion] = []
@@ -101,6 +154,15 @@ def build_report(
         key = keys[c.pid][0]
         diff = _diff(messages, key, norm.text, c.start, c.end)
         suggestions.append(Suggestion(key, sim, reason, oline, diff))
+    if wording_of is not None:  # a record read in two wordings: one entry, its best
+        matched = {m.key for m in matches}
+        top: dict[str, Suggestion] = {}
+        for sg in suggestions:
+            if sg.key not in matched and (
+                sg.key not in top or sg.similarity > top[sg.key].similarity
+            ):
+                top[sg.key] = sg
+        suggestions = list(top.values())
     seen = {s.key for s in suggestions} | {m.key for m in matches}
     for key, score, why, (ls, le) in sim_hits:
         if key not in seen and not matches:
@@ -110,7 +172,6 @@ def build_report(
             seen.add(key)
     suggestions.sort(key=lambda s: -s.similarity)
     alt_pids = {sure[i].pid for i in lost}
-    chosen = {sure[i].pid: built[i].key for i in bests}
     # a best reading without a scan hit line of its own (a cut-off or reworded message,
     # confirmed from a prefix) is an occurrence at its own line
     unscanned = [
@@ -278,21 +339,32 @@ def _groups(
     chosen = chosen or {}
     items: list[Occurrences] = list(unscanned or ())
     line_at: dict[int, int] = {}  # normalised line start -> original line number
+    # a record read by its current wording and by an older one (an alias) on other lines
+    # has one group: its lines gathered per record, each counted once
+    lines_of: dict[str, dict[int, int]] = {}
+    sure_of: dict[str, bool] = {}
+    for o in items:
+        lines_of[o.key] = {o.first_line: o.starts[0]} if o.starts else {}
+        sure_of[o.key] = o.confident
+    items = [o for o in items if not o.starts]
     for pid, by_line in full.items():
         if pid in skip:
             continue
         hits = [h for h in by_line.values() if h.cstart not in code_lines]
         if not hits:
             continue
-        firsts: dict[int, int] = {}  # original line -> first scanned start on it
+        key = chosen.get(pid, keys[pid][0])
+        firsts = lines_of.setdefault(key, {})  # original line -> first scanned start on it
+        sure_of[key] = sure_of.get(key, False) or pid in sure
         for h in hits:
             line = line_at.get(h.cstart)
             if line is None:  # many patterns hit the same line: each line mapped once
                 line = line_at[h.cstart] = norm.line_of(norm.to_original(h.cstart, h.cstart)[0])
             firsts.setdefault(line, h.cstart)
-        fl, ll = min(firsts), max(firsts)
-        key = chosen.get(pid, keys[pid][0])
-        items.append(Occurrences(key, len(firsts), fl, ll, pid in sure, list(firsts.values())))
+    for key, firsts in lines_of.items():
+        if firsts:
+            fl, ll = min(firsts), max(firsts)
+            items.append(Occurrences(key, len(firsts), fl, ll, sure_of[key], list(firsts.values())))
     if order:
         return order_groups(norm.text, items)
     out = [Group(i.key, i.count, i.first_line, i.last_line, i.confident) for i in items]

@@ -9,7 +9,7 @@ If `similar.py` is missing the matcher simply makes no similarity suggestions.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,7 +94,7 @@ def similar_hits(
     index: Any,
     text: str,
     spans: list[tuple[int, int]],
-    key_pid: dict[str, int],
+    key_pid: Mapping[str, int],
     keys: list[list[str]],
 ) -> list[tuple[str, float, str, tuple[int, int]]]:
     """(key, score, reason, line span) for records the lines resemble; best first."""

@@ -17,12 +17,53 @@ Engine = Literal["hyperscan", "re2"]
 
 
 @dataclass(frozen=True, slots=True)
+class Wording:
+    """An older wording of a record's message (an alias): the releases that printed it.
+
+    Compiled beside the record's own pattern; a match on it answers with the record."""
+
+    pattern: str  # made from ``message`` as a record's messagePattern is
+    message: str = ""  # the template, in the errorMessage notation
+    first_release: str = ""
+    last_release: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PatternSpec:
     """One record as the matcher sees it."""
 
     key: str  # the record id
     pattern: str  # the record's messagePattern (Python-`re` style; placeholders are (.+?))
     message: str = ""  # the record's errorMessage template
+    aliases: tuple[Wording, ...] = ()  # older wordings still matched (oldest first)
+
+    def alias_list(self) -> list[Wording]:
+        """The aliases worth compiling: each pattern once, never the record's own."""
+        seen = {self.pattern}
+        out: list[Wording] = []
+        for w in self.aliases:
+            if w.pattern and w.pattern not in seen:
+                seen.add(w.pattern)
+                out.append(w)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseFit:
+    """The releases a paste's own text places it in, for one record: the line numbers of
+    its frames in the record's file, or a version string naming the record's software."""
+
+    ranges: tuple[tuple[str, str], ...]  # (first, last) runs of releases, oldest first
+    how: str  # "line numbers" | "version"
+    shown: str  # what in the paste says so ('query.py", line 2889', 'SQLAlchemy 1.3.24')
+
+    @property
+    def first(self) -> str:
+        return self.ranges[-1][0]
+
+    @property
+    def last(self) -> str:
+        return self.ranges[-1][1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +94,8 @@ class Match:
     kind: str = "exact"  # "exact" | "relaxed" (case/whitespace) | "truncated"
     evidence: tuple[str, ...] = ()  # what in the paste says this record raised it
     diff: WordDiff | None = None  # where the paste's words differ from the record's message
+    wording: Wording | None = None  # the older wording matched; None: the current one
+    fit: ReleaseFit | None = None  # the releases the paste's own text places it in
 
     @property
     def partial(self) -> bool:

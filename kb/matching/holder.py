@@ -26,9 +26,12 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 
 from kb.engine import Matcher, MatchReport, PatternSpec, cache
-from kb.engine.evidence import RecordFacts
+from kb.engine.evidence import RecordFacts, repo_name
 from kb.engine.matcher import SHARD_SIZE
+from kb.engine.releases import Location, ReleaseFacts
+from kb.engine.types import ReleaseFit, Wording
 from kb.engine.worddiff import WordDiff
+from kb.extract.versions import version_key
 from kb.matching.store import matcher_store
 from kb.ops.metrics import timed_build, timed_match
 from kb.records.models import ErrorRecord, current_revision
@@ -65,10 +68,40 @@ class MatchView:
     evidence: tuple[str, ...] = ()  # what in the paste says this record raised it
     diff: WordDiff | None = None  # the paste's words against the record's message
     alternative_of: ErrorRecord | None = None  # the better match that read the same text
+    wording: Wording | None = None  # the older wording the paste has; None: the current one
+    fit: ReleaseFit | None = None  # the releases the paste's own text places it in
 
     @property
     def partial(self) -> bool:
         return self.kind != "exact"
+
+    @property
+    def since(self) -> str:
+        """The first release of the record's current wording ("" when unknown)."""
+        return current_since(self.record)
+
+    def wording_json(self) -> dict[str, str] | None:
+        """``"wording"`` of the match's JSON (the contract's shape, and the old message)."""
+        w = self.wording
+        if w is None:
+            return None
+        return {
+            "first_release": w.first_release,
+            "last_release": w.last_release,
+            "current_message": self.record.error_message,
+            "message": w.message,
+            "since": self.since,
+        }
+
+
+def current_since(record: ErrorRecord) -> str:
+    """The first release of ``record``'s current wording, from its history ("" if none)."""
+    history = record.release_history
+    wordings = history.get("wordings") if isinstance(history, dict) else None
+    for w in wordings or ():
+        if isinstance(w, dict) and w.get("pattern") == record.message_pattern:
+            return str(w.get("firstRelease") or "")
+    return ""
 
 
 @dataclass(slots=True)
@@ -169,6 +202,10 @@ class MatchResult:
                     "evidence": list(m.evidence),
                     "reworded": m.diff.as_json() if m.diff is not None else None,
                     "alternative_of": m.alternative_of.id if m.alternative_of else None,
+                    "wording": m.wording_json(),
+                    "fits_releases": [m.fit.first, m.fit.last] if m.fit is not None else None,
+                    "fits": _fit_json(m.fit),
+                    "removed_in": m.record.removed_in or None,
                     **_answer_fields(answer_of.get(m.record.id), m),
                 }
                 for m in self.matches
@@ -212,6 +249,12 @@ class MatchResult:
         }
 
 
+def _fit_json(fit: ReleaseFit | None) -> dict[str, Any] | None:
+    if fit is None:
+        return None
+    return {"ranges": [list(r) for r in fit.ranges], "by": fit.how, "shown": fit.shown}
+
+
 def _answer_fields(answer: AnswerView | None, m: MatchView) -> dict[str, Any]:
     if answer is None or answer.match is not m:
         return {}
@@ -224,7 +267,42 @@ def _answer_fields(answer: AnswerView | None, m: MatchView) -> dict[str, Any]:
 
 def _specs(queryset: Any) -> list[PatternSpec]:
     rows = queryset.values_list("id", "message_pattern", "error_message")
-    return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
+    aliases = _aliases(queryset)
+    return [
+        PatternSpec(key=k, pattern=p, message=m, aliases=aliases.get(k, ()))
+        for k, p, m in rows.iterator(chunk_size=5000)
+    ]
+
+
+def _aliases(queryset: Any) -> dict[str, tuple[Wording, ...]]:
+    """record id -> its older wordings still matched: every wording of its history but
+    its current one and those a curator retired. Only records learned from releases have
+    a history, and only its wordings are read (not its locations and commits)."""
+    rows = queryset.filter(release_history__isnull=False).values_list(
+        "id", "message_pattern", "release_history__wordings", "retired_wordings"
+    )
+    out: dict[str, tuple[Wording, ...]] = {}
+    for key, own, wordings, retired in rows.iterator(chunk_size=2000):
+        if not isinstance(wordings, list):
+            continue
+        off = set(retired) if isinstance(retired, list) else set()
+        got = tuple(
+            Wording(
+                w["pattern"],
+                str(w.get("message") or ""),
+                str(w.get("firstRelease") or ""),
+                str(w.get("lastRelease") or ""),
+            )
+            for w in wordings
+            if isinstance(w, dict)
+            and isinstance(w.get("pattern"), str)
+            and w["pattern"]
+            and w["pattern"] != own
+            and w["pattern"] not in off
+        )
+        if got:
+            out[key] = got
+    return out
 
 
 class MatcherHolder:
@@ -241,6 +319,8 @@ class MatcherHolder:
         self._shown_revision = -1
         self._repos: frozenset[str] = frozenset()
         self._repos_revision = -1
+        self._releases: dict[str, ReleaseFacts | None] = {}
+        self._releases_revision = -1
 
     def reset(self) -> None:
         with self._lock:
@@ -289,6 +369,23 @@ class MatcherHolder:
             for k, r in self.records(list(keys)).items()
         }
 
+    def releases(self, keys: Iterable[str]) -> dict[str, ReleaseFacts]:
+        """What the paste's frames and version strings are compared with, for the
+        records ``keys`` that were learned from releases: from the records shown anyway
+        (no query of its own), each made once per revision."""
+        if self._releases_revision != self._revision or len(self._releases) > SHOWN_LIMIT:
+            self._releases = {}
+            self._releases_revision = self._revision
+        known = self._releases
+        keys = list(keys)
+        missing = [k for k in keys if k not in known]
+        if missing:
+            for k, r in self.records(missing).items():
+                known[k] = release_facts(
+                    r.repo, r.message_pattern, r.release_history, r.first_release, r.last_release
+                )
+        return {k: f for k in keys if (f := known.get(k)) is not None}
+
     def get(self) -> Matcher:
         now = time.monotonic()
         if (
@@ -329,6 +426,7 @@ class MatcherHolder:
             log.warning("stored matcher %s refused by the cache: compiled instead", path.name)
         elif store is not None and _store_call(cache.publish, store, path):
             log.info("matcher published to store: %s", path.name)
+        _log_refused_aliases(self._matcher)
         self._revision = revision
         self._delta_size = 0
         # The matcher lives as long as the process: keep the garbage collector from walking
@@ -354,8 +452,9 @@ class MatcherHolder:
             if _built(specs):
                 self._full_build(revision, specs)
                 return
+        aliases = _aliases(changed.filter(status="published", disabled_reason=""))
         live = [
-            PatternSpec(key=k, pattern=p, message=m)
+            PatternSpec(key=k, pattern=p, message=m, aliases=aliases.get(k, ()))
             for k, p, m, status, disabled in rows
             if status == "published" and not disabled
         ]
@@ -364,7 +463,47 @@ class MatcherHolder:
         vanished, missing = _reconcile(self._matcher, gone, {s.key for s in live})
         live += missing
         self._matcher = self._matcher.with_changes(live, gone | vanished)
+        _log_refused_aliases(self._matcher, {spec.key for spec in live if spec.aliases})
         self._revision = revision
+
+
+def release_facts(
+    repo: str, own: str, history: Any, first: str | None, last: str | None
+) -> ReleaseFacts | None:
+    """A record's releases as the matcher compares a paste with them (None: nothing to
+    compare). Wordings without ranges are left out; the current wording falls back to
+    the record's own range."""
+    if not isinstance(history, dict):
+        return None
+    wordings: dict[str, tuple[str, str]] = {}
+    for w in history.get("wordings") or ():
+        if isinstance(w, dict) and w.get("pattern") and w.get("firstRelease"):
+            wordings[w["pattern"]] = (w["firstRelease"], w.get("lastRelease") or w["firstRelease"])
+    if own not in wordings and first:
+        wordings[own] = (first, last or first)
+    locations = tuple(
+        Location(str(x["path"]), int(x["line"]), str(x["firstRelease"]),
+                 str(x.get("lastRelease") or x["firstRelease"]))
+        for x in history.get("locations") or ()
+        if isinstance(x, dict) and x.get("path") and isinstance(x.get("line"), int)
+        and x.get("firstRelease")
+    )  # fmt: skip
+    if not wordings and not locations:
+        return None
+    return ReleaseFacts(repo_name(repo), version_key, wordings, locations)
+
+
+def _log_refused_aliases(matcher: Matcher, keys: set[str] | None = None) -> None:
+    """A bad older wording is left out of matching (its record still matches): said at
+    each build, and for the records of each change (``keys``), so a curator can retire it
+    or the learner can be fixed."""
+    refused = matcher.refused_aliases()
+    if keys is not None:
+        refused = {k: v for k, v in refused.items() if k in keys}
+    if refused:
+        n = sum(map(len, refused.values()))
+        some = ", ".join(sorted(refused)[:5])
+        log.warning("%d older wording(s) not compiled (bad pattern), of records %s", n, some)
 
 
 def _build_path(specs: list[PatternSpec]) -> Path:
@@ -455,7 +594,9 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     started = time.perf_counter()
     limit = settings.KB_MAX_PASTE_BYTES if max_bytes is None else max_bytes
     matcher = get_matcher()
-    report = matcher.match(text, max_bytes=limit, facts=holder.facts, repos=holder.repos())
+    report = matcher.match(
+        text, max_bytes=limit, facts=holder.facts, repos=holder.repos(), releases=holder.releases
+    )
     keys: set[str] = set()
     for m in report.matches:
         keys.add(m.key)
@@ -480,6 +621,8 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
             evidence=m.evidence,
             diff=m.diff,
             alternative_of=records.get(alt_of[m.key]) if m.key in alt_of else None,
+            wording=m.wording,
+            fit=m.fit,
         )
         for m in report.matches
         if m.key in records

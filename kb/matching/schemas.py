@@ -22,6 +22,26 @@ class AlsoMatch(Schema):
     why: str
 
 
+class OlderWording(Schema):
+    """The older wording of its record's message that the input has (an alias)."""
+
+    first_release: str = Field(description="the first release that printed this wording")
+    last_release: str = Field(description="the last release that printed this wording")
+    current_message: str = Field(description="the record's message as releases now word it")
+    message: str = Field("", description="the older wording's template")
+    since: str = Field("", description="the first release of the current wording ('' unknown)")
+
+
+class ReleaseFitOut(Schema):
+    """The releases the input's own text places the error in."""
+
+    ranges: list[list[str]] = Field(description="[first, last] runs of releases, oldest first")
+    by: Literal["line numbers", "version"] = Field(
+        description="a frame's file and line where the record's site was, or a version string"
+    )
+    shown: str = Field(description="what in the input says so")
+
+
 class MatchHit(Schema):
     record_id: str
     slug: str
@@ -46,6 +66,16 @@ class MatchHit(Schema):
     also_matches: list[AlsoMatch] = Field(
         [], description="the other records that read the same text (best readings only)"
     )
+    wording: OlderWording | None = Field(
+        None, description="null: the input has the record's current wording; else the older one"
+    )
+    fits_releases: list[str] | None = Field(
+        None,
+        description="[first, last] release the input's frames or version string fit (the "
+        "newest run); null when the input does not say",
+    )
+    fits: ReleaseFitOut | None = None
+    removed_in: str | None = Field(None, description="the first release without this error")
 
 
 class WordChange(Schema):

@@ -35,6 +35,7 @@ from django.views.decorators.vary import vary_on_headers
 from kb.browse.explanations import explanation_for
 from kb.browse.selectors import covered_repositories
 from kb.engine import PasteTooLarge
+from kb.engine.worddiff import WordDiff, word_diff
 from kb.explain import Explanation
 from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip
 from kb.matching import formats
@@ -129,6 +130,20 @@ class Card:
     def explanation(self) -> Explanation | None:
         return explanation_for(self.answer.match.record)
 
+    @property
+    def message(self) -> str:
+        """The message template the paste has: an older wording's, or the record's."""
+        w = self.answer.match.wording
+        return (w.message if w is not None else "") or self.record.error_message
+
+    @property
+    def wording_diff(self) -> WordDiff | None:
+        """An older wording matched: the record's current message against the paste's
+        words (what releases since print instead)."""
+        if self.answer.match.wording is None:
+            return None
+        return word_diff(self.record.error_message, self.answer.match.text)
+
 
 def build_cards(text: str, result: MatchResult) -> list[Card]:
     """One card per error of the paste (``result.answers``: root cause first, the order
@@ -156,6 +171,8 @@ def build_cards(text: str, result: MatchResult) -> list[Card]:
 
 
 def filled_title(m: MatchView) -> FilledMessage:
+    if m.wording is not None:  # the paste has an older wording: its values fill that one
+        return fill_message(m.wording.message or m.record.error_message, m.captures, ())
     explanation = explanation_for(m.record)
     code_values = explanation.values if explanation is not None else ()
     return fill_message(m.record.error_message, m.captures, code_values)

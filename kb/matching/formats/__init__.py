@@ -21,7 +21,7 @@ from typing import Any
 from kb.matching.formats.data import DISPLAY_KEYS
 from kb.matching.formats.github import render_github
 from kb.matching.formats.markdown import render_markdown
-from kb.matching.formats.summary import known_errors, plural
+from kb.matching.formats.summary import known_errors, plural, releases_said
 
 FORMATS = ("text", "json", "github", "markdown")
 
@@ -60,6 +60,7 @@ def render_text(data: dict[str, Any], **_options: Any) -> str:
         lines.append(f"  {m.get('reason', '')}")
         for e in m.get("evidence") or []:
             lines.append(f"  evidence: {e}")
+        lines.extend(f"  {said}" for said in releases_said(m))
         for alt in m.get("also_matches") or []:
             lines.append(f"  also matches {alt['record_id']} ({alt['repo']}): {alt['why']}")
     for s in data["suggestions"]:

@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kb.matching.formats.summary import KnownError, headline, known_errors, occurrences, plural
+from kb.matching.formats.summary import (
+    KnownError,
+    headline,
+    known_errors,
+    occurrences,
+    plural,
+    releases_said,
+)
 
 TITLE_CHARS = 120  # GitHub cuts long annotation titles; keep the start readable
 MAX_ANNOTATIONS = 10  # per kind (error, warning): what GitHub shows of one step
@@ -61,6 +68,7 @@ def render_github(data: dict[str, Any], *, file: str | None = None, **_options: 
         body = [m["text"], f"Known error {m['slug']} ({m['repo']}), {where}."]
         if k.reason:
             body.append(f"Why here: {k.reason}")
+        body.extend(releases_said(m))
         for alt in m.get("also_matches") or []:
             body.append(f"Also matches {alt['slug']} ({alt['repo']}), not chosen: {alt['why']}")
         if info.get("first_step"):

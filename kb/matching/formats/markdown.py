@@ -16,7 +16,13 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from kb.matching.formats.summary import headline, known_errors, occurrences, plural
+from kb.matching.formats.summary import (
+    headline,
+    known_errors,
+    occurrences,
+    plural,
+    releases_said,
+)
 
 LINE_CHARS = 300  # a pasted line shown in the summary is cut here
 SHOWN = 50  # known errors listed; past it, a count of the rest
@@ -86,6 +92,7 @@ def render_markdown(data: dict[str, Any], **_options: Any) -> str:
             out.append(f"   - Why here: {escape_text(k.reason)}")
         if m.get("evidence"):
             out.append(f"   - Evidence: {escape_text('; '.join(m['evidence']))}")
+        out.extend(f"   - {escape_text(said)}" for said in releases_said(m))
         for alt in m.get("also_matches") or []:
             also = f"{alt['repo']} {alt['slug']}, not chosen: {alt['why']}"
             out.append(f"   - Also matches: {escape_text(also)}")

@@ -28,6 +28,34 @@ class KnownError:
         return str(self.group.get("reason") or "")
 
 
+DASH = "\u2013"  # between the first and the last release of a range
+
+
+def releases_said(m: dict[str, Any]) -> list[str]:
+    """What a match's JSON says of releases, as sentences every format shows (plain text:
+    each renderer escapes it its own way): the older wording the paste has, the release
+    that removed the site, the releases the paste's own frames or version string fit."""
+    out: list[str] = []
+    w = m.get("wording")
+    if isinstance(w, dict):
+        first, last = w.get("first_release", ""), w.get("last_release", "")
+        who = f"release {first} words" if first == last else f"releases {first}{DASH}{last} word"
+        since = f"since {w['since']} it reads" if w.get("since") else "the current code reads"
+        out.append(f"How {who} this error; {since}: {w.get('current_message', '')}")
+    if m.get("removed_in"):
+        out.append(f"Removed in {m['removed_in']}")
+    fit = m.get("fits")
+    if isinstance(fit, dict) and fit.get("ranges"):
+        runs = " and ".join(
+            f"release {a}" if a == b else f"releases {a}{DASH}{b}" for a, b in fit["ranges"]
+        )
+        if fit.get("by") == "version":
+            out.append(f"Your paste's version string fits {runs} ({fit.get('shown', '')})")
+        else:
+            out.append(f"Your traceback's line numbers fit {runs} ({fit.get('shown', '')})")
+    return out
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
