@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from ninja import Query, Router
 from ninja import Status as Reply
 
+from kb.browse.releases import record_releases
 from kb.browse.schemas import RecordFilters, RecordPage, TagDetail, TagPage
 from kb.browse.selectors import (
     TAG_PAGE_SIZE,
@@ -77,18 +78,22 @@ def _page_meta(request: HttpRequest, page: Page) -> dict[str, Any]:
 
 @router.get(
     "/records",
-    response={200: RecordPage, 422: ValidationOut},
+    response={200: RecordPage, 400: ErrorOut, 422: ValidationOut},
     summary="Published records: filter, search, page",
 )
-def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
+def records(request: HttpRequest, filters: Query[RecordFilters]) -> Any:
     data = {k: v for k, v in filters.dict().items() if k not in ("page_size", "facets")}
     data["page"] = str(filters.page)
     listing = record_listing(data, page_size=filters.page_size, with_facets=filters.facets)
+    if listing.release_error:
+        return Reply(400, {"detail": listing.release_error})
     return {
         **_page_meta(request, listing.page),
         "params": listing.params,
         "items": [_row(r) for r in listing.page.object_list],
         "facets": listing.facets,
+        "releases": listing.releases,
+        "release": listing.release.releases if listing.release else None,
     }
 
 
@@ -102,7 +107,14 @@ def record(request: HttpRequest, record_id: str) -> Any:
     found = visible_record(record_id, request.user)
     if found is None:
         return Reply(404, {"detail": "No such record"})
-    return {**found.as_dict(), "status": found.status, "url": record_url(found.pk)}
+    releases = record_releases(found)
+    return {
+        **found.as_dict(),
+        "status": found.status,
+        "url": record_url(found.pk),
+        # what the page shows of its releases (null for a record without history)
+        "releases": releases.as_json() if releases else None,
+    }
 
 
 @router.get(
