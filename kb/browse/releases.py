@@ -74,7 +74,7 @@ class Commit:
     sha: str
     subject: str
     date: str  # ISO 8601 as the history has it
-    day: str  # its date part ("2021-03-01"), what a page shows
+    day: str  # its date part (year, month, day): what a page shows
     url: str  # "" when no safe link can be made
 
     @property

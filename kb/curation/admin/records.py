@@ -22,7 +22,6 @@ from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -250,7 +249,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         ]
         if not rows:
             return "none recorded"
-        return format_html_join(mark_safe("<br>"), "{}: {}", rows)
+        return format_html_join("", "<div>{}: {}</div>", rows)
 
     @admin.display(description="wordings")
     def release_wordings(self, obj: ErrorRecord) -> str:
