@@ -13,7 +13,8 @@ from kb.records.models import ErrorRecord, current_revision
 from kb.records.signals import published
 from tests.curation_support import *  # noqa: F403 - fixtures: curator, curator_client
 from tests.curation_support import change_url, form_data
-from tests.factories import import_lines, make_record
+from tests.factories import encode, import_lines, make_record
+from tests.test_admin_import import upload
 from tests.test_pages_releases import NEW, OLD, history_line
 
 pytestmark = pytest.mark.django_db
@@ -119,3 +120,27 @@ def test_a_retired_wording_survives_a_reimport_as_a_conflict(
     assert "retiredWordings" in record.conflicts
     html = curator_client.get(change_url(record)).content.decode()
     assert re.search(r'value="retiredWordings"', html)  # settle it: take the import's or keep
+
+
+def test_the_admins_upload_reads_the_release_keys_and_an_older_file_keeps_them(
+    curator_client: Client,
+) -> None:
+    """The admin's upload (a task running the importer on the stored file) takes the same
+    optional keys as ``import_records``: a file with them stores them, an older file
+    without them leaves them, a curator's retired wording stays through both."""
+    line = history_line()
+    job = upload(curator_client, "releases.jsonl", b"".join(encode(line)))
+    assert job.report["created"] == 1
+    record = ErrorRecord.objects.get(pk=line["record"]["id"])
+    assert (record.first_release, record.last_release) == ("1.3.0", "2.0.1")
+    assert record.release_history["wordings"][0]["pattern"] == OLD["pattern"]
+    curator_client.post(change_url(record), form_data(record, retired_wordings=[OLD["pattern"]]))
+
+    learned = ("firstRelease", "lastRelease", "releaseHistory")
+    older = {**line, "record": {k: v for k, v in line["record"].items() if k not in learned}}
+    job = upload(curator_client, "older.jsonl", b"".join(encode(older)))
+    assert (job.report["rejected"], job.report["conflicts"]) == (0, 0)
+    record.refresh_from_db()
+    assert record.first_release == "1.3.0"
+    assert record.release_history["wordings"][1]["pattern"] == NEW["pattern"]
+    assert record.retired_wordings == [OLD["pattern"]]
