@@ -278,3 +278,12 @@ def test_release_scope_bounds_the_range_with_the_names_on_each_side() -> None:
     assert scope.ended == ("1.3.0", "1.3.5")
     with pytest.raises(ReleaseError):
         release_scope(REPO, "1.5", names)
+
+
+def test_a_search_narrows_to_a_release_too(client: Client, ranges: None) -> None:
+    assert listed(client, repo=REPO, release="1.4", q="went wrong") == [
+        "across",
+        "from-14",
+        "late-14",
+    ]
+    assert listed(client, repo=REPO, release="1.4", q="late") == ["late-14"]
