@@ -78,15 +78,13 @@ def _page_meta(request: HttpRequest, page: Page) -> dict[str, Any]:
 
 @router.get(
     "/records",
-    response={200: RecordPage, 400: ErrorOut, 422: ValidationOut},
+    response={200: RecordPage, 422: ValidationOut},
     summary="Published records: filter, search, page",
 )
-def records(request: HttpRequest, filters: Query[RecordFilters]) -> Any:
+def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, Any]:
     data = {k: v for k, v in filters.dict().items() if k not in ("page_size", "facets")}
     data["page"] = str(filters.page)
     listing = record_listing(data, page_size=filters.page_size, with_facets=filters.facets)
-    if listing.release_error:
-        return Reply(400, {"detail": listing.release_error})
     return {
         **_page_meta(request, listing.page),
         "params": listing.params,
@@ -94,6 +92,7 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> Any:
         "facets": listing.facets,
         "releases": listing.releases,
         "release": listing.release.releases if listing.release else None,
+        "release_error": listing.release_error or None,
     }
 
 

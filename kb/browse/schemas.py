@@ -58,6 +58,11 @@ class RecordPage(PageMeta):
     release: list[str] | None = Field(
         description="The releases the `release` filter covers (a series is several)"
     )
+    release_error: str | None = Field(
+        description="Why the `release` asked for cannot be read (no `repo`, a name that is "
+        "not a version, a release its records do not name); the page then lists nothing, "
+        "as the HTML list does"
+    )
 
 
 class TagOut(Schema):
