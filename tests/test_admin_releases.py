@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from kb.records.models import ErrorRecord, current_revision
 from kb.records.signals import published
@@ -144,3 +145,20 @@ def test_the_admins_upload_reads_the_release_keys_and_an_older_file_keeps_them(
     assert record.first_release == "1.3.0"
     assert record.release_history["wordings"][1]["pattern"] == NEW["pattern"]
     assert record.retired_wordings == [OLD["pattern"]]
+
+
+def test_the_bench_says_which_older_wording_a_sample_line_matches(
+    curator_client: Client, record: ErrorRecord
+) -> None:
+    sample = "INFO ok\nsqlalchemy.orm.exc.NoResultFound: No row was found for one()\n"
+    response = curator_client.post(
+        reverse("admin:kb_errorrecord_bench", args=[record.pk]),
+        {"message_pattern": record.message_pattern, "error_message": record.error_message,
+         "bench_text": sample},
+        headers={"HX-Request": "true"},
+    )  # fmt: skip
+    html = response.content.decode()
+    table = re.search(r'<table class="kb-wordings">.*?</table>', html, re.S)
+    assert table is not None
+    rows = re.findall(r"<tr><td>(.*?)</td>.*?<td>([^<]*)</td></tr>", table.group(0), re.S)
+    assert rows == [("1.3.0\u20131.3.24", "2")]
