@@ -289,3 +289,17 @@ def test_a_search_narrows_to_a_release_too(client: Client, ranges: None) -> None
         "late-14",
     ]
     assert listed(client, repo=REPO, release="1.4", q="late") == ["late-14"]
+
+
+def test_a_long_history_of_locations_is_listed_in_part(client: Client) -> None:
+    locations = [
+        {"path": f"lib/a{i}.py", "line": i + 1, "firstRelease": "1.0.0", "lastRelease": "1.0.0"}
+        for i in range(1000)
+    ]
+    line = history_line(releaseHistory={"wordings": [NEW], "locations": locations})
+    html = page(client, make_record(**line["record"]))
+    assert "995 earlier locations" in html
+    assert "The 200 newest of them" in html
+    assert "lib/a794.py:795" not in html
+    assert "lib/a795.py:796" in html
+    assert html.count("<li><code>lib/a") == 205

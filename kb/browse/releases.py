@@ -53,6 +53,9 @@ __all__ = [
 
 #: Locations listed before the rest fold under "show all" (a long-lived site moves often).
 LOCATIONS_SHOWN = 5
+#: Earlier locations a page lists at most (the newest of them): a history may hold
+#: thousands, which the JSON twin carries whole.
+LOCATIONS_FOLDED = 200
 #: Characters of a release asked for that are echoed back in an error.
 _ECHO = 60
 _SERIES_SUFFIX = re.compile(r"\.(?:x|\*)$", re.IGNORECASE)
@@ -171,8 +174,14 @@ class RecordReleases:
         return self.locations[-LOCATIONS_SHOWN:]  # the newest ranges: where it is now
 
     @property
+    def locations_earlier(self) -> int:
+        """How many locations come before the ones shown."""
+        return max(len(self.locations) - LOCATIONS_SHOWN, 0)
+
+    @property
     def locations_folded(self) -> tuple[Location, ...]:
-        return self.locations[: max(len(self.locations) - LOCATIONS_SHOWN, 0)]
+        earlier = self.locations_earlier
+        return self.locations[max(earlier - LOCATIONS_FOLDED, 0) : earlier]
 
     def as_json(self) -> dict[str, Any]:
         return {
