@@ -303,3 +303,14 @@ def test_a_long_history_of_locations_is_listed_in_part(client: Client) -> None:
     assert "lib/a794.py:795" not in html
     assert "lib/a795.py:796" in html
     assert html.count("<li><code>lib/a") == 205
+
+
+def test_a_history_without_a_range_says_only_what_it_knows(client: Client) -> None:
+    line = history_line(firstRelease=None, lastRelease=None, removedIn="2.0.0")
+    html = page(client, make_record(**line["record"]))
+    assert '<dd class="release-span">Removed in 2.0.0</dd>' in html
+    assert "In releases" not in html
+    line = history_line(firstRelease=None, lastRelease=None)
+    html = page(client, make_record(**line["record"]))
+    assert 'class="release-span"' not in html
+    assert "Across releases" in html  # the wordings and commits still are

@@ -166,6 +166,14 @@ class RecordReleases:
         return text
 
     @property
+    def sentence(self) -> str:
+        """What the page says: "In releases <range>", "Removed in 2.0.0" when only
+        that is known, "" when only the history is."""
+        if self.first_release or self.last_release:
+            return f"In releases {self.span}"
+        return f"Removed in {self.removed_in}" if self.removed_in else ""
+
+    @property
     def older_wordings(self) -> bool:
         return any(not w.current for w in self.wordings)
 
@@ -186,6 +194,7 @@ class RecordReleases:
     def as_json(self) -> dict[str, Any]:
         return {
             "span": self.span,
+            "sentence": self.sentence,
             "first_release": self.first_release or None,
             "last_release": self.last_release or None,
             "removed_in": self.removed_in or None,
