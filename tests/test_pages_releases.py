@@ -140,7 +140,9 @@ def test_the_json_twin_carries_the_same_releases(client: Client) -> None:
     assert releases["introduced_by"]["url"].endswith("/commit/" + "a" * 40)
     old, new = releases["wordings"]
     assert (old["current"], new["current"]) == (False, True)
-    assert old["diff"]["changes"][0] == {"record": "for", "paste": "when"}
+    assert old["diff"]["changes"] == [{"older": "for", "current": "when"},
+                                      {"older": "", "current": "was required"}]  # fmt: skip
+    assert [seg["op"] for seg in old["diff"]["segments"]] == ["same", "del", "ins", "same", "ins"]
     assert data["firstRelease"] == "1.3.0"
 
 

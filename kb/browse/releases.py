@@ -117,10 +117,19 @@ class Wording:
             "last_release": self.last_release or None,
             "current": self.current,
             "retired": self.retired,
-            "diff": self.diff.as_json() if self.diff else None,
+            "diff": _diff_json(self.diff) if self.diff else None,
             "introduced_by": self.introduced_by.as_json() if self.introduced_by else None,
             "last_changed_by": self.last_changed_by.as_json() if self.last_changed_by else None,
         }
+
+
+def _diff_json(diff: WordDiff) -> dict[str, Any]:
+    """A wording's diff in JSON: `WordDiff.as_json`'s shape, its changes named for what
+    they are here (the older wording's words, the current one's), not a paste's."""
+    return {
+        **diff.as_json(),
+        "changes": [{"older": old, "current": new} for old, new in diff.changes],
+    }
 
 
 @dataclass(frozen=True, slots=True)
