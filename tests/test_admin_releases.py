@@ -162,3 +162,21 @@ def test_the_bench_says_which_older_wording_a_sample_line_matches(
     assert table is not None
     rows = re.findall(r"<tr><td>(.*?)</td>.*?<td>([^<]*)</td></tr>", table.group(0), re.S)
     assert rows == [("1.3.0\u20131.3.24", "2")]
+
+
+def test_an_old_versions_revert_page_keeps_the_retired_choice_it_had(
+    curator_client: Client, record: ErrorRecord
+) -> None:
+    """History rows keep ``retired_wordings`` (not ``release_history``): reverting to a
+    version from before a retirement brings the wording back."""
+    before = record.history.latest()
+    curator_client.post(change_url(record), form_data(record, retired_wordings=[OLD["pattern"]]))
+    url = reverse("admin:kb_errorrecord_simple_history", args=[record.pk, before.history_id])
+    page = curator_client.get(url)
+    assert page.status_code == 200
+    record.refresh_from_db()
+    response = curator_client.post(url, form_data(record, retired_wordings=[]))
+    assert response.status_code == 302
+    record.refresh_from_db()
+    assert record.retired_wordings == []
+    assert record.release_history["wordings"][0]["pattern"] == OLD["pattern"]  # kept as stored

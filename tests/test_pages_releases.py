@@ -272,6 +272,10 @@ def test_a_release_filtered_page_reads_a_bounded_number_of_queries(
         client.get("/api/records", {"repo": REPO, "release": "1.4"})
     with django_assert_max_num_queries(7):  # warm: the cached names and facets, the page
         client.get("/api/records", {"repo": REPO, "release": "1.4", "page": "1"})
+    with django_assert_max_num_queries(8):  # + the revision keying the rendered fragment
+        client.get("/records/", {"repo": REPO, "release": "1.4"})
+    with django_assert_max_num_queries(1):  # the same page again: the rendered fragment
+        client.get("/records/", {"repo": REPO, "release": "1.4"})
 
 
 def test_release_scope_bounds_the_range_with_the_names_on_each_side() -> None:
