@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kb.browse import selectors
 from kb.browse.filters import RecordFilter
+from kb.browse.releases import ReleaseScope, in_release
 from kb.records.models import ErrorRecord, Status
 
 pytestmark = [
@@ -87,3 +88,35 @@ def test_the_admin_list_by_severity_walks_the_order_index() -> None:
     )
     assert any("kb_record_order" in step for step in steps), steps
     assert not any("TEMP B-TREE" in step for step in steps), steps
+
+
+def test_a_release_filter_reads_the_release_index() -> None:
+    """The records of one repository's release: their ids from ``kb_record_release`` (a
+    seek per first-release name, the last release tested in the index), the rest read
+    from covering indexes, no scan, no sort; the repository's release names read off the
+    release index alone."""
+    scope = ReleaseScope(
+        repo="r/r",
+        asked="1.4",
+        label="1.4.x",
+        releases=("1.4.0", "1.4.1"),
+        starts=("1.3.0", "1.4.0", "1.4.1"),
+        ended=("1.3.0",),
+    )
+    listed = in_release(ErrorRecord.objects.published(), scope)
+    for query in (listed.values_list("pk", flat=True), listed.values("pk").order_by()):
+        steps = plan(*query.query.sql_with_params())
+        # the list in order along its index, or the count from the ids in the release
+        assert "COVERING INDEX" in steps[0], steps
+        assert any(
+            "INDEX kb_record_release (repo=? AND first_release=?)" in step for step in steps
+        ), steps
+        assert not any(step.startswith("SCAN") or "TEMP B-TREE" in step for step in steps)
+    names = (
+        ErrorRecord.objects.filter(repo="r/r", first_release__isnull=False)
+        .order_by()
+        .values_list("first_release", "last_release")
+        .distinct()
+    )
+    steps = plan(*names.query.sql_with_params())
+    assert any("COVERING INDEX kb_record_release (repo=?" in step for step in steps), steps

@@ -15,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from ninja import Query, Router
 from ninja import Status as Reply
 
+from kb.browse.releases import record_releases
 from kb.browse.schemas import RecordFilters, RecordPage, TagDetail, TagPage
 from kb.browse.selectors import (
     TAG_PAGE_SIZE,
@@ -89,6 +90,9 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, An
         "params": listing.params,
         "items": [_row(r) for r in listing.page.object_list],
         "facets": listing.facets,
+        "releases": listing.releases,
+        "release": listing.release.releases if listing.release else None,
+        "release_error": listing.release_error or None,
     }
 
 
@@ -102,7 +106,14 @@ def record(request: HttpRequest, record_id: str) -> Any:
     found = visible_record(record_id, request.user)
     if found is None:
         return Reply(404, {"detail": "No such record"})
-    return {**found.as_dict(), "status": found.status, "url": record_url(found.pk)}
+    releases = record_releases(found)
+    return {
+        **found.as_dict(),
+        "status": found.status,
+        "url": record_url(found.pk),
+        # what the page shows of its releases (null for a record without history)
+        "releases": releases.as_json() if releases else None,
+    }
 
 
 @router.get(

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_safe
 
 from kb.browse.explanations import explanation_for
 from kb.browse.highlight import LANGUAGE_NAMES, highlight_code, highlight_snippet, language_for
+from kb.browse.releases import record_releases
 from kb.browse.selectors import visible_record
 from kb.http import HtmxHttpRequest
 from kb.records.links import record_url, safe_external_url, source_host_name, tag_links
@@ -161,5 +162,7 @@ def record_detail(request: HtmxHttpRequest, record_id: str) -> HttpResponse:
         "neighbours": SimpleLazyObject(lambda: neighbours(record)),
         "tags": tag_links(record.tags),
         "learned": SimpleLazyObject(lambda: learned_sites(record.pk)),
+        # From the record's own columns (no query); False for a record without history.
+        "releases": SimpleLazyObject(lambda: record_releases(record) or False),
     }
     return render(request, "kb/record_detail.html", context)

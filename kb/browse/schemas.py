@@ -51,6 +51,18 @@ class RecordPage(PageMeta):
     params: dict[str, str]
     items: list[RecordRow]
     facets: list[FacetOut]
+    releases: list[str] = Field(
+        description="The chosen repository's release names, oldest first (what `release` "
+        "takes; empty without `repo`)"
+    )
+    release: list[str] | None = Field(
+        description="The releases the `release` filter covers (a series is several)"
+    )
+    release_error: str | None = Field(
+        description="Why the `release` asked for cannot be read (no `repo`, a name that is "
+        "not a version, a release its records do not name); the page then lists nothing, "
+        "as the HTML list does"
+    )
 
 
 class TagOut(Schema):
@@ -78,6 +90,11 @@ class RecordFilters(Schema):
     error_class: str = ""
     handling_strategy: str = ""
     tag: str = ""
+    release: str = Field(
+        "",
+        description="With `repo`: records whose release range reaches this release of it "
+        "(`1.4.2`), or any release of a series (`1.4` or `1.4.x`)",
+    )
     page: int = Field(1, ge=1)
     page_size: int = Field(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
     facets: bool = Field(True, description="Include facet counts")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.cache import cache
@@ -38,6 +38,14 @@ from kb.browse.filters import (
     facet_combos,
     facets_from_combos,
     narrowing_params,
+)
+from kb.browse.releases import (
+    ReleaseError,
+    ReleaseScope,
+    in_release,
+    release_scope,
+    series,
+    stored_release_names,
 )
 from kb.records.models import ErrorRecord, Status, Tag, current_revision
 
@@ -76,6 +84,20 @@ class RecordListing:
     filterset: RecordFilter
     params: dict[str, str]
     facets: list[Facet]
+    release: ReleaseScope | None = None  # the release filter, when one is asked and known
+    release_error: str = ""  # why the release asked for lists nothing
+    releases: list[str] = field(default_factory=list)  # the chosen repository's, oldest first
+
+    @property
+    def release_choices(self) -> list[tuple[str, list[tuple[str, str, bool]]]]:
+        """The release filter's options, (group, [(value, label, selected)]): each series
+        (``1.4.x``), then each release, newest first (the likeliest asked for)."""
+        chosen = self.release.label if self.release else ""
+        groups = [
+            ("Series", [(f"{s}.x", f"{s}.x", f"{s}.x" == chosen) for s in series(self.releases)]),
+            ("Releases", [(n, n, n == chosen) for n in self.releases]),
+        ]
+        return [(name, options[::-1]) for name, options in groups if options]
 
     @property
     def searched(self) -> bool:
@@ -322,8 +344,16 @@ def tag_records(tag: Tag) -> QuerySet[ErrorRecord]:
 # --- filtered, searchable record lists -----------------------------------------------------
 
 
-# The parameters a record list is a function of (the filterset's, with q and tag).
-RECORD_PARAMS = tuple(RecordFilter.base_filters)
+# The parameters a record list is a function of (the filterset's, with q and tag, and the
+# release filter, which needs the repository's release names: applied by `record_listing`).
+RECORD_PARAMS = (*RecordFilter.base_filters, "release")
+
+
+def release_names(repo: str) -> list[str]:
+    """The release names ``repo``'s records carry, oldest first (cached per revision)."""
+    if not repo or "\x00" in repo:
+        return []
+    return per_revision("release-names", repo, lambda: stored_release_names(repo))
 
 
 def record_listing(
@@ -342,19 +372,47 @@ def record_listing(
     filterset = RecordFilter(data, queryset=base)
     params = clean_params(data, RECORD_PARAMS)
     number = data.get("page") if page_number is None else page_number
+    repo = params.get("repo", "")
+    names = release_names(repo)
+    scope: ReleaseScope | None = None
+    problem = ""
+    if params.get("release"):
+        try:
+            scope = release_scope(repo, params["release"], names)
+        except ReleaseError as exc:
+            problem = str(exc)
+    qs: QuerySet[ErrorRecord] = filterset.qs
+    if scope is not None:
+        qs = in_release(qs, scope)
+    elif problem:
+        qs = qs.none()  # a release that cannot be read lists nothing, and says why
     if params.get("q"):
         # A ranked search: one pass for the ordered ids (the count is their number)
         # instead of a count pass and a page pass over the full-text index.
-        ids = list(filterset.qs.values_list("pk", flat=True)[:SEARCH_LIMIT])
+        ids = list(qs.values_list("pk", flat=True)[:SEARCH_LIMIT])
         page = _load_rows(paginate(ids, number, page_size))
     else:
-        page = paginate_records(filterset.qs, number, page_size)
+        page = paginate_records(qs, number, page_size)
     facets: list[Facet] = []
     if with_facets:
         narrowing = clean_params(narrowing_params(params), RECORD_PARAMS)
-        combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, base))
+        narrowing.pop("release", None)
+        within: QuerySet[ErrorRecord] = base
+        if scope is not None:
+            # a release is one repository's: the facets count within it
+            narrowing.update(repo=scope.repo, release=scope.label)
+            within = in_release(base, scope)
+        combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, within))
         facets = facets_from_combos(combos, params)
-    return RecordListing(page=page, filterset=filterset, params=params, facets=facets)
+    return RecordListing(
+        page=page,
+        filterset=filterset,
+        params=params,
+        facets=facets,
+        release=scope,
+        release_error=problem,
+        releases=names,
+    )
 
 
 MAX_ID_CHARS = int(ErrorRecord._meta.get_field("id").max_length or 0)

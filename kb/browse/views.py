@@ -40,7 +40,12 @@ from kb.http import HtmxHttpRequest
 from kb.records.links import record_url, tag_links, tag_url
 from kb.records.models import current_revision
 
-LABELS = {"q": "Search", "tag": "Tag", **{param: label for param, _f, label in FACETS}}
+LABELS = {
+    "q": "Search",
+    "tag": "Tag",
+    "release": "Release",
+    **{param: label for param, _f, label in FACETS},
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
+from kb.browse.releases import record_releases
 from kb.engine import PatternSpec
 from kb.http import TooLarge, check, text_bytes
 from kb.matching.holder import get_matcher, match_text
@@ -29,6 +30,8 @@ MAX_HITS = 50
 CONTEXT_CHARS = 120
 MAX_RANKED = 10
 NEW_KEY = "__bench_new_record__"  # the matcher's key for a record not saved yet
+# Older wordings tried on the sample, newest first: each runs under find_hits' own budget.
+MAX_WORDINGS = 5
 
 
 @dataclass(slots=True)
@@ -53,6 +56,16 @@ class Ranked:
 
 
 @dataclass(slots=True)
+class WordingHits:
+    """Which sample lines an older wording of the record (an alias) matches."""
+
+    span: str  # the releases that word it so
+    message: str
+    retired: bool
+    lines: list[int]
+
+
+@dataclass(slots=True)
 class BenchResult:
     pattern: str
     verdict: PatternVerdict | None = None
@@ -63,6 +76,7 @@ class BenchResult:
     ranked: list[Ranked] = field(default_factory=list)  # with the edit folded in
     edited_rank: int | None = None  # 1-based place of the edited record among matches
     edited_suggestion: str = ""  # why the edited record is only suggested, if it is
+    wordings: list[WordingHits] = field(default_factory=list)  # the saved record's aliases
     notes: list[str] = field(default_factory=list)
     error: str = ""
     elapsed_ms: float = 0.0
@@ -122,11 +136,28 @@ def run_bench(*, pattern: str, message: str, text: str, record_id: str | None) -
         result.own_message_ok = message_is_matched(pattern, message)
     if text.strip():
         result.hits, result.notes = find_hits(pattern, text)
+        if record_id:
+            result.wordings = _older_wordings(record_id, text)
         _live_matches(result, text, record_id)
         if result.verdict.ok:
             _with_edit(result, text, pattern, message, record_id)
     result.elapsed_ms = (time.perf_counter() - started) * 1000
     return result
+
+
+def _older_wordings(record_id: str, text: str) -> list[WordingHits]:
+    """The sample lines each older wording of the saved record matches: a line in an
+    older release's words is answered by the record through that alias."""
+    record = ErrorRecord.objects.filter(pk=record_id).first()
+    releases = record_releases(record) if record is not None else None
+    older = [w for w in (releases.wordings if releases else ()) if not w.current and w.pattern]
+    out = []
+    for wording in older[::-1][:MAX_WORDINGS]:
+        hits, _notes = find_hits(wording.pattern, text)
+        out.append(
+            WordingHits(wording.span, wording.message, wording.retired, [h.line for h in hits])
+        )
+    return out
 
 
 def _live_matches(result: BenchResult, text: str, record_id: str | None) -> None:

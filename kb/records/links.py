@@ -20,7 +20,8 @@ both places or in neither.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import re
+from urllib.parse import quote, urlsplit
 
 from django.urls import NoReverseMatch, reverse
 
@@ -77,3 +78,24 @@ def safe_external_url(url: str | None) -> str:
     if parts.scheme.lower() not in LINK_SCHEMES or not parts.hostname:
         return ""
     return url
+
+
+_SHA = re.compile(r"[0-9a-f]{7,64}")
+
+
+def commit_url(sha: str, *, given: str = "", source_url: str | None = None) -> str:
+    """A link to commit ``sha``: the history's own ``url`` when it is a safe link, else one
+    made on the repository of ``source_url`` (a record's ``githubUrl``) when it is on
+    GitHub, else ``""``."""
+    own = safe_external_url(given)
+    if own:
+        return own
+    source = safe_external_url(source_url)
+    if not source or not _SHA.fullmatch(sha.lower()):
+        return ""
+    parts = urlsplit(source)
+    owner_repo = [p for p in parts.path.split("/") if p][:2]
+    if (parts.hostname or "").lower() != "github.com" or len(owner_repo) != 2:
+        return ""
+    owner, repo = (quote(p, safe="") for p in owner_repo)
+    return f"https://github.com/{owner}/{repo}/commit/{sha.lower()}"

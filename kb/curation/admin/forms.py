@@ -13,11 +13,30 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from kb.browse.releases import record_releases
 from kb.curation.admin.widgets import LinesField, TagsField
 from kb.records.models import ErrorRecord
 from kb.records.schema import BY_KEY, FieldError, incoming_value
 
 NULLABLE_TEXT = {f.name for f in ErrorRecord._meta.fields if f.null}
+
+
+def wording_choices(record: ErrorRecord) -> list[tuple[str, str]]:
+    """What a curator may retire on ``record``: the patterns of its older wordings (its
+    aliases), each labelled with the releases that word it so, and any pattern retired
+    before that is no longer among them (so that it can be un-retired). Empty: the record
+    has nothing to retire, and its form has no such field."""
+    releases = record_releases(record)
+    choices: list[tuple[str, str]] = []
+    for wording in releases.wordings if releases else ():
+        if wording.current or not wording.pattern or wording.pattern in dict(choices):
+            continue
+        choices.append((wording.pattern, f"releases {wording.span or '?'}: {wording.message}"))
+    known = dict(choices)
+    for pattern in record.retired_wordings or []:
+        if isinstance(pattern, str) and pattern not in known:
+            choices.append((pattern, f"{pattern} (no longer among its wordings)"))
+    return choices
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -46,6 +65,17 @@ class ErrorRecordForm(forms.ModelForm):
         label="Keep my value for",
         help_text="Dismiss the conflict; the field stays yours.",
     )
+    retired_wordings = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Retired wordings",
+        help_text="An older wording that misleads (another error now reads like it): ticked, "
+        "it is no longer matched. Imports keep your choice.",
+        error_messages={
+            "invalid_choice": "Only the record's own older wordings can be retired "
+            "(%(value)s is not one of them)."
+        },
+    )
     change_reason = forms.CharField(
         required=False, max_length=100, label="Reason", help_text="Kept in the history."
     )
@@ -69,6 +99,13 @@ class ErrorRecordForm(forms.ModelForm):
                 "A Python-style regex; placeholders are usually (.+?). Try it on real log "
                 "text in the pattern test bench at the bottom of this page."
             )
+        retirable = wording_choices(self.instance)
+        retired_field = self.fields.get("retired_wordings")
+        if retirable and isinstance(retired_field, forms.MultipleChoiceField):
+            retired_field.choices = retirable
+        else:
+            # nothing to retire: no field, so a form without it changes nothing
+            self.fields.pop("retired_wordings", None)
         conflicts = self.instance.conflicts or {}
         choices = [
             (key, f"{key}: {_short(c.get('incoming'))}")

@@ -29,9 +29,10 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.models import is_historic
 
 from kb.browse.explanations import explanation_for
+from kb.browse.releases import Commit, record_releases
 from kb.browse.search import search_records
 from kb.curation.admin import actions, filters
-from kb.curation.admin.forms import ErrorRecordForm
+from kb.curation.admin.forms import ErrorRecordForm, wording_choices
 from kb.curation.admin.widgets import TextField
 from kb.curation.tester import run_bench
 from kb.http import HtmxHttpRequest
@@ -62,6 +63,8 @@ CLASSIFICATION = [
 ]  # fmt: skip
 # Records one admin search lists at most (see ``get_search_results``).
 SEARCH_AT_MOST = 1000
+# What a learn of the source's releases wrote: shown, never edited (it comes from the code).
+RELEASES = ["first_release", "last_release", "removed_in", "release_commits", "release_wordings"]
 ANALYSIS = [
     "documentation", "trigger_scenarios", "common_situations", "solutions",
     "prevention_tips", "example_fix", "validation_code", "type_guard", "try_catch_pattern",
@@ -192,10 +195,20 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         # revert form (its conflicts are the ones it had then).
         if obj.conflicts and not is_historic(obj):
             curation[2:2] = ["accept_incoming", "keep_curated"]
+        releases: list = []
+        retirable = bool(wording_choices(obj))
+        if record_releases(obj) is not None or retirable:
+            fields = [*RELEASES, "retired_wordings"] if retirable else RELEASES
+            description = (
+                "Learned from the code's releases: read only. An older wording that "
+                "misleads can be retired."
+            )
+            releases = [("Releases", {"fields": fields, "description": description})]
         return [
             (None, {"fields": ["id", *main, "pattern_state"]}),
             ("Classification", {"fields": CLASSIFICATION}),
             ("Analysis", {"fields": [*ANALYSIS, "code_explanation"]}),
+            *releases,
             ("Curation", {"fields": curation}),
             (
                 "Provenance",
@@ -209,7 +222,7 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ErrorRecord | None = None) -> list:
         if obj is None:
             return []
-        return ["id", *PROVENANCE, *STATE, "code_explanation"]
+        return ["id", *PROVENANCE, *STATE, "code_explanation", *RELEASES]
 
     @admin.display(description="GitHub")
     def github_link(self, obj: ErrorRecord) -> str:
@@ -222,6 +235,49 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
     def code_explanation(self, obj: ErrorRecord) -> str:
         found = explanation_for(obj)  # a curator's starting point for a write-up
         return found.sentence() if found else "nothing derived from the snippet"
+
+    @admin.display(description="commits")
+    def release_commits(self, obj: ErrorRecord) -> str:
+        releases = record_releases(obj)
+        rows = [
+            (label, _commit_html(commit))
+            for label, commit in (
+                ("added by", releases.introduced_by if releases else None),
+                ("last changed by", releases.last_changed_by if releases else None),
+            )
+            if commit is not None
+        ]
+        if not rows:
+            return "none recorded"
+        return format_html_join("", "<div>{}: {}</div>", rows)
+
+    @admin.display(description="wordings")
+    def release_wordings(self, obj: ErrorRecord) -> str:
+        releases = record_releases(obj)
+        if releases is None or not releases.wordings:
+            return "none recorded"
+        rows = [
+            (
+                w.span or "?",
+                "current" if w.current else "retired" if w.retired else "alias (matched)",
+                w.message,
+                w.pattern,
+                _commit_html(w.introduced_by) if w.introduced_by else "",
+            )
+            for w in releases.wordings
+        ]
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td>"
+            "<td>{}</td></tr>",
+            rows,
+        )
+        return format_html(
+            '<table class="kb-wordings"><thead><tr><th>releases</th><th>state</th>'
+            "<th>message</th><th>pattern</th><th>added by</th></tr></thead><tbody>{}</tbody>"
+            "</table>",
+            body,
+        )
 
     @admin.display(description="pattern state")
     def pattern_state(self, obj: ErrorRecord) -> str:
@@ -322,6 +378,19 @@ class ErrorRecordAdmin(SimpleHistoryAdmin):
         if request.htmx:
             template += "#results"
         return render(request, template, context)
+
+
+def _commit_html(commit: Commit) -> str:
+    """A commit as a line of the admin: its short sha (a link when the source gives one),
+    subject and day; every part escaped."""
+    sha = (
+        format_html(
+            '<a href="{}" rel="noopener noreferrer"><code>{}</code></a>', commit.url, commit.short
+        )
+        if commit.url
+        else format_html("<code>{}</code>", commit.short)
+    )
+    return format_html("{} {} ({})", sha, commit.subject, commit.day or "undated")
 
 
 def _show(value: Any) -> str:
