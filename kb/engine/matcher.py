@@ -355,21 +355,23 @@ class Matcher(cache.Serialised):
         max_bytes: int | None = None,
         facts: FactsOf | None = None,
         repos: Collection[str] = (),
+        log_size: int | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
         between records read on the same text; ``repos`` are every repository the records
         come from, so that frames pointing at another one can be told from frames of the
-        user's own code."""
+        user's own code. ``log_size`` is given when ``text`` is an excerpt of a log of
+        that many bytes (`logstream`): it is normalised as that log would be."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
         pre = None
-        if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
-            pre = text.encode("utf-8", "replace")
-            norm = normalise_log(text, encoded=pre)
+        if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
+            pre = text.encode("utf-8", "replace")  # normalise by regions
+            norm = normalise_log(text, encoded=pre, size=log_size)
         else:
             norm = normalise(text)
         ntext: str = norm.text
@@ -396,6 +398,14 @@ class Matcher(cache.Serialised):
             ctx.code_lines,
         )  # fmt: skip
         return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos))
+
+    def hit_ends(self, data: bytes, text: str) -> list[int]:
+        """End byte offsets in ``data`` (``text`` encoded) of every pattern's scan hits, as
+        pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
+        hits: list[tuple[int, int, bool]] = []
+        for sh in [*self._shards, *([self._delta] if self._delta else [])]:
+            sh.scan(data, text, hits)
+        return [end for _pid, end, _head in hits]
 
     def _report(
         self,

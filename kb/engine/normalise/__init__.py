@@ -290,7 +290,9 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
         )
 
 
-def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
+def normalise_log(
+    text: str, *, encoded: bytes | None = None, size: int | None = None
+) -> Normalised:
     """`normalise` for a whole log that may hold collector envelopes anywhere. Never raises.
 
     `normalise` judges a whole log's envelopes by its start and, when it holds one,
@@ -300,12 +302,16 @@ def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
     envelope: a continuation, a frame) and the other triggers of `_prefilter` -- as part
     of normalising those regions; every other line is scanned as pasted, envelope and all
     (patterns are unanchored). Pastes (up to `BIG_TEXT`) go through `normalise`.
+
+    ``size`` is given for an excerpt of a bigger log (`kb.engine.logstream`: its lines that
+    matter, every other line left empty): the excerpt is normalised as that log would be
+    (its regions planned, and judged dense, against the log's ``size`` bytes).
     """
-    if not isinstance(text, str) or len(text) <= _structure.BIG_TEXT:
+    if not isinstance(text, str) or (size is None and len(text) <= _structure.BIG_TEXT):
         return normalise(text, encoded=encoded)
     try:
         data = text.encode("utf-8", "replace") if encoded is None else encoded
-        regions = plan_log(data, text)
+        regions = plan_log(data, text, size)
         got = None if regions is None else _normalise_regions(text, data, regions, envelopes=True)
         if got is not None:
             return got

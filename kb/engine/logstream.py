@@ -1,0 +1,255 @@
+"""A whole log read in blocks: matched in bounded memory, with the answer of reading it whole.
+
+Why blocks of lines and an excerpt, not Hyperscan's stream mode: stream mode would carry
+the scan across block boundaries, but nothing after the scan streams that way. The
+normaliser joins wrapped messages and reads stack traces over several lines (inserting
+variant lines after them), confirming reads a window of lines around each hit, the
+evidence and the root-cause order read the frames, paths and markers around matches: all
+need the *lines* around a hit, on both sides of any boundary. So the log is read in blocks
+of whole lines, each block preceded by the previous block's last lines (`PENDING_LINES`,
+far more than the normaliser's longest region: a trigger's line, one before it and
+`AFTER_LINES` after it), and from each block only the lines that can change the answer are
+kept, verbatim:
+
+* the normaliser's regions (`log_windows`: every trigger of a whole log with its context,
+  so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
+  them are normalised exactly as when the log is read whole);
+* every line a pattern's scan hits in the pasted bytes, `HIT_LINES` either side (the
+  confirm window); the first ones `AROUND_LINES` either side, for `AROUND_BUDGET`
+  characters (where the evidence reads paths and module names, within its own budget);
+* every chained-exception marker (``Caused by``, Python's "above exception"),
+  `AFTER_LINES` either side (the root-cause order walks the chain from them);
+* the last `TAIL_LINES` lines (where, with no confident match, similar messages are
+  looked for).
+
+Every other line becomes an empty line, so the excerpt has the log's line numbers, and a
+table maps its offsets to the log's. The excerpt is matched as the whole log would be
+(`Matcher.match(..., log_size=)`: its regions are planned, and judged dense, against the
+log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
+for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
+its bytes).
+
+Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
+normalised in one go when read whole; its excerpt is not, and keeps most of the log.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from array import array
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, replace
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+from .candidates import WINDOW_EXTRA_LINES
+from .evidence import AROUND_LINES, MAX_AROUND_CHARS, FactsOf
+from .normalise._regions import AFTER_LINES, log_windows
+from .suggest import MAX_SCAN_LINES
+from .types import Match, MatchReport
+
+if TYPE_CHECKING:
+    from .matcher import Matcher
+
+CHUNK_BYTES = 16 * 1024 * 1024  # bytes of new lines per block
+HIT_LINES = WINDOW_EXTRA_LINES  # lines kept either side of a hit line
+AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
+# hits: more than it reads, since some hits are not confident matches
+TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback's lines
+PENDING_LINES = max(4 * AFTER_LINES, TAIL_LINES)  # a block's last lines, read again with
+# the next block: a region, a hit's window or a marker's chain cut by the block's end is
+# seen whole there, and at the end they are the log's tail
+_MARKERS = re.compile(rb"Caused by|above exception")
+
+
+@dataclass(slots=True)
+class Excerpt:
+    """The lines of a log that matter, every other line empty; offsets map both ways."""
+
+    text: str
+    size: int  # bytes of the log
+    chars: int  # characters of the log (decoded as UTF-8, errors replaced)
+    outs: array  # excerpt offset where each run starts
+    origs: array  # the log's offset of that start
+    kept: bytearray  # 1: the run is the log's text; 0: its lines, left empty
+
+    def to_original(self, pos: int) -> int:
+        i = max(bisect_right(self.outs, pos) - 1, 0)
+        return self.origs[i] + (pos - self.outs[i] if self.kept[i] else 0)
+
+    def to_excerpt(self, pos: int) -> int:
+        i = max(bisect_right(self.origs, pos) - 1, 0)
+        return self.outs[i] + (pos - self.origs[i] if self.kept[i] else 0)
+
+
+def _line_starts(data: bytes) -> array:
+    """Byte offset where each line of ``data`` starts (a final "\\n" starts no line)."""
+    parts = data.split(b"\n")
+    if parts and not parts[-1]:
+        parts.pop()
+    starts = array("q", [0])
+    starts.extend(accumulate(len(p) + 1 for p in parts[:-1]))
+    return starts
+
+
+def _breaks(run: bytes) -> int:
+    """Line ends in ``run`` as `Normalised.line_of` counts them (CRLF, CR, LF)."""
+    return run.count(b"\n") + run.count(b"\r") - run.count(b"\r\n")
+
+
+class _Reader:
+    """Blocks of lines in, the excerpt out (see the module doc)."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.pieces: list[str] = []
+        self.outs = array("q")
+        self.origs = array("q")
+        self.kept = bytearray()
+        self.out = 0  # excerpt characters written
+        self.orig = 0  # log characters written
+        self.size = 0
+        self.around = AROUND_BUDGET
+        self.pending = b""  # lines read but not written (the next block starts with them)
+        self.pending_keep: list[tuple[int, int]] = []  # their kept lines (first, last)
+
+    def block(self, new: bytes, final: bool) -> None:
+        data = self.pending + new if self.pending else new
+        self.size += len(new)
+        if not data:
+            return
+        starts = _line_starts(data)
+        n = len(starts)
+        keep = self.pending_keep + self._wanted(data, starts)
+        if final:
+            keep.append((n - TAIL_LINES, n - 1))
+            split = n
+        else:
+            split = max(n - PENDING_LINES, 0)
+        spans = _merged(keep, n)
+        cut = starts[split] if split < n else len(data)
+        self._write(data, starts, [(a, b) for a, b in spans if a < split], split, cut)
+        self.pending = data[cut:]
+        self.pending_keep = [(max(a - split, 0), b - split) for a, b in spans if b >= split]
+
+    def _wanted(self, data: bytes, starts: array) -> list[tuple[int, int]]:
+        """(first, last) lines of ``data`` to keep, by the rules of the module doc."""
+        text = data.decode("utf-8", "replace")
+        out: list[tuple[int, int]] = []
+        windows = log_windows(data, None) or []
+        for bs, be in windows:
+            out.append((bisect_right(starts, bs) - 1, bisect_right(starts, be) - 1))
+        ends = self.matcher.hit_ends(data, text)
+        lines = sorted({bisect_right(starts, max(e - 1, 0)) - 1 for e in ends})
+        n = len(starts)
+        for li in lines:
+            if self.around > 0:
+                lo, hi = li - AROUND_LINES, li + AROUND_LINES
+                a, b = max(lo, 0), min(hi + 1, n)
+                self.around -= (starts[b] if b < n else len(data)) - starts[a]
+            else:
+                lo, hi = li - HIT_LINES, li + HIT_LINES
+            out.append((lo, hi))
+        for m in _MARKERS.finditer(data):
+            li = bisect_right(starts, m.start()) - 1
+            out.append((li - AFTER_LINES, li + AFTER_LINES))
+        return out
+
+    def _write(
+        self, data: bytes, starts: array, spans: list[tuple[int, int]], split: int, cut: int
+    ) -> None:
+        """Lines up to ``split`` (byte ``cut``): the kept ``spans`` as they are, the rest
+        empty."""
+        n = len(starts)
+        pos = 0  # byte offset written up to
+        for a, b in spans:
+            bs = starts[a]
+            be = starts[b + 1] if b + 1 < n and b + 1 <= split else cut
+            if bs > pos:
+                self._run(data[pos:bs], False)
+            self._run(data[bs:be], True)
+            pos = be
+        if cut > pos:
+            self._run(data[pos:cut], False)
+
+    def _run(self, run: bytes, kept: bool) -> None:
+        text = run.decode("utf-8", "replace")
+        self.outs.append(self.out)
+        self.origs.append(self.orig)
+        self.kept.append(kept)
+        piece = text if kept else "\n" * _breaks(run)
+        self.pieces.append(piece)
+        self.out += len(piece)
+        self.orig += len(text)
+
+    def excerpt(self) -> Excerpt:
+        text = "".join(self.pieces)
+        self.pieces = []
+        return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept)
+
+
+def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """(first, last) line spans clipped to ``n`` lines, sorted, touching ones merged."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        a, b = max(a, 0), min(b, n - 1)
+        if a > b:
+            continue
+        if out and a <= out[-1][1] + 1:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def lines_in_blocks(blocks: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[bytes, bool]]:
+    """(whole lines of about ``chunk_bytes``, is it the last) from blocks of any size."""
+    buf = bytearray()
+    for b in blocks:
+        buf += b
+        if len(buf) >= chunk_bytes:
+            cut = buf.rfind(b"\n") + 1
+            if cut > 0:
+                yield bytes(buf[:cut]), False
+                del buf[:cut]
+    yield bytes(buf), True
+
+
+def read_excerpt(
+    matcher: Matcher, blocks: Iterable[bytes], *, chunk_bytes: int = CHUNK_BYTES
+) -> Excerpt:
+    """The excerpt of the log whose bytes ``blocks`` yield (see the module doc)."""
+    reader = _Reader(matcher)
+    for data, final in lines_in_blocks(blocks, chunk_bytes):
+        reader.block(data, final)
+    return reader.excerpt()
+
+
+def match_excerpt(
+    matcher: Matcher,
+    excerpt: Excerpt,
+    *,
+    facts: FactsOf | None = None,
+    repos: Collection[str] = (),
+    started: float | None = None,
+) -> MatchReport:
+    """`Matcher.match` of the whole log ``excerpt`` was read from: the excerpt matched as
+    that log, spans mapped back to the log's offsets."""
+    t0 = time.perf_counter() if started is None else started
+    report = matcher.match(excerpt.text, facts=facts, repos=repos, log_size=excerpt.size)
+    moved: dict[int, Match] = {}
+
+    def back(m: Match) -> Match:
+        got = moved.get(id(m))
+        if got is None:
+            s, e = m.span
+            got = moved[id(m)] = replace(m, span=(excerpt.to_original(s), excerpt.to_original(e)))
+        return got
+
+    report.matches = [back(m) for m in report.matches]
+    report.answers = [replace(a, match=back(a.match)) for a in report.answers]
+    report.elapsed_ms = (time.perf_counter() - t0) * 1000
+    return report
