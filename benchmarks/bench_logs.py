@@ -15,8 +15,16 @@ shared machine the CPU figure is the meaningful one); the ratio is the raw scan'
 over ours (the goal: >= 0.5). Then the peak RSS of matching the log in a fresh process
 against one of matching one line, both reading their input whole (the matcher's own).
 
-Run: ``.venv/bin/python benchmarks/bench_logs.py [--quick] [--results=DIR]`` (``--quick``:
-an 8 MB log instead of 100 MB). Writes ``logs.json`` into ``benchmarks/results/``.
+With ``--big=MB`` (1024 for the done-means figure), a log of that size is written to the
+temporary directory (never the repository; removed afterwards), plain and gzip-compressed,
+and each is matched in a fresh process as ``manage.py match`` reads a log
+(``kb.matching.holder.match_log``: blocks of lines, gzip as a stream, the excerpt of
+`kb.engine.logstream` matched; run on the engine alone, without a database): its peak RSS
+over the matcher's own (after a one-line match) goes into ``big``.
+
+Run: ``.venv/bin/python benchmarks/bench_logs.py [--quick] [--big=MB] [--results=DIR]``
+(``--quick``: an 8 MB log instead of 100 MB). Writes ``logs.json`` into
+``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -24,10 +32,12 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import gzip
 import json
 import os
 import platform
 import pstats
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -112,6 +122,71 @@ print(before, hwm())
 """
 
 
+# the same, reading the file as `manage.py match` does: in blocks, gunzipped as a stream
+_STREAM_CHILD = """
+import os, sys, time
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
+from matcher_data import load_specs
+from kb.engine import Matcher
+from kb.engine.logstream import match_excerpt, read_excerpt
+from kb.http import gunzip_blocks
+from pathlib import Path
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+def reset():
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+m = Matcher.build(load_specs(), cache_dir=Path({cache!r}), with_similarity=False)
+reset()
+m.match("warm up: connection refused")
+before = hwm()
+reset()
+def blocks(fh):
+    while block := fh.read(1 << 20):
+        yield block
+t = time.process_time()
+with open(sys.argv[1], "rb") as fh:
+    excerpt = read_excerpt(m, gunzip_blocks(blocks(fh), "log", 1 << 40))
+    rep = match_excerpt(m, excerpt)
+cpu = time.process_time() - t
+print(before, hwm(), cpu, len(rep.answers), len(excerpt.text), excerpt.size)
+"""
+
+
+def big_log(path: Path, mb: int, piece: str) -> None:
+    """``mb`` MB of log at ``path``: ``piece`` (a synthetic log) again and again."""
+    data = piece.encode("utf-8")
+    left = mb * 2**20
+    with path.open("wb") as fh:
+        while left > 0:
+            fh.write(data[:left])
+            left -= len(data)
+
+
+def stream_rss(path: Path) -> dict[str, float | int]:
+    """Peak RSS of matching ``path`` read as `manage.py match` reads it (see the doc)."""
+    code = _STREAM_CHILD.format(repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE))
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    before, after, cpu, answers, kept, size = out.stdout.split()
+    return {
+        "log_mb": round(int(size) / 2**20, 1),
+        "file_mb": round(path.stat().st_size / 2**20, 1),
+        "rss_mb_one_line": round(int(before) / 1024, 1),
+        "rss_mb_log": round(int(after) / 1024, 1),
+        "rss_mb_growth": round((int(after) - int(before)) / 1024, 1),
+        "goal": "rss_mb_growth <= 300",
+        "cpu_s": round(float(cpu), 1),
+        "mb_s": round(int(size) / 2**20 / float(cpu), 1),
+        "answers": int(answers),
+        "excerpt_share": round(int(kept) / int(size), 3),
+    }
+
+
 def peak_rss_mb(path: Path) -> tuple[float, float]:
     """(peak RSS MB after a one-line match, peak RSS MB after matching ``path``)."""
     code = _RSS_CHILD.format(repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE))
@@ -122,10 +197,24 @@ def peak_rss_mb(path: Path) -> tuple[float, float]:
     return round(before / 1024, 1), round(after / 1024, 1)
 
 
+def measure_big(mb: int, piece: str) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.log"
+        big_log(path, mb, piece)
+        out: dict[str, object] = {"plain": stream_rss(path)}
+        gz = Path(tmp) / "big.log.gz"
+        with path.open("rb") as src, gzip.open(gz, "wb", compresslevel=1) as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        path.unlink()
+        out["gzip"] = stream_rss(gz)
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="an 8 MB log instead of 100 MB")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--big", type=int, default=0, metavar="MB", help="also a log of MB")
     args, _ = parser.parse_known_args(argv)
     specs = load_specs()
     m = Matcher.build(specs, cache_dir=CACHE, with_similarity=False, workers=os.cpu_count() or 1)
@@ -158,7 +247,10 @@ def main(argv: list[str]) -> int:
     with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as fh:
         fh.write(data)
         path = Path(fh.name)
-    del log, data, rep
+    del data, rep
+    if args.big:
+        res["big"] = measure_big(args.big, log)
+    del log
     try:
         one, big = peak_rss_mb(path)
     finally:

@@ -54,7 +54,7 @@ from .types import Match, MatchReport
 if TYPE_CHECKING:
     from .matcher import Matcher
 
-CHUNK_BYTES = 16 * 1024 * 1024  # bytes of new lines per block
+CHUNK_BYTES = 8 * 1024 * 1024  # bytes of new lines per block
 HIT_LINES = WINDOW_EXTRA_LINES  # lines kept either side of a hit line
 AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
 # hits: more than it reads, since some hits are not confident matches
@@ -176,14 +176,18 @@ class _Reader:
             self._run(data[pos:cut], False)
 
     def _run(self, run: bytes, kept: bool) -> None:
-        text = run.decode("utf-8", "replace")
         self.outs.append(self.out)
         self.origs.append(self.orig)
         self.kept.append(kept)
-        piece = text if kept else "\n" * _breaks(run)
+        if kept:
+            piece = run.decode("utf-8", "replace")
+            chars = len(piece)
+        else:
+            piece = "\n" * _breaks(run)
+            chars = len(run) if run.isascii() else len(run.decode("utf-8", "replace"))
         self.pieces.append(piece)
         self.out += len(piece)
-        self.orig += len(text)
+        self.orig += chars
 
     def excerpt(self) -> Excerpt:
         text = "".join(self.pieces)
@@ -215,15 +219,21 @@ def is_whole_log(head: bytes) -> bool:
 
 def lines_in_blocks(blocks: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[bytes, bool]]:
     """(whole lines of about ``chunk_bytes``, is it the last) from blocks of any size."""
-    buf = bytearray()
+    parts: list[bytes] = []
+    size = 0
     for b in blocks:
-        buf += b
-        if len(buf) >= chunk_bytes:
-            cut = buf.rfind(b"\n") + 1
+        parts.append(b)
+        size += len(b)
+        if size >= chunk_bytes:
+            data = b"".join(parts)
+            cut = data.rfind(b"\n") + 1
             if cut > 0:
-                yield bytes(buf[:cut]), False
-                del buf[:cut]
-    yield bytes(buf), True
+                parts = [data[cut:]]
+                size = len(parts[0])
+                yield data[:cut], False
+            else:
+                parts = [data]
+    yield b"".join(parts), True
 
 
 def read_excerpt(

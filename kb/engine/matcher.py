@@ -380,6 +380,7 @@ class Matcher(cache.Serialised):
             data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
         else:
             norm.encoded = None  # the report keeps `norm`: do not keep a second copy alive
+        pre = None  # the scan reads `data`: a whole log's bytes are not held twice
         hits: list[tuple[int, int, bool]] = []
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)
