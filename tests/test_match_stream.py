@@ -29,16 +29,16 @@ def seed() -> None:
     assert import_lines(SEED).rejected == 0
 
 
-def _log(lines: int) -> tuple[str, list[int]]:
-    """Runs of plain, kubectl, journald and JSON lines, an error line in 100 (the seed
-    record's message); the 1-based lines of the errors."""
+def _log(lines: int, quiet: int = 30_000) -> tuple[str, list[int]]:
+    """Runs of plain, kubectl, journald and JSON lines, after the first ``quiet`` an error
+    line in 100 (the seed record's message); the 1-based lines of the errors."""
     out: list[str] = []
     errors: list[int] = []
     kinds = ["plain", "kubectl", "journald", "json"]
     for i in range(lines):
         kind = kinds[(i // 700) % 4]
         ts = f"2026-11-30T01:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
-        if i % 100 == 50:
+        if i % 100 == 50 and i >= quiet:
             level, msg = "ERROR", MESSAGE.format(i)
             errors.append(i + 1)
         else:
@@ -68,7 +68,7 @@ def test_a_log_read_in_blocks_prints_the_json_of_reading_it_whole(
     tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
-    text, errors = _log(50_000)
+    text, errors = _log(60_000)
     assert len(text) > _structure.BIG_TEXT  # a whole log to the normaliser
     path = tmp_path / "big.log"
     path.write_text(text)
@@ -92,3 +92,36 @@ def test_a_log_read_in_blocks_prints_the_json_of_reading_it_whole(
     line = text.splitlines()[first["line"] - 1]
     assert text[first["span"][0] : first["span"][1]] == first["text"]
     assert first["text"] in line
+
+
+@pytest.mark.usefixtures("seed")
+def test_a_log_body_read_in_blocks_answers_the_json_of_reading_it_whole(
+    client, monkeypatch
+) -> None:
+    """``POST /api/match`` with a log as the body, plain and gzip-compressed: read in blocks
+    past ``KB_MATCH_WHOLE_BYTES``, the same answer as read whole."""
+    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
+    text, errors = _log(60_000)
+    body = text.encode()
+
+    def post(data: bytes, **headers: str) -> dict:
+        response = client.post(
+            "/api/match", data=data, content_type="application/octet-stream", **headers
+        )
+        assert response.status_code == 200, response.content[:300]
+        got = response.json()
+        got.pop("elapsed_ms")
+        return got
+
+    with override_settings(KB_MAX_LOG_BYTES=len(body) + 1):
+        whole = post(body)
+        with override_settings(KB_MATCH_WHOLE_BYTES=256 * 1024):
+            assert post(body) == whole
+            assert post(gzip.compress(body), HTTP_CONTENT_ENCODING="gzip") == whole
+            damaged = gzip.compress(body)[: len(body) // 20]
+            response = client.post("/api/match", data=damaged, content_type="application/gzip")
+            assert response.status_code == 400
+    group = next(g for g in whole["groups"] if g["record_id"] == SEED_ID)
+    assert group["count"] == len(errors)
+    first = whole["matches"][0]
+    assert text[first["span"][0] : first["span"][1]] == first["text"]

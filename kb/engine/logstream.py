@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from .candidates import WINDOW_EXTRA_LINES
 from .evidence import AROUND_LINES, MAX_AROUND_CHARS, FactsOf
 from .normalise._regions import AFTER_LINES, log_windows
-from .normalise._structure import BIG_TEXT
+from .normalise._structure import BIG_TEXT as WHOLE_LOG_CHARS
 from .suggest import MAX_SCAN_LINES
 from .types import Match, MatchReport
 
@@ -212,9 +212,10 @@ def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
 
 def is_whole_log(head: bytes) -> bool:
     """Whether a log starting with ``head`` is a whole log to the normaliser (more than
-    `BIG_TEXT` characters: normalised by regions), which an excerpt reproduces; a smaller
-    text is normalised as a paste and is read whole."""
-    return len(head) > BIG_TEXT and len(head.decode("utf-8", "replace")) > BIG_TEXT
+    `WHOLE_LOG_CHARS` characters: normalised by regions), which an excerpt reproduces; a
+    smaller text is normalised as a paste and is read whole."""
+    n = WHOLE_LOG_CHARS
+    return len(head) > n and len(head.decode("utf-8", "replace")) > n
 
 
 def lines_in_blocks(blocks: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[bytes, bool]]:

@@ -28,7 +28,13 @@ from django.db import DatabaseError, transaction
 
 from kb.engine import Matcher, MatchReport, PatternSpec, cache
 from kb.engine.evidence import RecordFacts
-from kb.engine.logstream import Excerpt, is_whole_log, match_excerpt, read_excerpt
+from kb.engine.logstream import (
+    WHOLE_LOG_CHARS,
+    Excerpt,
+    is_whole_log,
+    match_excerpt,
+    read_excerpt,
+)
 from kb.engine.matcher import SHARD_SIZE
 from kb.engine.worddiff import WordDiff
 from kb.matching.store import matcher_store
@@ -485,15 +491,16 @@ def match_log(blocks: Iterable[bytes], *, max_bytes: int) -> LogMatch:
     for block in it:
         head.append(block)
         size += len(block)
-        if size > settings.KB_MATCH_WHOLE_BYTES:
+        if size > settings.KB_MATCH_WHOLE_BYTES and size > WHOLE_LOG_CHARS:
             data = b"".join(head)
             head = [data]
+            # a text of few characters for its bytes may still be a paste to the normaliser:
+            # read on until it is not (at most 4 bytes a character)
             if is_whole_log(data):
                 head = []
                 excerpt = read_excerpt(get_matcher(), chain([data], it))
                 del data
                 return _excerpt_result(excerpt, started)
-            head.extend(it)  # a paste to the normaliser, however many bytes: read whole
     text = b"".join(head).decode("utf-8", errors="replace")
     return LogMatch(match_text(text, max_bytes=max_bytes), text)
 
