@@ -14,8 +14,10 @@ kept, verbatim:
 * the normaliser's regions (`log_windows`: every trigger of a whole log with its context,
   so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
   them are normalised exactly as when the log is read whole);
-* every line a pattern's scan hits in the pasted bytes, `HIT_LINES` either side (the
-  confirm window); the first ones `AROUND_LINES` either side, for `AROUND_BUDGET`
+* every line a pattern's scan hits in the pasted bytes, with the `HIT_LINES` above it
+  (where a relaxed match of a wrapped message may start: the confirm window) and the one
+  below (read for a trace that starts there; frames are regions of their own); the first
+  ones `AROUND_LINES` either side, for `AROUND_BUDGET`
   characters (where the evidence reads paths and module names, within its own budget);
 * every chained-exception marker (``Caused by``, Python's "above exception"),
   `AFTER_LINES` either side (the root-cause order walks the chain from them);
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
     from .matcher import Matcher
 
 CHUNK_BYTES = 8 * 1024 * 1024  # bytes of new lines per block
-HIT_LINES = WINDOW_EXTRA_LINES  # lines kept either side of a hit line
+HIT_LINES = WINDOW_EXTRA_LINES  # lines kept above a hit line
 AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
 # hits: more than it reads, since some hits are not confident matches
 TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback's lines
@@ -151,7 +153,7 @@ class _Reader:
                 a, b = max(lo, 0), min(hi + 1, n)
                 self.around -= (starts[b] if b < n else len(data)) - starts[a]
             else:
-                lo, hi = li - HIT_LINES, li + HIT_LINES
+                lo, hi = li - HIT_LINES, li + 1
             out.append((lo, hi))
         for m in _MARKERS.finditer(data):
             li = bisect_right(starts, m.start()) - 1
