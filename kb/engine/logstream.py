@@ -43,7 +43,6 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
-from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from .candidates import WINDOW_EXTRA_LINES
@@ -87,19 +86,10 @@ class Excerpt:
         return self.outs[i] + (pos - self.origs[i] if self.kept[i] else 0)
 
 
-def _line_starts(data: bytes) -> array:
-    """Byte offset where each line of ``data`` starts (a final "\\n" starts no line)."""
-    parts = data.split(b"\n")
-    if parts and not parts[-1]:
-        parts.pop()
-    starts = array("q", [0])
-    starts.extend(accumulate(len(p) + 1 for p in parts[:-1]))
-    return starts
-
-
 def _breaks(run: bytes) -> int:
     """Line ends in ``run`` as `Normalised.line_of` counts them (CRLF, CR, LF)."""
-    return run.count(b"\n") + run.count(b"\r") - run.count(b"\r\n")
+    n = run.count(b"\n")
+    return n + run.count(b"\r") - run.count(b"\r\n") if b"\r" in run else n
 
 
 class _Reader:
@@ -116,64 +106,54 @@ class _Reader:
         self.size = 0
         self.around = AROUND_BUDGET
         self.pending = b""  # lines read but not written (the next block starts with them)
-        self.pending_keep: list[tuple[int, int]] = []  # their kept lines (first, last)
+        self.pending_keep: list[tuple[int, int]] = []  # their kept byte ranges
 
     def block(self, new: bytes, final: bool) -> None:
         data = self.pending + new if self.pending else new
         self.size += len(new)
         if not data:
             return
-        starts = _line_starts(data)
-        n = len(starts)
-        keep = self.pending_keep + self._wanted(data, starts)
+        n = len(data)
+        keep = self.pending_keep + self._wanted(data)
         if final:
-            keep.append((n - TAIL_LINES, n - 1))
-            split = n
+            keep.append((_line_start(data, n - 1, TAIL_LINES - 1), n))
+            cut = n
         else:
-            split = max(n - PENDING_LINES, 0)
+            cut = _line_start(data, n - 1, PENDING_LINES - 1)
         spans = _merged(keep, n)
-        cut = starts[split] if split < n else len(data)
-        self._write(data, starts, [(a, b) for a, b in spans if a < split], split, cut)
+        self._write(data, [(a, min(b, cut)) for a, b in spans if a < cut], cut)
         self.pending = data[cut:]
-        self.pending_keep = [(max(a - split, 0), b - split) for a, b in spans if b >= split]
+        self.pending_keep = [(max(a, cut) - cut, b - cut) for a, b in spans if b > cut]
 
-    def _wanted(self, data: bytes, starts: array) -> list[tuple[int, int]]:
-        """(first, last) lines of ``data`` to keep, by the rules of the module doc."""
-        text = data.decode("utf-8", "replace")
-        out: list[tuple[int, int]] = []
-        windows = log_windows(data, None) or []
-        for bs, be in windows:
-            out.append((bisect_right(starts, bs) - 1, bisect_right(starts, be) - 1))
-        ends = self.matcher.hit_ends(data, text)
-        lines = sorted({bisect_right(starts, max(e - 1, 0)) - 1 for e in ends})
-        n = len(starts)
-        for li in lines:
+    def _wanted(self, data: bytes) -> list[tuple[int, int]]:
+        """[start, end) byte ranges of whole lines of ``data`` to keep (the module doc)."""
+        n = len(data)
+        out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
+        line_end = -1
+        for e in sorted(self.matcher.hit_ends(data)):
+            pos = max(e - 1, 0)
+            if pos < line_end:
+                continue  # another hit on the line just kept
+            line_end = _line_end(data, pos, 0)
             if self.around > 0:
-                lo, hi = li - AROUND_LINES, li + AROUND_LINES
-                a, b = max(lo, 0), min(hi + 1, n)
-                self.around -= (starts[b] if b < n else len(data)) - starts[a]
+                a, b = _line_start(data, pos, AROUND_LINES), _line_end(data, pos, AROUND_LINES)
+                self.around -= b - a
             else:
-                lo, hi = li - HIT_LINES, li + 1
-            out.append((lo, hi))
+                a, b = _line_start(data, pos, HIT_LINES), _line_end(data, pos, 1)
+            out.append((a, b))
         for m in _MARKERS.finditer(data):
-            li = bisect_right(starts, m.start()) - 1
-            out.append((li - AFTER_LINES, li + AFTER_LINES))
+            pos = m.start()
+            out.append((_line_start(data, pos, AFTER_LINES), _line_end(data, pos, AFTER_LINES)))
         return out
 
-    def _write(
-        self, data: bytes, starts: array, spans: list[tuple[int, int]], split: int, cut: int
-    ) -> None:
-        """Lines up to ``split`` (byte ``cut``): the kept ``spans`` as they are, the rest
-        empty."""
-        n = len(starts)
+    def _write(self, data: bytes, spans: list[tuple[int, int]], cut: int) -> None:
+        """``data`` up to ``cut``: the kept ``spans`` as they are, the other lines empty."""
         pos = 0  # byte offset written up to
         for a, b in spans:
-            bs = starts[a]
-            be = starts[b + 1] if b + 1 < n and b + 1 <= split else cut
-            if bs > pos:
-                self._run(data[pos:bs], False)
-            self._run(data[bs:be], True)
-            pos = be
+            if a > pos:
+                self._run(data[pos:a], False)
+            self._run(data[a:b], True)
+            pos = b
         if cut > pos:
             self._run(data[pos:cut], False)
 
@@ -198,18 +178,39 @@ class _Reader:
 
 
 def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
-    """(first, last) line spans clipped to ``n`` lines, sorted, touching ones merged."""
+    """[start, end) ranges clipped to ``n`` bytes, sorted, touching ones merged."""
     out: list[tuple[int, int]] = []
     for a, b in sorted(spans):
-        a, b = max(a, 0), min(b, n - 1)
-        if a > b:
+        a, b = max(a, 0), min(b, n)
+        if a >= b:
             continue
-        if out and a <= out[-1][1] + 1:
+        if out and a <= out[-1][1]:
             if b > out[-1][1]:
                 out[-1] = (out[-1][0], b)
         else:
             out.append((a, b))
     return out
+
+
+def _line_start(data: bytes, pos: int, up: int) -> int:
+    """Where the line ``up`` lines above the one holding byte ``pos`` starts."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    for _ in range(up):
+        if start == 0:
+            break
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    return start
+
+
+def _line_end(data: bytes, pos: int, down: int) -> int:
+    """Where the line ``down`` lines below the one holding byte ``pos`` ends (after its
+    "\\n")."""
+    end = data.find(b"\n", pos)
+    for _ in range(down):
+        if end < 0:
+            break
+        end = data.find(b"\n", end + 1)
+    return len(data) if end < 0 else end + 1
 
 
 def is_whole_log(head: bytes) -> bool:

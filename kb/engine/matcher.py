@@ -38,6 +38,7 @@ from .evidence import (
     quoted_raises,
     read_context,
 )
+from .logstream import WHOLE_LOG_CHARS, match_excerpt, read_excerpt
 from .normalise import normalise, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -81,6 +82,10 @@ class Matcher(cache.Serialised):
     #: Order a whole log's groups by what to read first (`rootcause`); off only for the
     #: benchmark's baseline of the same run.
     root_cause_order: bool = True
+    #: Match a whole log (past `WHOLE_LOG_CHARS`) from the excerpt of its lines that matter
+    #: (`logstream`), as a log read in blocks is: the passes after the scan then read that,
+    #: not the whole log. Off only for the tests and the benchmark that compare the two.
+    excerpt_logs: bool = True
 
     def __init__(
         self,
@@ -368,6 +373,11 @@ class Matcher(cache.Serialised):
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
+        if log_size is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
+            data = text.encode("utf-8", "replace")
+            excerpt = read_excerpt(self, [data], chunk_bytes=len(data) + 1)
+            del data
+            return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
         pre = None
         if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
             pre = text.encode("utf-8", "replace")  # normalise by regions
@@ -400,11 +410,14 @@ class Matcher(cache.Serialised):
         )  # fmt: skip
         return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos))
 
-    def hit_ends(self, data: bytes, text: str) -> list[int]:
-        """End byte offsets in ``data`` (``text`` encoded) of every pattern's scan hits, as
-        pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
+    def hit_ends(self, data: bytes) -> list[int]:
+        """End byte offsets in the UTF-8 ``data`` of every pattern's scan hits, as pasted
+        (not normalised): the lines of a log worth keeping (`logstream`)."""
         hits: list[tuple[int, int, bool]] = []
-        for sh in [*self._shards, *([self._delta] if self._delta else [])]:
+        shards = [*self._shards, *([self._delta] if self._delta else [])]
+        # only the RE2 patterns read text: the bytes are decoded for them alone
+        text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""
+        for sh in shards:
             sh.scan(data, text, hits)
         return [end for _pid, end, _head in hits]
 

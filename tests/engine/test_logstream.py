@@ -31,9 +31,17 @@ def small_log(monkeypatch):
     """Logs of a few MB read as whole logs, in blocks of a few hundred lines."""
     monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
     monkeypatch.setattr(matcher, "BIG_TEXT_CHARS", 2_000)
+    monkeypatch.setattr(matcher, "WHOLE_LOG_CHARS", 2_000)
     monkeypatch.setattr(logstream, "PENDING_LINES", 4 * logstream.AFTER_LINES)
     # the confirm step's time budget would make the two sides differ on a loaded machine
     monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
+
+
+def _whole(m: Matcher, text: str) -> MatchReport:
+    """``text`` matched as read whole, not from its excerpt."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(m, "excerpt_logs", False)
+        return m.match(text)
 
 
 def _shape(r: MatchReport) -> tuple:
@@ -79,7 +87,7 @@ def test_a_message_wrapped_across_a_block_boundary_is_matched_as_when_read_whole
     text, at = _around(records, WRAPPED)
     cut = at + len(WRAPPED[0]) + 1  # the first block ends between the two lines
     line = text.count("\n", 0, at) + 1
-    whole = full_matcher.match(text)
+    whole = _whole(full_matcher, text)
     assert any(m.key == WRAPPED_ID and m.line == line for m in whole.matches)
     got = _in_blocks(full_matcher, text, [cut], cut)
     assert _shape(got) == _shape(whole)
@@ -103,7 +111,7 @@ def test_a_stack_trace_across_a_block_boundary_reads_as_when_read_whole(
     ]
     text, at = _around(records, trace)
     cut = text.index('  File "/srv/app/pool.py"', at)  # between the two frames
-    whole = full_matcher.match(text)
+    whole = _whole(full_matcher, text)
     line = text.count("\n", 0, at) + len(trace)
     assert any(m.key == WRAPPED_ID and m.line == line for m in whole.matches)
     for chunk in (cut, 64 * 1024):
@@ -120,7 +128,7 @@ def test_a_real_mixed_log_in_blocks_gives_every_answer_of_reading_it_whole(
     and order, groups with their first and last lines, and normalisation steps, from an
     excerpt that keeps a part of the log."""
     text = _mixed_log(records, 30_000)
-    whole = full_matcher.match(text)
+    whole = _whole(full_matcher, text)
     assert len(whole.answers) > 50
     data = text.encode()
     blocks = [data[i : i + 50_000] for i in range(0, len(data), 50_000)]
@@ -129,3 +137,4 @@ def test_a_real_mixed_log_in_blocks_gives_every_answer_of_reading_it_whole(
     got = match_excerpt(full_matcher, excerpt)
     assert _shape(got) == _shape(whole)
     assert any(g.count > 1 for g in got.groups)  # counted across blocks
+    assert _shape(full_matcher.match(text)) == _shape(whole)  # a whole log's own path
