@@ -49,22 +49,65 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from logs_data import make_mixed_log  # noqa: E402 - beside this file
-from matcher_data import load_specs, raw_scan  # noqa: E402
+from matcher_data import DATA, load_specs, raw_scan  # noqa: E402
 
 from kb.engine import Matcher  # noqa: E402
+from tests.engine.envelopes import NAMES, wrap  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 CACHE = REPO / ".cache" / "matcher-bench"
 VALUES = 5
-# the stages of `Matcher.match`, by the function that does each (cProfile's key suffix)
-STAGES = {
-    "normalise": ("kb/engine/normalise/__init__.py", "normalise_log"),
-    "scan": ("kb/engine/shards.py", "scan"),
-    "locate lines": ("kb/engine/textmap.py", "locate_lines"),
-    "confirm": ("kb/engine/candidates.py", "confirm_hits"),
-    "context": ("kb/engine/evidence.py", "read_context"),
-    "rank and report": ("kb/engine/matcher.py", "_report"),
+# the stages of `Matcher.match`, by the functions that do each (cProfile's key suffix)
+STAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    "lines kept (excerpt)": (("kb/engine/logstream.py", "read_excerpt"),),
+    "normalise": (
+        ("kb/engine/normalise/__init__.py", "normalise_log"),
+        ("kb/engine/normalise/__init__.py", "normalise"),
+    ),
+    "scan": (("kb/engine/shards.py", "scan"),),
+    "locate lines": (("kb/engine/textmap.py", "locate_lines"),),
+    "confirm": (("kb/engine/candidates.py", "confirm_hits"),),
+    "context": (("kb/engine/evidence.py", "read_context"),),
+    "rank and report": (("kb/engine/matcher.py", "_report"),),
 }
+PASTE_REPEAT = 200  # one-line matches profiled together, for shares of a stable total
+
+
+def envelope_top1(m: Matcher) -> dict[str, object]:
+    """The public labelled set's exact cases, clean and passed through each envelope: the
+    share whose first match is an acceptable record (the bar: every envelope within one
+    point of the clean set; as tests/engine/test_envelopes_eval.py, in one run here)."""
+    with (DATA / "eval-public.jsonl").open(encoding="utf-8") as fh:
+        cases = [json.loads(line) for line in fh if line.strip()]
+    cases = [c for c in cases if c["stratum"] == "exact"]
+    with (DATA / "records-all.jsonl").open(encoding="utf-8") as fh:
+        records = [json.loads(line)["record"] for line in fh if line.strip()]
+    pattern = {r["id"]: r["messagePattern"] for r in records}
+    by_pattern: dict[str, set[str]] = {}
+    for k, p in pattern.items():
+        by_pattern.setdefault(p, set()).add(k)
+
+    def acceptable(case: dict) -> set[str]:
+        keys = set(case["expected"]) | set(case.get("also_acceptable") or [])
+        return keys.union(*(by_pattern[pattern[k]] for k in keys if k in pattern))
+
+    def top1(name: str | None) -> float:
+        hits = 0
+        for case in cases:
+            rep = m.match(case["text"] if name is None else wrap(case["text"], name))
+            hits += bool(rep.matches) and rep.matches[0].key in acceptable(case)
+        return round(hits / len(cases), 4)
+
+    clean = top1(None)
+    by_envelope = {name: top1(name) for name in NAMES}
+    worst = min(by_envelope.values())
+    return {
+        "cases": len(cases),
+        "clean": clean,
+        "by_envelope": by_envelope,
+        "worst_drop_points": round((clean - worst) * 100, 1),
+        "goal": "worst_drop_points <= 1",
+    }
 
 
 def cpu_median(func, values: int = VALUES) -> float:
@@ -78,10 +121,14 @@ def cpu_median(func, values: int = VALUES) -> float:
     return out[len(out) // 2]
 
 
-def shares(m: Matcher, log: str) -> dict[str, float]:
+def shares(m: Matcher, text: str, repeat: int = 1) -> dict[str, float]:
+    """Share of each stage in ``repeat`` matches of ``text`` (cumulative time of the
+    stage's functions over `Matcher.match`'s; a stage inside another one, such as the scan
+    that chooses the kept lines inside the excerpt, is counted in both)."""
     prof = cProfile.Profile()
     prof.enable()
-    m.match(log)
+    for _ in range(repeat):
+        m.match(text)
     prof.disable()
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     cum: dict[str, float] = {}
@@ -89,8 +136,8 @@ def shares(m: Matcher, log: str) -> dict[str, float]:
     for (file, _line, name), (_cc, _nc, _tt, ct, _callers) in stats.items():
         if name == "match" and file.endswith("kb/engine/matcher.py"):
             total = ct
-        for stage, (suffix, fname) in STAGES.items():
-            if name == fname and file.endswith(suffix):
+        for stage, funcs in STAGES.items():
+            if any(name == f and file.endswith(suffix) for suffix, f in funcs):
                 cum[stage] = cum.get(stage, 0.0) + ct
     out = {k: round(v / total, 3) for k, v in cum.items()} if total else {}
     out["other"] = round(max(0.0, 1 - sum(out.values())), 3)
@@ -223,6 +270,7 @@ def main(argv: list[str]) -> int:
     data = log.encode("utf-8")
     mb = len(data) / 2**20
     m.match(log)  # warm: the analyses of the patterns it hits
+    paste = next(line for line in log.splitlines() if " ERROR " in line)  # a one-line paste
     raw = cpu_median(lambda d=data: raw_scan(m, d))
     ours = cpu_median(lambda t=log: m.match(t))
     rep = m.match(log)
@@ -242,6 +290,7 @@ def main(argv: list[str]) -> int:
         "match_vs_raw": round(raw / ours, 2),
         "goal": "match_vs_raw >= 0.5",
         "stage_shares": shares(m, log),
+        "paste_stage_shares": shares(m, paste, PASTE_REPEAT),
         "steps": rep.normalised.steps,
     }
     with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as fh:
@@ -251,6 +300,11 @@ def main(argv: list[str]) -> int:
     if args.big:
         res["big"] = measure_big(args.big, log)
     del log
+    gc.collect()
+    # the labelled set as users paste it: with the similarity fallback, as served
+    res["envelopes_top1"] = envelope_top1(
+        Matcher.build(specs, cache_dir=CACHE, workers=os.cpu_count() or 1)
+    )
     try:
         one, big = peak_rss_mb(path)
     finally:
