@@ -349,16 +349,21 @@ def _normalise_regions(
             out += cs - cpos
         sub = original[cs:ce]
         n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=envelopes)
-        layer.add(out, cs, n)
         texts.append(n.text)
-        if n.text is sub:
+        if n.text is sub and not n._layers:
+            layer.add(out, cs, None)  # unchanged: maps as a copied gap does
             blobs.append(view[bs:be])
         else:
+            layer.add(out, cs, n)
             changed = True
             blobs.append(n.text.encode("utf-8", "replace"))
         for k, m in n._marks.items():
             marks[out + k] = m
         steps.append(n.steps)
+        # the layer maps through `n`'s own layers alone: a whole log's regions do not keep
+        # a second copy of their text, nor of their marks
+        n.original = ""
+        n._marks = {}
         out += len(n.text)
         cpos, bpos = ce, be
     if not changed:
