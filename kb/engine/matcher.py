@@ -374,9 +374,9 @@ class Matcher(cache.Serialised):
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
         if log_size is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
-            data = text.encode("utf-8", "replace")
-            excerpt = read_excerpt(self, [data], chunk_bytes=len(data) + 1)
-            del data
+            whole = text.encode("utf-8", "replace")
+            excerpt = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
+            del whole
             return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
         pre = None
         if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
