@@ -64,6 +64,10 @@ PENDING_LINES = max(4 * AFTER_LINES, TAIL_LINES)  # a block's last lines, read a
 # the next block: a region, a hit's window or a marker's chain cut by the block's end is
 # seen whole there, and at the end they are the log's tail
 _MARKERS = re.compile(rb"Caused by|above exception")
+DENSE_NOTE = (
+    "the log was read in blocks and most of its lines need normalising (a CR or a colour "
+    "code on most lines): it was normalised around its errors only"
+)
 
 
 @dataclass(slots=True)
@@ -84,6 +88,12 @@ class Excerpt:
     def to_excerpt(self, pos: int) -> int:
         i = max(bisect_right(self.origs, pos) - 1, 0)
         return self.outs[i] + (pos - self.origs[i] if self.kept[i] else 0)
+
+    def dense(self) -> bool:
+        """Whether the log's normaliser triggers are dense (the limit in the module doc):
+        read whole, it would be normalised in one go, not by regions. The excerpt holds
+        every trigger and region of the log, so it answers for the log."""
+        return log_windows(self.text.encode("utf-8", "replace"), self.size) is None
 
 
 def _breaks(run: bytes) -> int:
@@ -262,6 +272,8 @@ def match_excerpt(
     that log, spans mapped back to the log's offsets."""
     t0 = time.perf_counter() if started is None else started
     report = matcher.match(excerpt.text, facts=facts, repos=repos, log_size=excerpt.size)
+    if excerpt.dense():
+        report.notes.append(DENSE_NOTE)
     moved: dict[int, Match] = {}
 
     def back(m: Match) -> Match:

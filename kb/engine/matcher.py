@@ -377,7 +377,9 @@ class Matcher(cache.Serialised):
             whole = text.encode("utf-8", "replace")
             excerpt = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
             del whole
-            return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
+            if not excerpt.dense():  # else normalised in one go, as read whole: below
+                return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
+            del excerpt
         pre = None
         if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
             pre = text.encode("utf-8", "replace")  # normalise by regions

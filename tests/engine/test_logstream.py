@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 
 from kb.engine import Matcher, candidates, logstream, matcher
-from kb.engine.logstream import match_excerpt, read_excerpt
+from kb.engine.logstream import DENSE_NOTE, match_excerpt, read_excerpt
 from kb.engine.normalise import _structure
 from kb.engine.types import MatchReport
 
@@ -138,3 +138,21 @@ def test_a_real_mixed_log_in_blocks_gives_every_answer_of_reading_it_whole(
     assert _shape(got) == _shape(whole)
     assert any(g.count > 1 for g in got.groups)  # counted across blocks
     assert _shape(full_matcher.match(text)) == _shape(whole)  # a whole log's own path
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_log_dense_with_triggers_is_read_whole_as_text_and_says_so_in_blocks(
+    full_matcher, records
+) -> None:
+    """CRLF on every line: read whole, such a log is normalised in one go, not by regions.
+    Given as text it is (the excerpt would not answer the same); read in blocks, the report
+    says it was normalised around its errors only."""
+    text = _mixed_log(records, 6_000).replace("\n", "\r\n")
+    whole = _whole(full_matcher, text)
+    assert _shape(full_matcher.match(text)) == _shape(whole)
+    assert DENSE_NOTE not in whole.notes
+    data = text.encode()
+    got = match_excerpt(full_matcher, read_excerpt(full_matcher, [data], chunk_bytes=100_000))
+    assert DENSE_NOTE in got.notes
+    assert {m.key for m in got.matches} == {m.key for m in whole.matches}
