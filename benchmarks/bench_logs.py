@@ -171,7 +171,7 @@ print(before, hwm())
 
 # the same, reading the file as `manage.py match` does: in blocks, gunzipped as a stream
 _STREAM_CHILD = """
-import os, sys, time
+import json, os, sys, time
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
 from matcher_data import load_specs
@@ -200,6 +200,7 @@ with open(sys.argv[1], "rb") as fh:
     rep = match_excerpt(m, excerpt)
 cpu = time.process_time() - t
 print(before, hwm(), cpu, len(rep.answers), len(excerpt.text), excerpt.size)
+print(json.dumps(rep.notes))
 """
 
 
@@ -219,7 +220,8 @@ def stream_rss(path: Path) -> dict[str, float | int]:
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
     )
-    before, after, cpu, answers, kept, size = out.stdout.split()
+    first, notes = out.stdout.splitlines()[-2:]
+    before, after, cpu, answers, kept, size = first.split()
     return {
         "log_mb": round(int(size) / 2**20, 1),
         "file_mb": round(path.stat().st_size / 2**20, 1),
@@ -231,6 +233,7 @@ def stream_rss(path: Path) -> dict[str, float | int]:
         "mb_s": round(int(size) / 2**20 / float(cpu), 1),
         "answers": int(answers),
         "excerpt_share": round(int(kept) / int(size), 3),
+        "notes": json.loads(notes),
     }
 
 
