@@ -14,10 +14,11 @@ kept, verbatim:
 * the normaliser's regions (`log_windows`: every trigger of a whole log with its context,
   so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
   them are normalised exactly as when the log is read whole);
-* every line a pattern's scan hits in the pasted bytes, with the `HIT_LINES` above it
-  (where a relaxed match of a wrapped message may start: the confirm window) and the one
-  below (read for a trace that starts there; frames are regions of their own); the first
-  ones `AROUND_LINES` either side, for `AROUND_BUDGET`
+* every line a pattern's scan hits in the pasted bytes, with the lines confirming the
+  hit reads (`Matcher.window_lines`: a few above, where a relaxed match of a wrapped
+  message may start, and as many as the pattern has newlines below; at least `HIT_LINES`
+  above and the one below, read for a trace that starts there); the first ones
+  `AROUND_LINES` either side, for `AROUND_BUDGET`
   characters (where the evidence reads paths and module names, within its own budget);
 * every chained-exception marker (``Caused by``, Python's "above exception"),
   `AFTER_LINES` either side (the root-cause order walks the chain from them);
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from .matcher import Matcher
 
 CHUNK_BYTES = 8 * 1024 * 1024  # bytes of new lines per block
-HIT_LINES = WINDOW_EXTRA_LINES  # lines kept above a hit line
+HIT_LINES = WINDOW_EXTRA_LINES  # lines kept above a hit line, at least
 AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
 # hits: more than it reads, since some hits are not confident matches
 TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback's lines
@@ -115,6 +116,7 @@ class _Reader:
         self.orig = 0  # log characters written
         self.size = 0
         self.around = AROUND_BUDGET
+        self.windows: dict[int, tuple[int, int]] = {}  # pattern id -> its confirm window
         self.pending = b""  # lines read but not written (the next block starts with them)
         self.pending_keep: list[tuple[int, int]] = []  # their kept byte ranges
 
@@ -139,22 +141,42 @@ class _Reader:
         """[start, end) byte ranges of whole lines of ``data`` to keep (the module doc)."""
         n = len(data)
         out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
+        by_end = sorted((end, pid) for pid, end, _head in self.matcher.hits_as_pasted(data))
         line_end = -1
-        for e in sorted(self.matcher.hit_ends(data)):
-            pos = max(e - 1, 0)
-            if pos < line_end:
-                continue  # another hit on the line just kept
-            line_end = _line_end(data, pos, 0)
-            if self.around > 0:
-                a, b = _line_start(data, pos, AROUND_LINES), _line_end(data, pos, AROUND_LINES)
-                self.around -= b - a
-            else:
-                a, b = _line_start(data, pos, HIT_LINES), _line_end(data, pos, 1)
-            out.append((a, b))
+        above = below = 0
+        pos = 0
+        for e, pid in by_end:
+            at = max(e - 1, 0)
+            if at >= line_end:  # a new line: the last one's range first
+                if line_end >= 0:
+                    out.append(self._hit_range(data, pos, above, below))
+                pos, line_end = at, _line_end(data, at, 0)
+                above = below = 0
+            up, down = self._window(pid)
+            above, below = max(above, up), max(below, down)
+        if line_end >= 0:
+            out.append(self._hit_range(data, pos, above, below))
         for m in _MARKERS.finditer(data):
             pos = m.start()
             out.append((_line_start(data, pos, AFTER_LINES), _line_end(data, pos, AFTER_LINES)))
         return out
+
+    def _window(self, pid: int) -> tuple[int, int]:
+        got = self.windows.get(pid)
+        if got is None:
+            got = self.windows[pid] = self.matcher.window_lines(pid)
+        return got
+
+    def _hit_range(self, data: bytes, pos: int, above: int, below: int) -> tuple[int, int]:
+        """The lines kept for a hit line: its confirm window (at least `HIT_LINES` above
+        and one below); the first ones' surroundings while `AROUND_BUDGET` lasts."""
+        if self.around > 0:
+            above, below = max(above, AROUND_LINES), max(below, AROUND_LINES)
+        a = _line_start(data, pos, max(above, HIT_LINES))
+        b = _line_end(data, pos, max(below, 1))
+        if self.around > 0:
+            self.around -= b - a
+        return a, b
 
     def _write(self, data: bytes, spans: list[tuple[int, int]], cut: int) -> None:
         """``data`` up to ``cut``: the kept ``spans`` as they are, the other lines empty."""

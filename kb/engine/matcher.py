@@ -412,16 +412,23 @@ class Matcher(cache.Serialised):
         )  # fmt: skip
         return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos))
 
-    def hit_ends(self, data: bytes) -> list[int]:
-        """End byte offsets in the UTF-8 ``data`` of every pattern's scan hits, as pasted
-        (not normalised): the lines of a log worth keeping (`logstream`)."""
+    def hits_as_pasted(self, data: bytes) -> list[tuple[int, int, bool]]:
+        """(pattern id, end byte offset, is_head) of every scan hit in the UTF-8 ``data``,
+        as pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
         hits: list[tuple[int, int, bool]] = []
         shards = [*self._shards, *([self._delta] if self._delta else [])]
         # only the RE2 patterns read text: the bytes are decoded for them alone
         text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""
         for sh in shards:
             sh.scan(data, text, hits)
-        return [end for _pid, end, _head in hits]
+        return hits
+
+    def window_lines(self, pid: int) -> tuple[int, int]:
+        """Lines above and below its hit line that confirming a hit of pattern ``pid``
+        reads (`candidates.confirm_one`): a message may wrap, a trailing placeholder may
+        sit on the next line."""
+        a = self._analysis(pid)
+        return a.newlines + (WINDOW_EXTRA_LINES if a.template else 0), a.newlines
 
     def _report(
         self,
