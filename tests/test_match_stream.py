@@ -7,9 +7,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import override_settings
 
@@ -125,3 +127,36 @@ def test_a_log_body_read_in_blocks_answers_the_json_of_reading_it_whole(
     assert group["count"] == len(errors)
     first = whole["matches"][0]
     assert text[first["span"][0] : first["span"][1]] == first["text"]
+
+
+@pytest.mark.usefixtures("seed")
+def test_an_uploaded_log_read_in_blocks_shows_the_cards_of_reading_it_whole(
+    client, monkeypatch
+) -> None:
+    """The paste page's log upload, past ``KB_MATCH_WHOLE_BYTES``: spooled to a temporary
+    file, read back in blocks and matched from its excerpt; the card quotes the log's own
+    line around the match, as when read whole."""
+    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
+    text, errors = _log(60_000)
+    line = text.splitlines()[errors[0] - 1]
+
+    def page() -> str:
+        upload = SimpleUploadedFile("big.log", text.encode(), content_type="text/plain")
+        response = client.post("/match/", {"text": "", "log": upload})
+        assert response.status_code == 200
+        return response.content.decode()
+
+    with override_settings(KB_MAX_LOG_BYTES=len(text) + 1, KB_MAX_UPLOAD_BYTES=len(text) * 2):
+        whole = page()
+        with override_settings(KB_MATCH_WHOLE_BYTES=256 * 1024):
+            blocks = page()
+    body = "Backfill progress for vnode"
+    before, after = line.split(body, 1)
+    for html in (whole, blocks):
+        assert "1 known error found" in html
+        card = html[html.index('<p class="matched-line"') :]
+        card = card[: card.index("</p>")]
+        # the card's line, cut from the log's own offsets around the match
+        assert card.startswith(f'<p class="matched-line" aria-label="Line {errors[0]} of')
+        assert html_escape(before) in card
+        assert html_escape(after.split(" ", 1)[1]) in card

@@ -56,7 +56,7 @@ from kb.matching.formats.data import report_data
 from kb.matching.holder import match_log, match_text
 from kb.matching.schemas import MatchIn, MatchOut
 from kb.matching.signals import matched
-from kb.matching.views import LOG_FIELD, BoundedMemoryUploadHandler
+from kb.matching.views import LOG_FIELD, BoundedUploadHandler
 
 router = Router()
 
@@ -179,16 +179,17 @@ def _log_body(request: HttpRequest) -> Sent:
 
 
 def _form(request: HttpRequest) -> Sent:
-    """A form: the ``log`` file field is a whole log (kept in memory, bounded as it streams
-    in), else the ``text`` field is a paste."""
-    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
+    """A form: the ``log`` file field is a whole log (bounded as it streams in, spooled to
+    a temporary file when large, matched in blocks), else the ``text`` field is a paste."""
+    handler = BoundedUploadHandler(request, settings.KB_MAX_LOG_BYTES)
     request.upload_handlers = [handler]
     fields = request.POST  # parsing runs the handler
     if handler.refused is not None:
         raise handler.refused
     upload = request.FILES.get(LOG_FIELD)
     if upload is not None and upload.size:
-        return _log(upload.read(), "file")
+        limit = settings.KB_MAX_LOG_BYTES
+        return Sent("", "file", limit, gunzip_blocks(upload.chunks(), "file", limit))
     text = fields.get("text")
     if text is None:
         raise ValueError(f'Send a form field named "text" (or a log file in "{LOG_FIELD}").')
