@@ -33,7 +33,9 @@ for the next one, and the excerpt (a log with an error line in 100 keeps under a
 its bytes).
 
 Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
-normalised in one go when read whole; its excerpt is not, and keeps most of the log.
+normalised in one go when read whole; its excerpt is not, and keeps most of the log. Given
+as text, such a log is matched whole (`Matcher.match` checks `Excerpt.dense`); read in
+blocks, the report says so (`DENSE_NOTE`).
 """
 
 from __future__ import annotations
