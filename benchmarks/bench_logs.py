@@ -64,6 +64,8 @@ STAGES: dict[str, tuple[tuple[str, str], ...]] = {
         ("kb/engine/normalise/__init__.py", "normalise_log"),
         ("kb/engine/normalise/__init__.py", "normalise"),
     ),
+    "normalise: envelopes": (("kb/engine/normalise/_envelopes.py", "strip_envelopes"),),
+    "normalise: joins, JSON, traces": (("kb/engine/normalise/_structure.py", "run"),),
     "scan": (("kb/engine/shards.py", "scan"),),
     "locate lines": (("kb/engine/textmap.py", "locate_lines"),),
     "confirm": (("kb/engine/candidates.py", "confirm_hits"),),
