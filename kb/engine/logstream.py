@@ -83,6 +83,7 @@ class Excerpt:
     outs: array  # excerpt offset where each run starts
     origs: array  # the log's offset of that start
     kept: bytearray  # 1: the run is the log's text; 0: its lines, left empty
+    _dense: bool | None = None
 
     def to_original(self, pos: int) -> int:
         i = max(bisect_right(self.outs, pos) - 1, 0)
@@ -96,7 +97,9 @@ class Excerpt:
         """Whether the log's normaliser triggers are dense (the limit in the module doc):
         read whole, it would be normalised in one go, not by regions. The excerpt holds
         every trigger and region of the log, so it answers for the log."""
-        return log_windows(self.text.encode("utf-8", "replace"), self.size) is None
+        if self._dense is None:
+            self._dense = log_windows(self.text.encode("utf-8", "replace"), self.size) is None
+        return self._dense
 
 
 def _breaks(run: bytes) -> int:
