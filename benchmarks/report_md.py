@@ -138,8 +138,11 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "A synthetic log (1 error line in 100; runs of plain, kubectl --prefix, journald and "
         "JSON lines) against the real records: the raw Hyperscan scan of the compiled shards "
         "(ids only) and `Matcher.match` end to end, on the same bytes in the same run, the "
-        "share of each stage, and the peak RSS of the match in a fresh process.",
-        "written by `benchmarks/bench_logs.py`",
+        "share of each stage (and of a one-line paste's), and the peak RSS of the match in a "
+        "fresh process; with `--big`, a 1 GB log (written to the temporary directory, plain "
+        "and gzip) read as `manage.py match` reads it; and the public labelled set through "
+        "each envelope.",
+        "written by `benchmarks/bench_logs.py` (`--big=1024`)",
         render_logs,
     ),
     (

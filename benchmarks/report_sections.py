@@ -1172,9 +1172,59 @@ def render_logs(data: dict[str, Any]) -> list[str]:
         ("peak RSS, matching the log read whole", f"{data['rss_mb_whole_log']} MB"),
     ]
     out = ["| figure | value |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)]
-    out += ["", "Share of each stage of `Matcher.match` (one profiled call):", ""]
-    out += ["| stage | share |", "| --- | --- |"]
-    out += [f"| {k} | {v:.0%} |" for k, v in data["stage_shares"].items()]
+    whole = data["stage_shares"]
+    paste = data.get("paste_stage_shares") or {}
+    out += [
+        "",
+        "Share of each stage of `Matcher.match` (profiled calls; a stage inside "
+        "another one, such as the scan that picks the lines kept, counts in both):",
+        "",
+    ]
+    out += ["| stage | whole log | one-line paste |", "| --- | --- | --- |"]
+    for k in [*whole, *(k for k in paste if k not in whole)]:
+        cells = [f"{d[k]:.0%}" if k in d else MISSING for d in (whole, paste)]
+        out.append(f"| {k} | {cells[0]} | {cells[1]} |")
+    ratio = data.get("match_vs_raw")
+    if ratio:
+        parts = sorted(((v, k) for k, v in whole.items() if k != "other" and v), reverse=True)
+        out += [
+            "",
+            f"What the multiple is made of: a whole log takes {1 / ratio:.1f} times the raw "
+            "scan's CPU time; by share of ours, "
+            + ", ".join(f"{k} {v:.0%}" for v, k in parts)
+            + " (the lines kept: the patterns' scan and the normaliser's trigger scan of the "
+            "whole log, the lines picked; then normalising, scanning and reporting only them).",
+        ]
+    big = data.get("big")
+    if big:
+        out += [
+            "",
+            "A big log as `manage.py match` reads it (blocks of lines, gzip as a "
+            "stream, the lines that matter matched), in a fresh process:",
+            "",
+        ]
+        out += [
+            "| input | log MB | file MB | peak RSS MB, one line | peak RSS MB, the log | "
+            "growth MB (goal ≤ 300) | CPU MB/s | lines kept |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, b in big.items():
+            out.append(
+                f"| {name} | {b['log_mb']} | {b['file_mb']} | {b['rss_mb_one_line']} | "
+                f"{b['rss_mb_log']} | {b['rss_mb_growth']} | {b['mb_s']} | "
+                f"{b['excerpt_share']:.1%} |"
+            )
+    env = data.get("envelopes_top1")
+    if env:
+        out += [
+            "",
+            f"The public labelled set ({env['cases']} exact cases) passed through each "
+            f"envelope: top-1 {env['clean']:.1%} clean; worst drop "
+            f"{env['worst_drop_points']} points (goal: ≤ 1):",
+            "",
+        ]
+        out += ["| envelope | top-1 |", "| --- | --- |"]
+        out += [f"| {k} | {v:.1%} |" for k, v in env["by_envelope"].items()]
     return out
 
 

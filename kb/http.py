@@ -36,7 +36,7 @@ import re
 import sys
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -390,6 +390,66 @@ def gunzip(data: bytes, what: str, limit: int) -> bytes:
             raise ValueError(f"The {what}'s gzip data is cut short.")
         rest = inflate.unused_data
     return b"".join(parts)
+
+
+def bounded(blocks: Iterable[bytes], what: str, limit: int) -> Iterator[bytes]:
+    """``blocks`` as they come, refused (``TooLarge``) as soon as they pass ``limit``."""
+    size = 0
+    for block in blocks:
+        size += len(block)
+        check(what, size, limit, exact=False)
+        yield block
+
+
+def gunzip_blocks(blocks: Iterable[bytes], what: str, limit: int) -> Iterator[bytes]:
+    """`gunzip` as a stream: ``blocks`` decompressed a part at a time when they start with
+    gzip's magic bytes, else as they are; the output bounded by ``limit`` (``TooLarge``),
+    a damaged or cut-off stream a ``ValueError``, concatenated members read as one file.
+    Memory: one input block and one output part (`GUNZIP_PART`), whatever the file's size."""
+    it = iter(blocks)
+    head = b""
+    for block in it:
+        head += block
+        if len(head) >= len(GZIP_MAGIC):
+            break
+    if not head.startswith(GZIP_MAGIC):
+        if head:
+            yield head
+        yield from it
+        return
+    size = 0
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    pending = head
+    exhausted = False
+    try:
+        while True:
+            if inflate.eof:
+                rest = inflate.unused_data or (b"" if exhausted else _next_block(it))
+                if not rest.startswith(GZIP_MAGIC):
+                    return  # the end, or bytes after the last member: gzip ignores them
+                inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                pending = rest
+            if not pending and not exhausted:
+                pending = _next_block(it)
+                exhausted = not pending
+            chunk = inflate.decompress(pending, min(GUNZIP_PART, limit + 1 - size))
+            pending = inflate.unconsumed_tail
+            size += len(chunk)
+            check(what, size, limit, exact=False)
+            if chunk:
+                yield chunk
+            elif exhausted and not pending and not inflate.eof:
+                raise ValueError(f"The {what}'s gzip data is cut short.")
+    except zlib.error as exc:
+        raise ValueError(f"The {what} is not valid gzip data ({exc}).") from None
+
+
+def _next_block(it: Iterator[bytes]) -> bytes:
+    """The next non-empty block of ``it`` (``b""`` at its end)."""
+    for block in it:
+        if block:
+            return block
+    return b""
 
 
 FALLBACK_500 = (

@@ -291,6 +291,10 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "kb.ops.middleware.NoRequestBodyReporterFilt
 KB_MAX_PASTE_BYTES = env_int("KB_MAX_PASTE_BYTES", 256 * 1024)
 # Whole log files (upload or stdin of `manage.py match`) may be larger.
 KB_MAX_LOG_BYTES = env_int("KB_MAX_LOG_BYTES", 64 * 1024 * 1024)
+# A log up to this size is read whole; a larger one (from `manage.py match` or a log body
+# of POST /api/match) is read in blocks and matched from the lines that matter
+# (kb.engine.logstream), in bounded memory.
+KB_MATCH_WHOLE_BYTES = env_int("KB_MATCH_WHOLE_BYTES", 32 * 1024 * 1024)
 # Non-file request bodies. A form-encoded paste grows when percent-encoded (up to three
 # times for non-ASCII text), so the body cap leaves room and the matcher enforces the
 # exact paste limit; bodies past this are answered 413 by kb.ops.middleware before anything

@@ -95,6 +95,7 @@ def fake_matcher(monkeypatch: pytest.MonkeyPatch):
         return state.answer(text)
 
     monkeypatch.setattr("kb.matching.views.match_text", fake)
+    monkeypatch.setattr("kb.matching.holder.match_text", fake)  # an uploaded log's path
     return state
 
 

@@ -44,6 +44,7 @@ from .evidence import (
     quoted_raises,
     read_context,
 )
+from .logstream import WHOLE_LOG_CHARS, match_excerpt, read_excerpt
 from .normalise import normalise, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -97,6 +98,10 @@ class Matcher(cache.Serialised):
     #: Order a whole log's groups by what to read first (`rootcause`); off only for the
     #: benchmark's baseline of the same run.
     root_cause_order: bool = True
+    #: Match a whole log (past `WHOLE_LOG_CHARS`) from the excerpt of its lines that matter
+    #: (`logstream`), as a log read in blocks is: the passes after the scan then read that,
+    #: not the whole log. Off only for the tests and the benchmark that compare the two.
+    excerpt_logs: bool = True
 
     def __init__(
         self,
@@ -500,22 +505,32 @@ class Matcher(cache.Serialised):
         facts: FactsOf | None = None,
         repos: Collection[str] = (),
         releases: ReleasesOf | None = None,
+        log_size: int | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
         between records read on the same text; ``repos`` are every repository the records
         come from, so that frames pointing at another one can be told from frames of the
         user's own code; ``releases`` (record keys -> `releases.ReleaseFacts`) lets the
-        paste's frames and version strings say which release printed it."""
+        paste's frames and version strings say which release printed it. ``log_size`` is
+        given when ``text`` is an excerpt of a log of that many bytes (`logstream`): it is
+        normalised as that log would be."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
+        if log_size is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
+            whole = text.encode("utf-8", "replace")
+            excerpt = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
+            del whole
+            if not excerpt.dense():  # else normalised in one go, as read whole: below
+                return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
+            del excerpt
         pre = None
-        if len(text) > BIG_TEXT_CHARS:  # a whole log: encode once, normalise by regions
-            pre = text.encode("utf-8", "replace")
-            norm = normalise_log(text, encoded=pre)
+        if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
+            pre = text.encode("utf-8", "replace")  # normalise by regions
+            norm = normalise_log(text, encoded=pre, size=log_size)
         else:
             norm = normalise(text)
         ntext: str = norm.text
@@ -524,6 +539,7 @@ class Matcher(cache.Serialised):
             data = pre if pre is not None and ntext is text else ntext.encode("utf-8", "replace")
         else:
             norm.encoded = None  # the report keeps `norm`: do not keep a second copy alive
+        pre = None  # the scan reads `data`: a whole log's bytes are not held twice
         hits: list[tuple[int, int, bool]] = []
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)
@@ -548,6 +564,24 @@ class Matcher(cache.Serialised):
         if self._aliases:
             for c in cands:
                 c.alias = self._alias_only(c.pid)
+
+    def hits_as_pasted(self, data: bytes) -> list[tuple[int, int, bool]]:
+        """(pattern id, end byte offset, is_head) of every scan hit in the UTF-8 ``data``,
+        as pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
+        hits: list[tuple[int, int, bool]] = []
+        shards = [*self._shards, *([self._delta] if self._delta else [])]
+        # only the RE2 patterns read text: the bytes are decoded for them alone
+        text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""
+        for sh in shards:
+            sh.scan(data, text, hits)
+        return hits
+
+    def window_lines(self, pid: int) -> tuple[int, int]:
+        """Lines above and below its hit line that confirming a hit of pattern ``pid``
+        reads (`candidates.confirm_one`): a message may wrap, a trailing placeholder may
+        sit on the next line."""
+        a = self._analysis(pid)
+        return a.newlines + (WINDOW_EXTRA_LINES if a.template else 0), a.newlines
 
     def _report(
         self,

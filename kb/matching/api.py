@@ -26,6 +26,7 @@ import codecs
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -40,8 +41,10 @@ from kb.http import (
     RefusalOut,
     TooLarge,
     ValidationOut,
+    bounded,
     from_matcher,
     gunzip,
+    gunzip_blocks,
     is_log_body,
     media_type,
     no_store,
@@ -50,10 +53,10 @@ from kb.http import (
 )
 from kb.matching.formats import known_count, render
 from kb.matching.formats.data import report_data
-from kb.matching.holder import match_text
+from kb.matching.holder import match_log, match_text
 from kb.matching.schemas import MatchIn, MatchOut
 from kb.matching.signals import matched
-from kb.matching.views import LOG_FIELD, BoundedMemoryUploadHandler
+from kb.matching.views import LOG_FIELD, BoundedUploadHandler
 
 router = Router()
 
@@ -121,11 +124,14 @@ class Unsupported(ValueError):
 @dataclass(frozen=True, slots=True)
 class Sent:
     """What a request asks to match, and which limit holds it: a paste (``"paste"``, the
-    paste box's limit) or a whole log (``"log"``/``"file"``, the log limit)."""
+    paste box's limit) or a whole log (``"log"``/``"file"``, the log limit). A log sent as
+    the body comes as ``blocks`` (read from the request as they are matched, gunzipped as a
+    stream), not as ``text``."""
 
     text: str
     what: str
     limit: int
+    blocks: Iterator[bytes] | None = None
 
 
 def _paste(text: str) -> Sent:
@@ -150,28 +156,40 @@ def _chunks(request: HttpRequest) -> Iterator[bytes]:
 
 def _log_body(request: HttpRequest) -> Sent:
     """A log sent as the body itself, read from the stream (Django's ``request.body`` would
-    refuse it past the form limit), bounded by the log limit before and after gunzip."""
+    refuse it past the form limit), bounded by the log limit before and after gunzip. A
+    UTF-8 log is matched as it is read (``match_log``: in bounded memory); one in another
+    charset is read whole and decoded."""
     encoding = _encoding(request)
-    data = read_bounded(_chunks(request), "log", settings.KB_MAX_LOG_BYTES)
-    if not data:
+    limit = settings.KB_MAX_LOG_BYTES
+    chunks = bounded(_chunks(request), "log", limit)
+    first = next(chunks, b"")
+    while 0 < len(first) < len(GZIP_MAGIC):  # enough to tell gzip by its magic bytes
+        more = next(chunks, b"")
+        if not more:
+            break
+        first += more
+    if not first:
         raise ValueError("Send the log as the body (text/plain or application/octet-stream).")
-    if encoding in GZIP_ENCODINGS and not data.startswith(GZIP_MAGIC):
+    if encoding in GZIP_ENCODINGS and not first.startswith(GZIP_MAGIC):
         raise ValueError("The body says Content-Encoding: gzip but is not gzip data.")
     charset = _charset(request.encoding) if media_type(request) == "text/plain" else "utf-8"
-    return _log(data, "log", charset)
+    if charset != "utf-8":
+        return _log(read_bounded(chain([first], chunks), "log", limit), "log", charset)
+    return Sent("", "log", limit, gunzip_blocks(chain([first], chunks), "log", limit))
 
 
 def _form(request: HttpRequest) -> Sent:
-    """A form: the ``log`` file field is a whole log (kept in memory, bounded as it streams
-    in), else the ``text`` field is a paste."""
-    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
+    """A form: the ``log`` file field is a whole log (bounded as it streams in, spooled to
+    a temporary file when large, matched in blocks), else the ``text`` field is a paste."""
+    handler = BoundedUploadHandler(request, settings.KB_MAX_LOG_BYTES)
     request.upload_handlers = [handler]
     fields = request.POST  # parsing runs the handler
     if handler.refused is not None:
         raise handler.refused
     upload = request.FILES.get(LOG_FIELD)
     if upload is not None and upload.size:
-        return _log(upload.read(), "file")
+        limit = settings.KB_MAX_LOG_BYTES
+        return Sent("", "file", limit, gunzip_blocks(upload.chunks(), "file", limit))
     text = fields.get("text")
     if text is None:
         raise ValueError(f'Send a form field named "text" (or a log file in "{LOG_FIELD}").')
@@ -252,17 +270,25 @@ def match(
         return _refuse(request, 415, "Unsupported media type", str(exc))
     except ValueError as exc:
         return _refuse(request, 400, "Bad request", str(exc))
-    text = sent.text
+    text, to_text = sent.text, None
     try:
-        result = match_text(text, max_bytes=sent.limit)
+        if sent.blocks is not None:
+            got = match_log(sent.blocks, max_bytes=sent.limit)
+            result, text, to_text = got.result, got.text, got.to_text
+        else:
+            result = match_text(text, max_bytes=sent.limit)
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc, sent.what).refusal)
+    except TooLarge as exc:  # a log body past the limit, found as it was read
+        return refusal_response(request, exc.refusal)
+    except ValueError as exc:  # a damaged gzip body, found as it was read
+        return _refuse(request, 400, "Bad request", str(exc))
     matched(result)  # usage signals: counted in memory, never fails the match
     if format == "json":
         data = result.as_json()
         response: HttpResponse = JsonResponse(data)
     else:
-        data = report_data(result, text, absolute=request.build_absolute_uri)
+        data = report_data(result, text, absolute=request.build_absolute_uri, to_text=to_text)
         body = render(format, data, file=file or None)
         response = HttpResponse(body, content_type="text/plain; charset=utf-8")
     response["KB-Known-Errors"] = str(known_count(data))

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,13 @@ from django.db import DatabaseError, transaction
 
 from kb.engine import Matcher, MatchReport, PatternSpec, cache
 from kb.engine.evidence import RecordFacts, repo_name
+from kb.engine.logstream import (
+    WHOLE_LOG_CHARS,
+    Excerpt,
+    is_whole_log,
+    match_excerpt,
+    read_excerpt,
+)
 from kb.engine.matcher import SHARD_SIZE
 from kb.engine.releases import Location, ReleaseFacts
 from kb.engine.types import ReleaseFit, Wording
@@ -597,6 +605,67 @@ def match_text(text: str, *, max_bytes: int | None = None) -> MatchResult:
     report = matcher.match(
         text, max_bytes=limit, facts=holder.facts, repos=holder.repos(), releases=holder.releases
     )
+    return _result(report, started)
+
+
+@dataclass(slots=True)
+class LogMatch:
+    """`match_log`'s answer: the result, and the text its spans can be shown from."""
+
+    result: MatchResult
+    text: str  # the whole log, or the excerpt of it that was matched (`kb.engine.logstream`)
+    excerpt: Excerpt | None = None  # maps the log's offsets into ``text`` when an excerpt
+
+    def to_text(self, offset: int) -> int:
+        return offset if self.excerpt is None else self.excerpt.to_excerpt(offset)
+
+
+def match_log(blocks: Iterable[bytes], *, max_bytes: int) -> LogMatch:
+    """`match_text` for a log whose bytes ``blocks`` yield (already bounded by the caller
+    and decompressed), in bounded memory: up to ``KB_MATCH_WHOLE_BYTES`` it is read whole
+    and matched as text; past it, read in blocks of lines and matched from its excerpt
+    (`kb.engine.logstream`), with the answer of reading it whole."""
+    started = time.perf_counter()
+    it = iter(blocks)
+    head: list[bytes] = []
+    size = 0
+    for block in it:
+        head.append(block)
+        size += len(block)
+        if size > settings.KB_MATCH_WHOLE_BYTES and size > WHOLE_LOG_CHARS:
+            data = b"".join(head)
+            head = [data]
+            # a text of few characters for its bytes may still be a paste to the normaliser:
+            # read on until it is not (at most 4 bytes a character)
+            if is_whole_log(data):
+                head = []
+                excerpt = read_excerpt(get_matcher(), chain([data], it))
+                del data
+                return _excerpt_result(excerpt, started)
+    text = b"".join(head).decode("utf-8", errors="replace")
+    return LogMatch(match_text(text, max_bytes=max_bytes), text)
+
+
+@timed_match
+def _excerpt_match(excerpt: Excerpt, started: float) -> MatchResult:
+    matcher = get_matcher()
+    report = match_excerpt(
+        matcher,
+        excerpt,
+        facts=holder.facts,
+        repos=holder.repos(),
+        releases=holder.releases,
+        started=started,
+    )
+    return _result(report, started)
+
+
+def _excerpt_result(excerpt: Excerpt, started: float) -> LogMatch:
+    return LogMatch(_excerpt_match(excerpt, started), excerpt.text, excerpt)
+
+
+def _result(report: MatchReport, started: float) -> MatchResult:
+    """The result of ``report`` with its records loaded for display."""
     keys: set[str] = set()
     for m in report.matches:
         keys.add(m.key)

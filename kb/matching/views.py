@@ -17,13 +17,14 @@ template escapes piece by piece: pasted text is never marked safe.
 
 from __future__ import annotations
 
-import io
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.core.files.uploadedfile import InMemoryUploadedFile
+from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -37,10 +38,18 @@ from kb.browse.selectors import covered_repositories
 from kb.engine import PasteTooLarge
 from kb.engine.worddiff import WordDiff, word_diff
 from kb.explain import Explanation
-from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip
+from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip_blocks
 from kb.matching import formats
 from kb.matching.formats.data import line_pieces, report_data
-from kb.matching.holder import AlternativeView, AnswerView, MatchResult, MatchView, match_text
+from kb.matching.holder import (
+    AlternativeView,
+    AnswerView,
+    LogMatch,
+    MatchResult,
+    MatchView,
+    match_log,
+    match_text,
+)
 from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
 from kb.records.models import ErrorRecord
@@ -58,19 +67,22 @@ MAX_CARDS = 10
 SUGGESTIONS_BESIDE_CARDS = 5
 
 
-class BoundedMemoryUploadHandler(FileUploadHandler):
-    """Keep an uploaded log in memory up to ``limit`` bytes; past it, note and discard."""
+class BoundedUploadHandler(FileUploadHandler):
+    """Keep an uploaded log up to ``limit`` bytes, in memory while small and in a temporary
+    file past `SPOOL_BYTES` (a whole log is then read back in blocks, never held whole);
+    past the limit, note and discard."""
 
     def __init__(self, request: HttpRequest, limit: int) -> None:
         super().__init__(request)
         self.limit = limit
         self.refused: TooLarge | None = None
         self.size = 0
-        self._chunks: list[bytes] = []
+        self._file: Any = None
 
     def new_file(self, *args: Any, **kwargs: Any) -> None:
         super().new_file(*args, **kwargs)
-        self._chunks = []
+        # handed to the upload (file_complete), which Django closes with the request
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
         self.size = 0
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> None:
@@ -79,23 +91,24 @@ class BoundedMemoryUploadHandler(FileUploadHandler):
             check("file", self.size, self.limit)
         except TooLarge as exc:
             self.refused = exc
-            self._chunks = []
+            self._file.close()
             raise StopUpload(connection_reset=False) from None
-        self._chunks.append(raw_data)
+        self._file.write(raw_data)
         return None
 
-    def file_complete(self, file_size: int) -> InMemoryUploadedFile:
-        data = io.BytesIO(b"".join(self._chunks))
-        self._chunks = []
-        return InMemoryUploadedFile(
-            file=data,
-            field_name=self.field_name,
+    def file_complete(self, file_size: int) -> UploadedFile:
+        self._file.seek(0)
+        return UploadedFile(
+            file=self._file,
             name=self.file_name,
             content_type=self.content_type,
             size=file_size,
             charset=self.charset,
             content_type_extra=self.content_type_extra,
         )
+
+
+SPOOL_BYTES = 1024 * 1024  # an uploaded log larger than this waits in a temporary file
 
 
 @dataclass(slots=True)
@@ -145,14 +158,18 @@ class Card:
         return word_diff(self.record.error_message, self.answer.match.text)
 
 
-def build_cards(text: str, result: MatchResult) -> list[Card]:
+def build_cards(
+    text: str, result: MatchResult, to_text: Callable[[int], int] | None = None
+) -> list[Card]:
     """One card per error of the paste (``result.answers``: root cause first, the order
     of the summary above them); only the first ``MAX_CARDS`` get their title filled with
-    the paste's values (the cards past it are counted, not rendered)."""
+    the paste's values (the cards past it are counted, not rendered). ``to_text`` maps the
+    spans into ``text`` when it is the excerpt of an uploaded log (``LogMatch``)."""
     cards: list[Card] = []
     for a in result.answers:
         m = a.match
-        before, hit, after, cut_before, cut_after = line_pieces(text, m.span, m.text)
+        span = m.span if to_text is None else (to_text(m.span[0]), to_text(m.span[1]))
+        before, hit, after, cut_before, cut_after = line_pieces(text, span, m.text)
         solutions = m.record.solutions or []
         cards.append(
             Card(
@@ -214,7 +231,7 @@ def match_view(request: HtmxHttpRequest) -> HttpResponse:
         # Pastes belong in POST bodies, never in URLs: a GET just goes back to the form.
         return redirect("paste")
     # kb.ops.middleware has refused a body too large to read; the handler bounds the log file.
-    handler = BoundedMemoryUploadHandler(request, settings.KB_MAX_LOG_BYTES)
+    handler = BoundedUploadHandler(request, settings.KB_MAX_LOG_BYTES)
     request.upload_handlers = [handler]
     try:
         request.POST  # noqa: B018 - parse now, so an oversized text field is a friendly 413
@@ -228,15 +245,19 @@ def match_view(request: HtmxHttpRequest) -> HttpResponse:
 @csrf_protect
 def _match(request: HtmxHttpRequest) -> HttpResponse:
     upload = request.FILES.get(LOG_FIELD)
+    got: LogMatch | None = None
     if upload is not None and upload.size:
         what, limit = "file", settings.KB_MAX_LOG_BYTES
-        try:  # a .gz log is read as the log it holds, bounded like any other
-            text = gunzip(upload.read(), what, limit).decode("utf-8", errors="replace")
+        try:  # a .gz log is read as the log it holds, bounded like any other; in blocks
+            got = match_log(gunzip_blocks(upload.chunks(), what, limit), max_bytes=limit)
+        except PasteTooLarge as exc:
+            return _too_large(request, from_matcher(exc, what))
         except TooLarge as exc:
             return _too_large(request, exc)
         except ValueError as exc:
             unreadable = Refusal(400, "That file cannot be read", str(exc))
             return _respond(request, {"refusal": unreadable}, status=400)
+        text = got.text
         echo = ""  # a whole log is not echoed back into the textarea
         source = {"name": upload.name, "size": upload.size}
     else:
@@ -246,12 +267,16 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         source = None
     if not text.strip():
         return _respond(request, {"text": echo, "empty": True, "source": source})
-    try:
-        result = match_text(text, max_bytes=limit)  # the matcher measures the text
-    except PasteTooLarge as exc:
-        return _too_large(request, from_matcher(exc, what))
+    if got is not None:
+        result = got.result
+    else:
+        try:
+            result = match_text(text, max_bytes=limit)  # the matcher measures the text
+        except PasteTooLarge as exc:
+            return _too_large(request, from_matcher(exc, what))
     matched(result)  # usage signals: counted in memory, never fails the paste
-    cards = build_cards(text, result)
+    to_text = got.to_text if got is not None else None
+    cards = build_cards(text, result, to_text)
     groups = summary_rows(cards)
     show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
     normalised = result.normalised_text
@@ -271,15 +296,21 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
-        "markdown": summary_markdown(request, text, result) if cards else "",
+        "markdown": summary_markdown(request, text, result, to_text) if cards else "",
         # Nothing known found: say what the knowledge base covers (cached per revision).
         "coverage": [] if cards else covered_repositories(),
     }
     return _respond(request, context)
 
 
-def summary_markdown(request: HttpRequest, text: str, result: MatchResult) -> str:
+def summary_markdown(
+    request: HttpRequest,
+    text: str,
+    result: MatchResult,
+    to_text: Callable[[int], int] | None = None,
+) -> str:
     """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
     return formats.render(
-        "markdown", report_data(result, text, absolute=request.build_absolute_uri)
+        "markdown",
+        report_data(result, text, absolute=request.build_absolute_uri, to_text=to_text),
     )

@@ -103,8 +103,13 @@ def test_whole_mixed_log_matches_as_normalising_all_of_it(full_matcher, records)
     with pytest.MonkeyPatch.context() as mp:
         # the confirm step's time budget would make the two sides differ on a loaded machine
         mp.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
+        mp.setattr(full_matcher, "excerpt_logs", False)  # the log's regions, not an excerpt's
         new = full_matcher.match(text)
-        mp.setattr(matcher, "normalise_log", lambda t, encoded=None: normalise(t, encoded=encoded))
+        mp.setattr(
+            matcher,
+            "normalise_log",
+            lambda t, encoded=None, size=None: normalise(t, encoded=encoded),
+        )
         old = full_matcher.match(text)
     assert new.normalised.text != old.normalised.text  # envelopes left on quiet lines
     assert len(new.matches) > 100

@@ -290,7 +290,9 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
         )
 
 
-def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
+def normalise_log(
+    text: str, *, encoded: bytes | None = None, size: int | None = None
+) -> Normalised:
     """`normalise` for a whole log that may hold collector envelopes anywhere. Never raises.
 
     `normalise` judges a whole log's envelopes by its start and, when it holds one,
@@ -300,13 +302,23 @@ def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
     envelope: a continuation, a frame) and the other triggers of `_prefilter` -- as part
     of normalising those regions; every other line is scanned as pasted, envelope and all
     (patterns are unanchored). Pastes (up to `BIG_TEXT`) go through `normalise`.
+
+    ``size`` is given for an excerpt of a bigger log (`kb.engine.logstream`: its lines that
+    matter, every other line left empty): the excerpt is normalised as that log would be
+    (its regions planned, and judged dense, against the log's ``size`` bytes).
     """
-    if not isinstance(text, str) or len(text) <= _structure.BIG_TEXT:
+    if not isinstance(text, str) or (size is None and len(text) <= _structure.BIG_TEXT):
         return normalise(text, encoded=encoded)
     try:
         data = text.encode("utf-8", "replace") if encoded is None else encoded
-        regions = plan_log(data, text)
-        got = None if regions is None else _normalise_regions(text, data, regions, envelopes=True)
+        regions = plan_log(data, text, size)
+        got = (
+            None
+            if regions is None
+            else _normalise_regions(
+                text, data, regions, envelopes=True, from_bytes=size is not None
+            )
+        )
         if got is not None:
             return got
     except Exception:  # noqa: S110 - `normalise` below says what failed, if it does
@@ -320,39 +332,56 @@ def _normalise_regions(
     regions: list[tuple[int, int, int, int]] | None = None,
     *,
     envelopes: bool = False,
+    from_bytes: bool = False,
 ) -> Normalised | None:
-    """A whole log: normalise only the regions around triggers (see `_regions.py`)."""
+    """A whole log: normalise only the regions around triggers (see `_regions.py`).
+
+    ``from_bytes``: ``original`` was decoded from UTF-8 (an excerpt of a log read in
+    blocks), so it holds no lone surrogate and the text is decoded from the joined bytes
+    rather than joined from pieces: a whole log's text is not held a third time while it
+    is built (unless a region made a lone surrogate, from a JSON escape)."""
     data = original.encode("utf-8", "replace") if encoded is None else encoded
     if regions is None:
         regions = plan(data, original)
     if regions is None:
         return None
     layer = RegionLayer(0, len(original))
-    texts: list[str] = []
+    texts: list[str] | None = None if from_bytes else []
     blobs: list[bytes | memoryview] = []  # views: the join copies the bytes once
     view = memoryview(data)
     marks: dict[int, Mark] = {}
     steps: list[list[str]] = []
     out = cpos = bpos = 0
-    changed = False
+    changed = lossy = False
     for bs, be, cs, ce in regions:
         if cs > cpos:
             layer.add(out, cpos, None)
-            texts.append(original[cpos:cs])
+            if texts is not None:
+                texts.append(original[cpos:cs])
             blobs.append(view[bpos:bs])
             out += cs - cpos
         sub = original[cs:ce]
         n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=envelopes)
-        layer.add(out, cs, n)
-        texts.append(n.text)
-        if n.text is sub:
+        if texts is not None:
+            texts.append(n.text)
+        if n.text is sub and not n._layers:
+            layer.add(out, cs, None)  # unchanged: maps as a copied gap does
             blobs.append(view[bs:be])
         else:
+            layer.add(out, cs, n)
             changed = True
-            blobs.append(n.text.encode("utf-8", "replace"))
+            try:
+                blobs.append(n.text.encode("utf-8"))
+            except UnicodeEncodeError:
+                lossy = True
+                blobs.append(n.text.encode("utf-8", "replace"))
         for k, m in n._marks.items():
             marks[out + k] = m
         steps.append(n.steps)
+        # the layer maps through `n`'s own layers alone: a whole log's regions do not keep
+        # a second copy of their text, nor of their marks
+        n.original = ""
+        n._marks = {}
         out += len(n.text)
         cpos, bpos = ce, be
     if not changed:
@@ -361,13 +390,31 @@ def _normalise_regions(
         return res
     if cpos < len(original):
         layer.add(out, cpos, None)
-        texts.append(original[cpos:])
+        if texts is not None:
+            texts.append(original[cpos:])
         blobs.append(view[bpos:])
-    text = "".join(texts)
+        out += len(original) - cpos
+    joined = b"".join(blobs)
+    del blobs, view
+    if texts is None and not lossy:
+        text = joined.decode("utf-8")
+    else:
+        text = "".join(texts if texts is not None else _pieces(original, layer, out))
     layer.out_len = len(text)
     res = Normalised(original, text, merge_steps(steps), (layer,), marks)
-    res.encoded = b"".join(blobs)
+    res.encoded = joined
     return res
+
+
+def _pieces(original: str, layer: RegionLayer, out_len: int) -> list[str]:
+    """The pieces of the text `layer` maps: the original's gaps, the regions' texts."""
+    out: list[str] = []
+    ends = [*layer.out_starts[1:], out_len]
+    for start, end, orig, norm in zip(
+        layer.out_starts, ends, layer.orig_starts, layer.norms, strict=True
+    ):
+        out.append(original[orig : orig + end - start] if norm is None else norm.text)
+    return out
 
 
 def _normalise(

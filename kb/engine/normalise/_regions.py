@@ -43,18 +43,35 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
     return _regions(data, original, [(e, AFTER_LINES) for e in ends])
 
 
-def plan_log(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
+def plan_log(
+    data: bytes, original: str, size: int | None = None
+) -> list[tuple[int, int, int, int]] | None:
     """`plan` for a whole log whose envelopes are removed only around its triggers
     (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
     lines after them), and error-level lines (one line either side: the envelope's run;
-    so too JSON objects and escaped quotes, whose work is on their own line)."""
-    found = log_triggers(data, max(64, int(len(data) * MAX_TRIGGERS_PER_BYTE)))
+    so too JSON objects and escaped quotes, whose work is on their own line).
+
+    ``size`` is the bytes of the log ``data`` is an excerpt of (`kb.engine.logstream`):
+    whether its triggers are dense is judged against that log, as if it were read whole."""
+    windows = log_windows(data, len(data) if size is None else size)
+    if windows is None:
+        return None
+    return _char_regions(data, original, windows)
+
+
+def log_windows(data: bytes, size: int | None) -> list[list[int]] | None:
+    """`plan_log`'s regions as [byte start, byte end] (the end at a "\\n" or the length);
+    None when dense for a log of ``size`` bytes; never None when ``size`` is None (a block
+    of a log read in chunks: which lines a region holds, however many there are)."""
+    cap = len(data) + 1 if size is None else max(64, int(size * MAX_TRIGGERS_PER_BYTE))
+    found = log_triggers(data, cap)
     if found is None:
         return None
     found.append((1, 0))  # line 0
     found.sort()
     near = (LEVEL, JSON_ID, ESCAPED_QUOTE_ID)  # a line's own work: a line of context each side
-    return _regions(data, original, [(e, 1 if k in near else AFTER_LINES) for e, k in found])
+    triggers = [(e, 1 if k in near else AFTER_LINES) for e, k in found]
+    return _windows(data, triggers, None if size is None else MAX_REGION_SHARE * size)
 
 
 def _regions(
@@ -62,6 +79,13 @@ def _regions(
 ) -> list[tuple[int, int, int, int]] | None:
     """Windows of lines around sorted (trigger end, lines after it), merged when they
     touch; None when they would cover more than `MAX_REGION_SHARE` of the text."""
+    windows = _windows(data, triggers, MAX_REGION_SHARE * len(data))
+    return None if windows is None else _char_regions(data, original, windows)
+
+
+def _windows(
+    data: bytes, triggers: list[tuple[int, int]], max_covered: float | None
+) -> list[list[int]] | None:
     n = len(data)
     windows: list[list[int]] = []
     line_end = -1
@@ -90,8 +114,15 @@ def _regions(
         else:
             covered += end - start
             windows.append([start, end])
-        if covered > MAX_REGION_SHARE * n:
+        if max_covered is not None and covered > max_covered:
             return None
+    return windows
+
+
+def _char_regions(
+    data: bytes, original: str, windows: list[list[int]]
+) -> list[tuple[int, int, int, int]]:
+    """(byte start, byte end, char start, char end) of each window."""
     if len(data) == len(original):  # ASCII: byte and char offsets agree
         return [(s, e, s, e) for s, e in windows]
     out = []

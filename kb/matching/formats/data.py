@@ -66,10 +66,15 @@ def _first_step(record: ErrorRecord) -> str:
 
 
 def report_data(
-    result: MatchResult, text: str, absolute: Callable[[str], str] = str
+    result: MatchResult,
+    text: str,
+    absolute: Callable[[str], str] = str,
+    to_text: Callable[[int], int] | None = None,
 ) -> dict[str, Any]:
     """``result.as_json()`` plus ``records``: per record id, its ``title``, ``url`` (made
-    absolute by ``absolute``), ``first_step`` and, for matched ones, ``line_text``."""
+    absolute by ``absolute``), ``first_step`` and, for matched ones, ``line_text``.
+    ``to_text`` maps the spans' offsets into ``text`` when it is an excerpt of the log
+    (``kb.matching.holder.LogMatch``)."""
     data = result.as_json()
     records: dict[str, dict[str, str]] = {}
 
@@ -85,7 +90,8 @@ def report_data(
     for m in result.matches:
         entry = info(m.record)
         if "line_text" not in entry:  # the first match of a record is the one shown
-            entry["line_text"] = _pasted_line(text, m.span, m.text)
+            span = m.span if to_text is None else (to_text(m.span[0]), to_text(m.span[1]))
+            entry["line_text"] = _pasted_line(text, span, m.text)
     for s in result.suggestions:
         info(s.record)
     data["records"] = records

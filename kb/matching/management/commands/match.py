@@ -10,24 +10,28 @@ non-zero status as a failure, so with ``--json`` a run that matched exits 0 what
 found; ``--format json`` gives the CI statuses. Exit 1 is only given from the command line:
 ``call_command`` returns normally whatever was found, since a caller in Python reads the
 result itself. A gzip-compressed FILE (found by its magic bytes) is read decompressed, its
-size bounded by ``--max-bytes`` too.
+size bounded by ``--max-bytes`` too. The input is read in blocks and decompressed as a
+stream (``kb.matching.holder.match_log``): a log past ``KB_MATCH_WHOLE_BYTES`` is matched
+from the lines that matter, in bounded memory, with the answer of reading it whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from kb.engine import PasteTooLarge
-from kb.http import TooLarge, check, from_matcher, gunzip
+from kb.http import TooLarge, bounded, from_matcher, gunzip_blocks
 from kb.matching.formats import FORMATS, known_count, render
 from kb.matching.formats.data import report_data
-from kb.matching.holder import match_text
+from kb.matching.holder import LogMatch, match_log
 
 NOTHING_KNOWN, KNOWN_FOUND, USAGE, CANNOT_MATCH = 0, 1, 2, 3
 
@@ -79,15 +83,11 @@ class Command(BaseCommand):
         if options["json"] and fmt != "json":
             raise CommandError("--json and --format are two choices of format", returncode=USAGE)
         limit = options["max_bytes"] or settings.KB_MAX_LOG_BYTES
-        text = self._read(options["file"], limit)
-        try:
-            result = match_text(text, max_bytes=limit)
-        except PasteTooLarge as exc:  # the decoded text grew past the limit
-            raise CommandError(from_matcher(exc, "input").detail, returncode=USAGE) from exc
-        except DatabaseError as exc:
-            raise CommandError(f"cannot read the records: {exc}", returncode=CANNOT_MATCH) from exc
+        got = self._match(options["file"], limit)
         base = options["base_url"].rstrip("/")
-        data = report_data(result, text, absolute=lambda path: base + path)
+        data = report_data(
+            got.result, got.text, absolute=lambda path: base + path, to_text=got.to_text
+        )
         annotate = options["annotate_file"]
         if annotate is None and options["file"] != "-":
             annotate = options["file"]
@@ -95,22 +95,46 @@ class Command(BaseCommand):
         found = known_count(data) and not options["json"]
         self.exit_code = KNOWN_FOUND if found else NOTHING_KNOWN
 
-    def _read(self, name: str, limit: int) -> str:
+    def _match(self, name: str, limit: int) -> LogMatch:
         try:
-            if name == "-":
-                data = sys.stdin.buffer.read(limit + 1)
-            else:
-                with Path(name).open("rb") as fh:
-                    data = fh.read(limit + 1)
-        except OSError as exc:
-            raise CommandError(f"{name}: cannot read: {exc}", returncode=USAGE) from exc
-        try:
-            check("input", len(data), limit, exact=False)  # read one byte past the limit at most
-            # A .gz log (found by its magic bytes) is matched as the log it holds, as
-            # POST /api/match reads it: the same file gives the same answer either way.
-            data = gunzip(data, "input", limit)
+            with self._open(name) as fh:
+                # A .gz log (found by its magic bytes) is matched as the log it holds, as
+                # POST /api/match reads it: the same file gives the same answer either way.
+                blocks = gunzip_blocks(bounded(_blocks(fh, name), "input", limit), "input", limit)
+                return match_log(blocks, max_bytes=limit)
         except TooLarge as exc:
             raise CommandError(exc.detail, returncode=USAGE) from exc
+        except PasteTooLarge as exc:  # the decoded text grew past the limit
+            raise CommandError(from_matcher(exc, "input").detail, returncode=USAGE) from exc
+        except DatabaseError as exc:
+            raise CommandError(f"cannot read the records: {exc}", returncode=CANNOT_MATCH) from exc
+        except _Unreadable as exc:
+            raise CommandError(f"{name}: cannot read: {exc}", returncode=USAGE) from exc
         except ValueError as exc:
             raise CommandError(f"{name}: {exc}", returncode=USAGE) from exc
-        return data.decode("utf-8", errors="replace")
+
+    def _open(self, name: str) -> contextlib.AbstractContextManager[BinaryIO]:
+        if name == "-":
+            return contextlib.nullcontext(sys.stdin.buffer)
+        try:
+            return Path(name).open("rb")
+        except OSError as exc:
+            raise CommandError(f"{name}: cannot read: {exc}", returncode=USAGE) from exc
+
+
+READ_BLOCK = 1024 * 1024
+
+
+class _Unreadable(Exception):
+    """The input failed while it was read (not a refusal of what it holds)."""
+
+
+def _blocks(fh: BinaryIO, name: str) -> Iterator[bytes]:
+    while True:
+        try:
+            block = fh.read(READ_BLOCK)
+        except OSError as exc:
+            raise _Unreadable(str(exc)) from exc
+        if not block:
+            return
+        yield block

@@ -1,0 +1,320 @@
+"""A whole log read in blocks: matched in bounded memory, with the answer of reading it whole.
+
+Why blocks of lines and an excerpt, not Hyperscan's stream mode: stream mode would carry
+the scan across block boundaries, but nothing after the scan streams that way. The
+normaliser joins wrapped messages and reads stack traces over several lines (inserting
+variant lines after them), confirming reads a window of lines around each hit, the
+evidence and the root-cause order read the frames, paths and markers around matches: all
+need the *lines* around a hit, on both sides of any boundary. So the log is read in blocks
+of whole lines, each block preceded by the previous block's last lines (`PENDING_LINES`,
+far more than the normaliser's longest region: a trigger's line, one before it and
+`AFTER_LINES` after it), and from each block only the lines that can change the answer are
+kept, verbatim:
+
+* the normaliser's regions (`log_windows`: every trigger of a whole log with its context,
+  so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
+  them are normalised exactly as when the log is read whole);
+* every line a pattern's scan hits in the pasted bytes, with the lines confirming the
+  hit reads (`Matcher.window_lines`: a few above, where a relaxed match of a wrapped
+  message may start, and as many as the pattern has newlines below; at least `HIT_LINES`
+  above and the one below, read for a trace that starts there); the first ones
+  `AROUND_LINES` either side, for `AROUND_BUDGET`
+  characters (where the evidence reads paths and module names, within its own budget);
+* every chained-exception marker (``Caused by``, Python's "above exception"),
+  `AFTER_LINES` either side (the root-cause order walks the chain from them);
+* the last `TAIL_LINES` lines (where, with no confident match, similar messages are
+  looked for).
+
+Every other line becomes an empty line, so the excerpt has the log's line numbers, and a
+table maps its offsets to the log's. The excerpt is matched as the whole log would be
+(`Matcher.match(..., log_size=)`: its regions are planned, and judged dense, against the
+log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
+for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
+its bytes).
+
+Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
+normalised in one go when read whole; its excerpt is not, and keeps most of the log. Given
+as text, such a log is matched whole (`Matcher.match` checks `Excerpt.dense`); read in
+blocks, the report says so (`DENSE_NOTE`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from array import array
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .candidates import WINDOW_EXTRA_LINES
+from .evidence import AROUND_LINES, MAX_AROUND_CHARS, FactsOf
+from .normalise._regions import AFTER_LINES, log_windows
+from .normalise._structure import BIG_TEXT as WHOLE_LOG_CHARS
+from .releases import ReleasesOf
+from .suggest import MAX_SCAN_LINES
+from .types import Match, MatchReport
+
+if TYPE_CHECKING:
+    from .matcher import Matcher
+
+CHUNK_BYTES = 8 * 1024 * 1024  # bytes of new lines per block
+HIT_LINES = WINDOW_EXTRA_LINES  # lines kept above a hit line, at least
+AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
+# hits: more than it reads, since some hits are not confident matches
+TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback's lines
+PENDING_LINES = max(4 * AFTER_LINES, TAIL_LINES)  # a block's last lines, read again with
+# the next block: a region, a hit's window or a marker's chain cut by the block's end is
+# seen whole there, and at the end they are the log's tail
+_MARKERS = re.compile(rb"Caused by|above exception")
+DENSE_NOTE = (
+    "the log was read in blocks and most of its lines need normalising (a CR or a colour "
+    "code on most lines): it was normalised around its errors only"
+)
+
+
+@dataclass(slots=True)
+class Excerpt:
+    """The lines of a log that matter, every other line empty; offsets map both ways."""
+
+    text: str
+    size: int  # bytes of the log
+    chars: int  # characters of the log (decoded as UTF-8, errors replaced)
+    outs: array  # excerpt offset where each run starts
+    origs: array  # the log's offset of that start
+    kept: bytearray  # 1: the run is the log's text; 0: its lines, left empty
+    _dense: bool | None = None
+
+    def to_original(self, pos: int) -> int:
+        i = max(bisect_right(self.outs, pos) - 1, 0)
+        return self.origs[i] + (pos - self.outs[i] if self.kept[i] else 0)
+
+    def to_excerpt(self, pos: int) -> int:
+        i = max(bisect_right(self.origs, pos) - 1, 0)
+        return self.outs[i] + (pos - self.origs[i] if self.kept[i] else 0)
+
+    def dense(self) -> bool:
+        """Whether the log's normaliser triggers are dense (the limit in the module doc):
+        read whole, it would be normalised in one go, not by regions. The excerpt holds
+        every trigger and region of the log, so it answers for the log."""
+        if self._dense is None:
+            self._dense = log_windows(self.text.encode("utf-8", "replace"), self.size) is None
+        return self._dense
+
+
+def _breaks(run: bytes) -> int:
+    """Line ends in ``run`` as `Normalised.line_of` counts them (CRLF, CR, LF)."""
+    n = run.count(b"\n")
+    return n + run.count(b"\r") - run.count(b"\r\n") if b"\r" in run else n
+
+
+class _Reader:
+    """Blocks of lines in, the excerpt out (see the module doc)."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+        self.pieces: list[str] = []
+        self.outs = array("q")
+        self.origs = array("q")
+        self.kept = bytearray()
+        self.out = 0  # excerpt characters written
+        self.orig = 0  # log characters written
+        self.size = 0
+        self.around = AROUND_BUDGET
+        self.windows: dict[int, tuple[int, int]] = {}  # pattern id -> its confirm window
+        self.pending = b""  # lines read but not written (the next block starts with them)
+        self.pending_keep: list[tuple[int, int]] = []  # their kept byte ranges
+
+    def block(self, new: bytes, final: bool) -> None:
+        data = self.pending + new if self.pending else new
+        self.size += len(new)
+        if not data:
+            return
+        n = len(data)
+        keep = self.pending_keep + self._wanted(data)
+        if final:
+            keep.append((_line_start(data, n - 1, TAIL_LINES - 1), n))
+            cut = n
+        else:
+            cut = _line_start(data, n - 1, PENDING_LINES - 1)
+        spans = _merged(keep, n)
+        self._write(data, [(a, min(b, cut)) for a, b in spans if a < cut], cut)
+        self.pending = data[cut:]
+        self.pending_keep = [(max(a, cut) - cut, b - cut) for a, b in spans if b > cut]
+
+    def _wanted(self, data: bytes) -> list[tuple[int, int]]:
+        """[start, end) byte ranges of whole lines of ``data`` to keep (the module doc)."""
+        n = len(data)
+        out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
+        by_end = sorted((end, pid) for pid, end, _head in self.matcher.hits_as_pasted(data))
+        line_end = -1
+        above = below = 0
+        pos = 0
+        for e, pid in by_end:
+            at = max(e - 1, 0)
+            if at >= line_end:  # a new line: the last one's range first
+                if line_end >= 0:
+                    out.append(self._hit_range(data, pos, above, below))
+                pos, line_end = at, _line_end(data, at, 0)
+                above = below = 0
+            up, down = self._window(pid)
+            above, below = max(above, up), max(below, down)
+        if line_end >= 0:
+            out.append(self._hit_range(data, pos, above, below))
+        for m in _MARKERS.finditer(data):
+            pos = m.start()
+            out.append((_line_start(data, pos, AFTER_LINES), _line_end(data, pos, AFTER_LINES)))
+        return out
+
+    def _window(self, pid: int) -> tuple[int, int]:
+        got = self.windows.get(pid)
+        if got is None:
+            got = self.windows[pid] = self.matcher.window_lines(pid)
+        return got
+
+    def _hit_range(self, data: bytes, pos: int, above: int, below: int) -> tuple[int, int]:
+        """The lines kept for a hit line: its confirm window (at least `HIT_LINES` above
+        and one below); the first ones' surroundings while `AROUND_BUDGET` lasts."""
+        if self.around > 0:
+            above, below = max(above, AROUND_LINES), max(below, AROUND_LINES)
+        a = _line_start(data, pos, max(above, HIT_LINES))
+        b = _line_end(data, pos, max(below, 1))
+        if self.around > 0:
+            self.around -= b - a
+        return a, b
+
+    def _write(self, data: bytes, spans: list[tuple[int, int]], cut: int) -> None:
+        """``data`` up to ``cut``: the kept ``spans`` as they are, the other lines empty."""
+        pos = 0  # byte offset written up to
+        for a, b in spans:
+            if a > pos:
+                self._run(data[pos:a], False)
+            self._run(data[a:b], True)
+            pos = b
+        if cut > pos:
+            self._run(data[pos:cut], False)
+
+    def _run(self, run: bytes, kept: bool) -> None:
+        self.outs.append(self.out)
+        self.origs.append(self.orig)
+        self.kept.append(kept)
+        if kept:
+            piece = run.decode("utf-8", "replace")
+            chars = len(piece)
+        else:
+            piece = "\n" * _breaks(run)
+            chars = len(run) if run.isascii() else len(run.decode("utf-8", "replace"))
+        self.pieces.append(piece)
+        self.out += len(piece)
+        self.orig += chars
+
+    def excerpt(self) -> Excerpt:
+        text = "".join(self.pieces)
+        self.pieces = []
+        return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept)
+
+
+def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """[start, end) ranges clipped to ``n`` bytes, sorted, touching ones merged."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        a, b = max(a, 0), min(b, n)
+        if a >= b:
+            continue
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _line_start(data: bytes, pos: int, up: int) -> int:
+    """Where the line ``up`` lines above the one holding byte ``pos`` starts."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    for _ in range(up):
+        if start == 0:
+            break
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    return start
+
+
+def _line_end(data: bytes, pos: int, down: int) -> int:
+    """Where the line ``down`` lines below the one holding byte ``pos`` ends (after its
+    "\\n")."""
+    end = data.find(b"\n", pos)
+    for _ in range(down):
+        if end < 0:
+            break
+        end = data.find(b"\n", end + 1)
+    return len(data) if end < 0 else end + 1
+
+
+def is_whole_log(head: bytes) -> bool:
+    """Whether a log starting with ``head`` is a whole log to the normaliser (more than
+    `WHOLE_LOG_CHARS` characters: normalised by regions), which an excerpt reproduces; a
+    smaller text is normalised as a paste and is read whole."""
+    n = WHOLE_LOG_CHARS
+    return len(head) > n and len(head.decode("utf-8", "replace")) > n
+
+
+def lines_in_blocks(blocks: Iterable[bytes], chunk_bytes: int) -> Iterator[tuple[bytes, bool]]:
+    """(whole lines of about ``chunk_bytes``, is it the last) from blocks of any size."""
+    parts: list[bytes] = []
+    size = 0
+    for b in blocks:
+        parts.append(b)
+        size += len(b)
+        if size >= chunk_bytes:
+            data = b"".join(parts)
+            cut = data.rfind(b"\n") + 1
+            if cut > 0:
+                parts = [data[cut:]]
+                size = len(parts[0])
+                yield data[:cut], False
+            else:
+                parts = [data]
+    yield b"".join(parts), True
+
+
+def read_excerpt(
+    matcher: Matcher, blocks: Iterable[bytes], *, chunk_bytes: int = CHUNK_BYTES
+) -> Excerpt:
+    """The excerpt of the log whose bytes ``blocks`` yield (see the module doc)."""
+    reader = _Reader(matcher)
+    for data, final in lines_in_blocks(blocks, chunk_bytes):
+        reader.block(data, final)
+    return reader.excerpt()
+
+
+def match_excerpt(
+    matcher: Matcher,
+    excerpt: Excerpt,
+    *,
+    facts: FactsOf | None = None,
+    repos: Collection[str] = (),
+    releases: ReleasesOf | None = None,
+    started: float | None = None,
+) -> MatchReport:
+    """`Matcher.match` of the whole log ``excerpt`` was read from: the excerpt matched as
+    that log, spans mapped back to the log's offsets."""
+    t0 = time.perf_counter() if started is None else started
+    report = matcher.match(
+        excerpt.text, facts=facts, repos=repos, releases=releases, log_size=excerpt.size
+    )
+    if excerpt.dense():
+        report.notes.append(DENSE_NOTE)
+    moved: dict[int, Match] = {}
+
+    def back(m: Match) -> Match:
+        got = moved.get(id(m))
+        if got is None:
+            s, e = m.span
+            got = moved[id(m)] = replace(m, span=(excerpt.to_original(s), excerpt.to_original(e)))
+        return got
+
+    report.matches = [back(m) for m in report.matches]
+    report.answers = [replace(a, match=back(a.match)) for a in report.answers]
+    report.elapsed_ms = (time.perf_counter() - t0) * 1000
+    return report

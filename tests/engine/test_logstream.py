@@ -1,0 +1,158 @@
+"""A whole log read in blocks (`kb.engine.logstream`): the excerpt of the lines that matter,
+matched as the log, gives the answer of matching the log read whole, wherever the blocks
+end: a message wrapped across a block boundary, a stack trace cut by one, a real log of
+mixed envelopes."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+
+from kb.engine import Matcher, candidates, logstream, matcher
+from kb.engine.logstream import DENSE_NOTE, match_excerpt, read_excerpt
+from kb.engine.normalise import _structure
+from kb.engine.types import MatchReport
+
+from .conftest import needs_data
+from .test_normalise_log import _mixed_log
+
+# a record's message, hard-wrapped with its continuation indented (joined when read)
+WRAPPED_ID = "a5445d51c29107bf"
+WRAPPED = [
+    "2026-11-30T01:00:01.000Z ERROR app::module: Source ID is required for schema history. "
+    "Please provide a",
+    "    unique source ID to avoid path conflicts between multiple sources.",
+]
+
+
+@pytest.fixture
+def small_log(monkeypatch):
+    """Logs of a few MB read as whole logs, in blocks of a few hundred lines."""
+    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
+    monkeypatch.setattr(matcher, "BIG_TEXT_CHARS", 2_000)
+    monkeypatch.setattr(matcher, "WHOLE_LOG_CHARS", 2_000)
+    monkeypatch.setattr(logstream, "PENDING_LINES", 4 * logstream.AFTER_LINES)
+    # the confirm step's time budget would make the two sides differ on a loaded machine
+    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
+
+
+def _whole(m: Matcher, text: str) -> MatchReport:
+    """``text`` matched as read whole, not from its excerpt."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(m, "excerpt_logs", False)
+        return m.match(text)
+
+
+def _shape(r: MatchReport) -> tuple:
+    return (
+        [
+            (m.key, m.line, m.span, m.text, m.captures, round(m.score, 6), m.reason, m.kind,
+             m.evidence, m.same_message)
+            for m in r.matches
+        ],
+        [(a.key, a.count, a.first_line, a.last_line, a.order, a.reason, a.cause,
+          a.match.span, [x.key for x in a.alternatives]) for a in r.answers],
+        r.groups,
+        [(s.key, s.similarity, s.reason, s.line) for s in r.suggestions],
+        r.normalised.steps,
+    )  # fmt: skip
+
+
+def _in_blocks(m: Matcher, text: str, cuts: list[int], chunk_bytes: int) -> MatchReport:
+    """``text`` read in blocks ending at the line starts ``cuts`` (and every
+    ``chunk_bytes``), matched from its excerpt."""
+    data = text.encode()
+    bounds = [0, *cuts, len(data)]
+    blocks = [data[a:b] for a, b in pairwise(bounds)]
+    excerpt = read_excerpt(m, blocks, chunk_bytes=chunk_bytes)
+    assert excerpt.size == len(data)
+    assert excerpt.text.count("\n") == text.count("\n")  # the log's line numbers
+    return match_excerpt(m, excerpt)
+
+
+def _around(records: list[dict], middle: list[str], lines: int = 6_000) -> tuple[str, int]:
+    """A mixed log with ``middle`` in its middle; the offset where ``middle`` starts."""
+    log = _mixed_log(records, lines)
+    half = log.index("\n", len(log) // 2) + 1
+    text = log[:half] + "\n".join(middle) + "\n" + log[half:]
+    return text, half
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_message_wrapped_across_a_block_boundary_is_matched_as_when_read_whole(
+    full_matcher, records
+) -> None:
+    text, at = _around(records, WRAPPED)
+    cut = at + len(WRAPPED[0]) + 1  # the first block ends between the two lines
+    line = text.count("\n", 0, at) + 1
+    whole = _whole(full_matcher, text)
+    assert any(m.key == WRAPPED_ID and m.line == line for m in whole.matches)
+    got = _in_blocks(full_matcher, text, [cut], cut)
+    assert _shape(got) == _shape(whole)
+    m = next(m for m in got.matches if m.key == WRAPPED_ID)
+    assert text[m.span[0] : m.span[1]] == m.text  # spans are the log's offsets
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_stack_trace_across_a_block_boundary_reads_as_when_read_whole(
+    full_matcher, records
+) -> None:
+    trace = [
+        "2026-11-30T01:00:01.000Z ERROR app::module: request failed",
+        "Traceback (most recent call last):",
+        '  File "/srv/app/handlers.py", line 42, in handle',
+        "    pool.take()",
+        '  File "/srv/app/pool.py", line 7, in take',
+        "    raise SourceError(msg)",
+        "app.errors.SourceError: " + WRAPPED[0].split(": ", 1)[1] + " " + WRAPPED[1].strip(),
+    ]
+    text, at = _around(records, trace)
+    cut = text.index('  File "/srv/app/pool.py"', at)  # between the two frames
+    whole = _whole(full_matcher, text)
+    line = text.count("\n", 0, at) + len(trace)
+    assert any(m.key == WRAPPED_ID and m.line == line for m in whole.matches)
+    for chunk in (cut, 64 * 1024):
+        assert _shape(_in_blocks(full_matcher, text, [cut], chunk)) == _shape(whole)
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_real_mixed_log_in_blocks_gives_every_answer_of_reading_it_whole(
+    full_matcher, records
+) -> None:
+    """Runs of plain, kubectl, journald and JSON lines with an error line in 100: the same
+    matches (record, line, span, text, score, reason, evidence), answers with their counts
+    and order, groups with their first and last lines, and normalisation steps, from an
+    excerpt that keeps a part of the log."""
+    text = _mixed_log(records, 30_000)
+    whole = _whole(full_matcher, text)
+    assert len(whole.answers) > 50
+    data = text.encode()
+    blocks = [data[i : i + 50_000] for i in range(0, len(data), 50_000)]
+    excerpt = read_excerpt(full_matcher, blocks, chunk_bytes=100_000)
+    assert len(excerpt.text) < 0.8 * len(text)
+    got = match_excerpt(full_matcher, excerpt)
+    assert _shape(got) == _shape(whole)
+    assert any(g.count > 1 for g in got.groups)  # counted across blocks
+    assert _shape(full_matcher.match(text)) == _shape(whole)  # a whole log's own path
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_log_dense_with_triggers_is_read_whole_as_text_and_says_so_in_blocks(
+    full_matcher, records
+) -> None:
+    """CRLF on every line: read whole, such a log is normalised in one go, not by regions.
+    Given as text it is (the excerpt would not answer the same); read in blocks, the report
+    says it was normalised around its errors only."""
+    text = _mixed_log(records, 6_000).replace("\n", "\r\n")
+    whole = _whole(full_matcher, text)
+    assert _shape(full_matcher.match(text)) == _shape(whole)
+    assert DENSE_NOTE not in whole.notes
+    data = text.encode()
+    got = match_excerpt(full_matcher, read_excerpt(full_matcher, [data], chunk_bytes=100_000))
+    assert DENSE_NOTE in got.notes
+    assert {m.key for m in got.matches} == {m.key for m in whole.matches}
