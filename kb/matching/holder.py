@@ -291,26 +291,31 @@ def _aliases(queryset: Any) -> dict[str, tuple[Wording, ...]]:
     )
     out: dict[str, tuple[Wording, ...]] = {}
     for key, own, wordings, retired in rows.iterator(chunk_size=2000):
-        if not isinstance(wordings, list):
-            continue
-        off = set(retired) if isinstance(retired, list) else set()
-        got = tuple(
-            Wording(
-                w["pattern"],
-                str(w.get("message") or ""),
-                str(w.get("firstRelease") or ""),
-                str(w.get("lastRelease") or ""),
-            )
-            for w in wordings
-            if isinstance(w, dict)
-            and isinstance(w.get("pattern"), str)
-            and w["pattern"]
-            and w["pattern"] != own
-            and w["pattern"] not in off
-        )
-        if got:
+        if got := _older_wordings(own, wordings, retired):
             out[key] = got
     return out
+
+
+def _older_wordings(own: str, wordings: Any, retired: Any) -> tuple[Wording, ...]:
+    """The wordings of a history's ``wordings`` list still matched beside the current
+    pattern ``own``: not ``own``, not among the ``retired`` patterns."""
+    if not isinstance(wordings, list):
+        return ()
+    off = set(retired) if isinstance(retired, list) else set()
+    return tuple(
+        Wording(
+            w["pattern"],
+            str(w.get("message") or ""),
+            str(w.get("firstRelease") or ""),
+            str(w.get("lastRelease") or ""),
+        )
+        for w in wordings
+        if isinstance(w, dict)
+        and isinstance(w.get("pattern"), str)
+        and w["pattern"]
+        and w["pattern"] != own
+        and w["pattern"] not in off
+    )
 
 
 class MatcherHolder:
@@ -446,11 +451,14 @@ class MatcherHolder:
 
     def _apply_changes(self, revision: int) -> None:
         changed = ErrorRecord.objects.filter(revision__gt=self._revision)
+        # the changed rows with their wordings, in one read: a history is small next to
+        # the rows of a rebuild, and most records have none
         rows = list(
             changed.values_list(
-                "id", "message_pattern", "error_message", "status", "disabled_reason"
+                "id", "message_pattern", "error_message", "status", "disabled_reason",
+                "release_history__wordings", "retired_wordings",
             )
-        )
+        )  # fmt: skip
         self._delta_size += len(rows)
         if self._delta_size > DELTA_LIMIT:
             self._full_build(revision)
@@ -460,13 +468,12 @@ class MatcherHolder:
             if _built(specs):
                 self._full_build(revision, specs)
                 return
-        aliases = _aliases(changed.filter(status="published", disabled_reason=""))
         live = [
-            PatternSpec(key=k, pattern=p, message=m, aliases=aliases.get(k, ()))
-            for k, p, m, status, disabled in rows
+            PatternSpec(key=k, pattern=p, message=m, aliases=_older_wordings(p, w, retired))
+            for k, p, m, status, disabled, w, retired in rows
             if status == "published" and not disabled
         ]
-        gone = {k for k, _p, _m, status, disabled in rows if status != "published" or disabled}
+        gone = {k for k, _p, _m, status, disabled, *_ in rows if status != "published" or disabled}
         assert self._matcher is not None
         vanished, missing = _reconcile(self._matcher, gone, {s.key for s in live})
         live += missing
