@@ -108,16 +108,10 @@ def warm_host_a() -> dict[str, object]:
 
     from django.test import override_settings
 
-    from kb.engine import Matcher
-    from kb.matching.holder import _specs, holder
-    from kb.records.models import ErrorRecord
+    from kb.matching.holder import holder
 
     out = StringIO()
     t0 = time.perf_counter()
-    # The shards first, on every core (a compile's slow part; the holder compiles on one):
-    # content-addressed, so the holder's build below finds them.
-    specs = _specs(ErrorRecord.objects.active())
-    Matcher.build(specs, cache_dir=SCRATCH / "host-a", workers=os.cpu_count() or 1)
     with override_settings(KB_MATCHER_CACHE_DIR=SCRATCH / "host-a"):
         holder.reset()
         call_command("warm_matcher", stdout=out)

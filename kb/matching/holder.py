@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,6 @@ from django.db import DatabaseError, transaction
 
 from kb.engine import Matcher, MatchReport, PatternSpec, cache
 from kb.engine.evidence import RecordFacts
-from kb.engine.matcher import SHARD_SIZE
 from kb.engine.worddiff import WordDiff
 from kb.matching.store import matcher_store
 from kb.ops.metrics import timed_build, timed_match
@@ -227,6 +227,13 @@ def _specs(queryset: Any) -> list[PatternSpec]:
     return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
 
 
+def active_specs() -> list[PatternSpec]:
+    """Every active record's spec, oldest first: the order the matcher lays its shards
+    out in (``kb.engine.shards.layout``), so the records an import or a learn adds fall
+    into the last shards and a rebuild compiles those alone."""
+    return _specs(ErrorRecord.objects.active().order_by("created_at", "id"))
+
+
 class MatcherHolder:
     """One per process: the current matcher and the revision it reflects."""
 
@@ -309,14 +316,22 @@ class MatcherHolder:
     @timed_build
     def _full_build(self, revision: int, specs: list[PatternSpec] | None = None) -> None:
         if specs is None:
-            specs = _specs(ErrorRecord.objects.active())
+            specs = active_specs()
         cache_dir = settings.KB_MATCHER_CACHE_DIR
         self._matcher = None  # the old one can go before the new one is loaded
         path = _build_path(specs)
         store = matcher_store()
         started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
-        self._matcher = Matcher.build(specs, cache_dir=cache_dir)
+        fetch = None
+        if store is not None:  # the shards this host lacks, from whoever compiled them
+
+            def fetch(shard: Path) -> bool:
+                return _store_call(cache.fetch, store, shard)
+
+        self._matcher = Matcher.build(
+            specs, cache_dir=cache_dir, fetch=fetch, shard_size=settings.KB_MATCHER_SHARD_SIZE
+        )
         # A fetched file the cache refused (not in its format) was compiled over: only a
         # file the build loaded counts as loaded from the store.
         loaded = bool(fetched) and bool(self._matcher.stats.get("matcher_from_cache"))
@@ -327,8 +342,10 @@ class MatcherHolder:
             log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
         elif fetched:
             log.warning("stored matcher %s refused by the cache: compiled instead", path.name)
-        elif store is not None and _store_call(cache.publish, store, path):
-            log.info("matcher published to store: %s", path.name)
+        elif store is not None:
+            shards = [cache_dir / name for name in self._matcher.shard_files()]
+            if _store_call(partial(cache.publish, also=shards), store, path):
+                log.info("matcher published to store: %s", path.name)
         self._revision = revision
         self._delta_size = 0
         # The matcher lives as long as the process: keep the garbage collector from walking
@@ -350,7 +367,7 @@ class MatcherHolder:
             self._full_build(revision)
             return
         if len(rows) >= BULK_CHANGE:
-            specs = _specs(ErrorRecord.objects.active())
+            specs = active_specs()
             if _built(specs):
                 self._full_build(revision, specs)
                 return
@@ -371,7 +388,7 @@ def _build_path(specs: list[PatternSpec]) -> Path:
     """Where this host's cache keeps the whole build of ``specs`` (named by their content)."""
     cache_dir = settings.KB_MATCHER_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
-    options = cache.build_options(SHARD_SIZE, True)
+    options = cache.build_options(settings.KB_MATCHER_SHARD_SIZE, True)
     return cache.matcher_path(cache_dir, cache.specs_digest(specs, options))
 
 
