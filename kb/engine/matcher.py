@@ -192,6 +192,7 @@ class Matcher(cache.Serialised):
             "shards_from_cache": loaded.from_cache,
             "shards_fetched": loaded.fetched,
             "shards_compiled": loaded.compiled,
+            "patterns_compiled": loaded.patterns_compiled,
             "shard_target": target,
             "compile_s": round(loaded.compile_s, 3),
             "build_s": round(time.perf_counter() - t0, 3),

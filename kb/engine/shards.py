@@ -256,15 +256,18 @@ class Shard:
 
 # A shard aims at about SHARD_SCALE * sqrt(patterns) patterns, a power of two (so the
 # boundaries move, and every shard is compiled again, only when the set has grown or
-# shrunk about fourfold), at least MIN_TARGET.
-SHARD_SCALE = 32
+# shrunk about fourfold), within MIN_TARGET and MAX_TARGET. A short line pays a fixed
+# cost per shard scanned, so the dataset's size stays at a few shards; past a million
+# patterns the cap keeps what an import recompiles (about one shard) a small share.
+SHARD_SCALE = 64
 MIN_TARGET = 256
+MAX_TARGET = 32_768
 
 
 def target_size(n_patterns: int) -> int:
     """Patterns a shard aims at for a set of ``n_patterns`` (see the module docstring)."""
-    aim = SHARD_SCALE * math.sqrt(max(1, n_patterns))
-    return max(MIN_TARGET, 2 ** round(math.log2(aim)))
+    aim = 2 ** round(math.log2(SHARD_SCALE * math.sqrt(max(1, n_patterns))))
+    return min(MAX_TARGET, max(MIN_TARGET, aim))
 
 
 def _cuts_after(pattern: str, mask: int) -> bool:
@@ -275,12 +278,13 @@ def _cuts_after(pattern: str, mask: int) -> bool:
 def layout(patterns: Sequence[str], target: int) -> list[list[str]]:
     """``patterns`` (distinct, in the caller's order) cut into runs of about ``target``.
 
-    A run ends after a pattern whose hash has its low bits zero (one in ``target``), once
-    the run holds a quarter of ``target``; a run never passes four times ``target``. Each
-    run is returned sorted (a shard's local ids are positions in its sorted patterns).
+    Once a run holds half of ``target``, it ends after a pattern whose hash has its low
+    bits zero (one pattern in half of ``target``); a run never passes twice ``target``.
+    So runs hold ``target`` patterns on average, and their number varies little. Each run
+    is returned sorted (a shard's local ids are positions in its sorted patterns).
     """
-    mask = max(1, target) - 1
-    low, high = max(1, target // 4), max(1, target * 4)
+    low = max(1, target // 2)
+    mask, high = low - 1, max(1, 2 * target)
     runs: list[list[str]] = []
     run: list[str] = []
     for p in patterns:
@@ -313,6 +317,7 @@ class Loaded:
     from_cache: int = 0
     fetched: int = 0
     compiled: int = 0
+    patterns_compiled: int = 0
     compile_s: float = 0.0  # summed over the compiled shards (threads overlap them)
 
 
@@ -364,6 +369,7 @@ def load_or_compile_all(
     for i, data in zip(missing, built, strict=True):
         out[i] = data
         loaded.compile_s += data.compile_s
+        loaded.patterns_compiled += len(data.patterns)
     loaded.compiled = len(missing)
     loaded.shards = [d for d in out if d is not None]
     return loaded

@@ -87,7 +87,7 @@ def test_the_layout_is_cut_by_content_so_a_change_stays_local() -> None:
 def test_target_grows_with_the_square_root_of_the_set() -> None:
     assert target_size(10) == shards_module.MIN_TARGET
     small, large = target_size(16_000), target_size(1_000_000)
-    assert 2 <= 16_000 / small <= 8  # a few shards at the dataset's size
+    assert 1 < 16_000 / small <= 8  # a few shards at the dataset's size
     assert 16 <= 1_000_000 / large <= 64  # a few dozen at a million patterns
 
 
