@@ -227,6 +227,68 @@ def rebuild(n: int) -> dict[str, object]:
     return row
 
 
+TRADE_ROUNDS = 3  # each layout measured this many times, in turns; the best kept
+TRADE_LINES = 2000
+TRADE_PASTES = 40
+
+
+def _cpu_ns(m: object, text: str) -> int:
+    t0 = time.process_time_ns()
+    m.match(text)  # type: ignore[attr-defined]
+    return time.process_time_ns() - t0
+
+
+def shard_tradeoff() -> dict[str, object]:
+    """What more shards cost a paste: the dataset's patterns in one shard (what the
+    layout gave them before shards were cut by content) and in the layout's shards, each
+    matching the same lines and the same 8 KiB paste (``bench_pages``'), input by input
+    in turns (so a neighbour's burst on this shared machine lands on both alike): the
+    median CPU time per line and per paste, over ``TRADE_ROUNDS`` passes."""
+    import statistics
+
+    import bench_pages
+
+    from kb.engine import Matcher
+
+    specs = load_specs()
+    lines = make_lines(specs, TRADE_LINES)
+    paste = bench_pages.paste_text()
+    with tempfile.TemporaryDirectory(prefix="kb-tradeoff-") as tmp:
+        layouts = {
+            "one shard": Matcher.build(specs, cache_dir=Path(tmp), shard_size=2**30),
+            "layout": Matcher.build(specs, cache_dir=Path(tmp)),
+        }
+    per_line: dict[str, list[int]] = {name: [] for name in layouts}
+    per_paste: dict[str, list[int]] = {name: [] for name in layouts}
+    for m in layouts.values():
+        for line in lines[:100]:
+            m.match(line)
+    for _round in range(TRADE_ROUNDS):
+        for line in lines:
+            for name, m in layouts.items():
+                per_line[name].append(_cpu_ns(m, line))
+        for _ in range(TRADE_PASTES):
+            for name, m in layouts.items():
+                per_paste[name].append(_cpu_ns(m, paste))
+    rows = [
+        {
+            "layout": name,
+            "shards": m.stats["shards"],
+            "line_cpu_p50_us": round(statistics.median(per_line[name]) / 1e3, 1),
+            "paste_8kib_cpu_p50_ms": round(statistics.median(per_paste[name]) / 1e6, 3),
+        }
+        for name, m in layouts.items()
+    ]
+    one, cut = rows
+    return {
+        "patterns": layouts["layout"].stats["patterns"],
+        "rounds": TRADE_ROUNDS,
+        "rows": rows,
+        "line_ratio": round(cut["line_cpu_p50_us"] / one["line_cpu_p50_us"], 3),
+        "paste_ratio": round(cut["paste_8kib_cpu_p50_ms"] / one["paste_8kib_cpu_p50_ms"], 3),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=100_000)
@@ -237,7 +299,17 @@ def main() -> None:
         help="only the rebuild after a 1%% import, at these sizes (default: 16,720 and "
         "--records), written into the result file beside its other figures",
     )  # fmt: skip
+    ap.add_argument(
+        "--tradeoff-only", action="store_true",
+        help="only the paste's cost of the layout's shards against one shard",
+    )  # fmt: skip
     args = ap.parse_args()
+    if args.tradeoff_only:
+        old = json.loads(args.out.read_text())
+        old["rebuild"]["paste"] = shard_tradeoff()
+        args.out.write_text(json.dumps(old, indent=2) + "\n")
+        print(json.dumps(old["rebuild"]["paste"]))
+        return
     if args.rebuild_only is not None:
         sizes = args.rebuild_only or [16_720, args.records]
         old = json.loads(args.out.read_text()) if args.out.is_file() else {}
@@ -246,6 +318,7 @@ def main() -> None:
             "machine": {"cpus": os.cpu_count(), "loadavg_at_start": list(os.getloadavg())},
             "goal_ratio": REBUILD_GOAL,
             "sizes": [rebuild(n) for n in sizes],
+            "paste": shard_tradeoff(),
         }
         args.out.write_text(json.dumps(old, indent=2) + "\n")
         print(f"wrote {args.out}")
@@ -280,6 +353,7 @@ def main() -> None:
         "machine": res["machine"],
         "goal_ratio": REBUILD_GOAL,
         "sizes": [rebuild(n) for n in sorted({16_720, n})],
+        "paste": shard_tradeoff(),
     }
     res["goals"] = {
         "fresh_host_first_match_s": "< 5 s at 100k records, loaded from store, no compile",
