@@ -38,7 +38,7 @@ from kb.extract.identity import site_key
 from kb.extract.records import to_records
 from kb.records.importer import import_jsonl
 from kb.records.models import ErrorRecord, Status, next_revision
-from kb.records.schema import record_to_dataset
+from kb.records.schema import BY_KEY, record_to_dataset, to_dataset_value
 from kb.sources.models import Kind, LearnedSite, Source
 from kb.sources.readers import FileEntry, Snapshot, SourceError, archives, git, index
 
@@ -290,20 +290,39 @@ def _merged(
                 item.moved_from = old_key
         if record_id is not None:
             item.record["id"] = record_id
-    ids = {item.record["id"] for item in found}
-    stored = {r.id: r for chunk in _chunks(ids) for r in ErrorRecord.objects.filter(pk__in=chunk)}
+    # Where each known site is stored, read alone: a site that reads as stored leaves its
+    # record as it is (counted unchanged), and only the records whose site moved or
+    # changed are loaded whole (most of a relearn's, or of a learn of a repository the
+    # dataset already holds, are as stored).
+    fields = [BY_KEY[k] for k in SITE_KEYS]
+    sites = {
+        row[0]: {f.key: to_dataset_value(f, v) for f, v in zip(fields, row[1:], strict=True)}
+        for chunk in _chunks({item.record["id"] for item in found})
+        for row in ErrorRecord.objects.filter(pk__in=chunk).values_list(
+            "id", *(f.attr for f in fields)
+        )
+    }
+    moved = [
+        item
+        for item in found
+        if (site := sites.get(item.record["id"])) is not None
+        and any(site[k] != item.record[k] for k in SITE_KEYS if k in item.record)
+    ]
+    stored = {
+        r.id: r
+        for chunk in _chunks({item.record["id"] for item in moved})
+        for r in ErrorRecord.objects.filter(pk__in=chunk)
+    }
     lines, unchanged = [], 0
     for item in found:
-        current = stored.get(item.record["id"])
-        if current is None:
+        if item.record["id"] not in sites:
             lines.append(_line(item.record, DATASET_VERSION))
             continue
-        merged = record_to_dataset(current)
-        # Where the site is, from the code; a site that reads as stored leaves its record
-        # as it is (counted unchanged).
-        if not any(merged.get(k) != item.record[k] for k in SITE_KEYS if k in item.record):
+        current = stored.get(item.record["id"])
+        if current is None:  # as stored
             unchanged += 1
             continue
+        merged = record_to_dataset(current)
         for key in SOURCE_KEYS:
             if key in item.record:
                 merged[key] = item.record[key]
