@@ -163,6 +163,9 @@ class Matcher(cache.Serialised):
                 hit._cache_dir = cache_dir  # this host's directory, whoever wrote the file
                 hit.stats.update(
                     shards_from_cache=hit.stats.get("shards", 0),
+                    shards_fetched=0,
+                    shards_compiled=0,
+                    patterns_compiled=0,
                     compile_s=0.0,
                     matcher_from_cache=True,
                     build_s=round(time.perf_counter() - t0, 3),
