@@ -387,7 +387,7 @@ def _insert_sites(rows: list[LearnedSite], *, with_ids: bool) -> None:
     quote = connection.ops.quote_name
     sql = "INSERT INTO {} ({}) VALUES ({})".format(
         quote(LearnedSite._meta.db_table),
-        ", ".join(quote(f.column) for f in fields),
+        ", ".join(quote(str(f.column)) for f in fields),  # a concrete field has one
         ", ".join(["%s"] * len(fields)),
     )
     params = [
