@@ -172,12 +172,14 @@ class Matcher(cache.Serialised):
                 )
                 return hit
         by_pattern: dict[str, list[str]] = {}  # in the order of the specs: oldest first
+        batch_of: dict[str, int] = {}  # a pattern's batch: its first record's
         messages: dict[str, str] = {}
         for s in specs:
             by_pattern.setdefault(s.pattern, []).append(s.key)
+            batch_of.setdefault(s.pattern, s.batch)
             messages[s.key] = s.message
         target = shard_size or target_size(len(by_pattern))
-        runs = layout(list(by_pattern), target)
+        runs = layout(list(by_pattern), target, list(batch_of.values()))
         analyses: dict[str, Analysis] = {}
         loaded = load_or_compile_all(
             runs, analyses, cache_dir, workers=workers or _cores(), fetch=fetch

@@ -8,13 +8,14 @@ change one shard, not all of them.
 
 The layout (`layout`): the distinct patterns in the order the caller gives them (the
 holder gives the records oldest first), cut where a pattern's hash says so (content-defined
-boundaries, as rsync and backup tools cut files). A boundary depends only on the pattern
-at it, so adding or removing a pattern changes only the run around it, and records that
-arrive together (an import, a learn) land in the last runs, leaving the older shards as
-they were. How many patterns a shard aims at grows with the square root of the set
-(`target_size`): every shard is scanned separately, so a paste pays a little per shard,
-while a change recompiles about one shard; the square root keeps both small (a few
-shards at the dataset's size, a few dozen at a million patterns).
+boundaries, as rsync and backup tools cut files), and where the records' age steps (a
+later import). A boundary depends only on the pattern at it and its record's age, so
+adding or removing a pattern changes only the run around it, and records that arrive
+together (an import, a learn) land in the last runs, most often a run of their own,
+leaving the older shards as they were. How many patterns a shard aims at grows with the
+square root of the set (`target_size`): every shard is scanned separately, so a paste
+pays a little per shard, while a change recompiles about one shard; the square root keeps
+both small (a few shards at the dataset's size, a few dozen at a million patterns).
 
 A shard is identified only by its content (the sorted pattern strings), never by record
 keys or positions, so the same cache file (and store object) serves every build that
@@ -275,21 +276,32 @@ def _cuts_after(pattern: str, mask: int) -> bool:
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) & mask == 0
 
 
-def layout(patterns: Sequence[str], target: int) -> list[list[str]]:
+def layout(
+    patterns: Sequence[str], target: int, batches: Sequence[int] | None = None
+) -> list[list[str]]:
     """``patterns`` (distinct, in the caller's order) cut into runs of about ``target``.
 
     Once a run holds half of ``target``, it ends after a pattern whose hash has its low
-    bits zero (one pattern in half of ``target``); a run never passes twice ``target``.
-    So runs hold ``target`` patterns on average, and their number varies little. Each run
-    is returned sorted (a shard's local ids are positions in its sorted patterns).
+    bits zero (one pattern in half of ``target``), or whose batch (``batches``, one per
+    pattern: when its record was made) differs from the next one's; a run never passes
+    twice ``target``. So runs hold about ``target`` patterns, and the patterns of a later
+    import start a run of their own whenever the run before them is long enough. Each
+    run is returned sorted (a shard's local ids are positions in its sorted patterns).
     """
     low = max(1, target // 2)
     mask, high = low - 1, max(1, 2 * target)
     runs: list[list[str]] = []
     run: list[str] = []
-    for p in patterns:
+    last = len(patterns) - 1
+    for i, p in enumerate(patterns):
         run.append(p)
-        if len(run) >= high or (len(run) >= low and _cuts_after(p, mask)):
+        if len(run) >= high or (
+            len(run) >= low
+            and (
+                _cuts_after(p, mask)
+                or (batches is not None and i < last and batches[i] != batches[i + 1])
+            )
+        ):
             runs.append(run)
             run = []
     if run:

@@ -23,6 +23,10 @@ class PatternSpec:
     key: str  # the record id
     pattern: str  # the record's messagePattern (Python-`re` style; placeholders are (.+?))
     message: str = ""  # the record's errorMessage template
+    # When the record was made, in coarse steps (the holder's `AGE_STEP_S`): where the
+    # step changes between two records, the shard layout may end a run (`shards.layout`),
+    # so the records of a later import start shards of their own.
+    batch: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,11 +227,26 @@ def _specs(queryset: Any) -> list[PatternSpec]:
     return [PatternSpec(key=k, pattern=p, message=m) for k, p, m in rows.iterator(chunk_size=5000)]
 
 
+# Records made this many seconds apart or more may be in different batches: the shard
+# layout may end a run between two batches (``kb.engine.shards.layout``), so an import
+# made after the last build most often fills shards of its own.
+AGE_STEP_S = 600
+
+
 def active_specs() -> list[PatternSpec]:
-    """Every active record's spec, oldest first: the order the matcher lays its shards
-    out in (``kb.engine.shards.layout``), so the records an import or a learn adds fall
-    into the last shards and a rebuild compiles those alone."""
-    return _specs(ErrorRecord.objects.active().order_by("created_at", "id"))
+    """Every active record's spec, oldest first, with its batch (when it was made, in
+    steps of ``AGE_STEP_S``): the order and the cuts the matcher lays its shards out by
+    (``kb.engine.shards.layout``), so the records an import or a learn adds fall into the
+    last shards and a rebuild compiles those alone."""
+    rows = (
+        ErrorRecord.objects.active()
+        .order_by("created_at", "id")
+        .values_list("id", "message_pattern", "error_message", "created_at")
+    )
+    return [
+        PatternSpec(key=k, pattern=p, message=m, batch=int(made.timestamp()) // AGE_STEP_S)
+        for k, p, m, made in rows.iterator(chunk_size=5000)
+    ]
 
 
 class MatcherHolder:

@@ -16,9 +16,9 @@ from kb.engine.shards import layout, target_size
 TARGET = 64  # patterns a shard aims at: a few dozen shards from the specs below
 
 
-def _specs(n: int, start: int = 0) -> list[PatternSpec]:
+def _specs(n: int, start: int = 0, batch: int = 0) -> list[PatternSpec]:
     return [
-        PatternSpec(f"k{i}", f"Quokka number {i} failed at stage (.+?) of the run", f"m{i}")
+        PatternSpec(f"k{i}", f"Quokka number {i} failed at stage (.+?) of the run", f"m{i}", batch)
         for i in range(start, start + n)
     ]
 
@@ -46,6 +46,23 @@ def test_records_added_recompile_only_the_last_shards(base, tmp_path: Path) -> N
     assert m.stats["shards_from_cache"] >= int(m.stats["shards"]) - 2
     hit = m.match("Quokka number 5007 failed at stage seven of the run")
     assert [x.key for x in hit.matches] == ["k5007"]
+
+
+def test_an_import_made_later_fills_a_shard_of_its_own(base, tmp_path: Path) -> None:
+    """Records made later than the others (another batch, as the holder tells them apart)
+    end the last run there whenever it is long enough: the import compiles only its own
+    patterns, or, after a short last run, that run's patterns too (at most half a target)."""
+    tail = Matcher.build(base, shard_size=TARGET, with_similarity=False)._shards[-1]
+    added = [*base, *_specs(20, start=5000, batch=1)]
+    m = Matcher.build(added, cache_dir=tmp_path, shard_size=TARGET, with_similarity=False)
+    if len(tail.data.patterns) >= TARGET // 2:
+        assert m.stats["patterns_compiled"] == 20  # the import alone
+    else:
+        assert m.stats["patterns_compiled"] == len(tail.data.patterns) + 20
+    assert m.stats["shards_compiled"] == 1
+    later = [*added, *_specs(40, start=6000, batch=2)]  # and the next import: its own again
+    again = Matcher.build(later, cache_dir=tmp_path, shard_size=TARGET, with_similarity=False)
+    assert again.stats["patterns_compiled"] <= 40 + TARGET // 2
 
 
 def test_an_import_that_adds_removes_and_edits_recompiles_only_their_shards(
