@@ -40,7 +40,6 @@ import timing  # noqa: E402 - beside this file, found through the line above
 from matcher_data import load_specs, make_lines, render, synthesise  # noqa: E402
 
 from kb.engine import Matcher, PatternSpec, cache  # noqa: E402
-from kb.engine.matcher import SHARD_SIZE  # noqa: E402
 from kb.engine.types import Wording  # noqa: E402
 from tests.engine.redos_inputs import paste_256k  # noqa: E402
 
@@ -83,9 +82,7 @@ def build(specs: list[PatternSpec]) -> Matcher:
 
 def file_of(specs: list[PatternSpec]) -> Path:
     """The cache file `build` wrote for ``specs``."""
-    return cache.matcher_path(
-        CACHE, cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
-    )
+    return cache.matcher_path(CACHE, cache.specs_digest(specs, cache.build_options(None, True)))
 
 
 def child(path: Path, lines_file: Path) -> None:

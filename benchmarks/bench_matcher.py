@@ -54,7 +54,6 @@ from matcher_data import (  # noqa: E402
 )
 
 from kb.engine import Matcher, PatternSpec, cache  # noqa: E402
-from kb.engine.matcher import SHARD_SIZE  # noqa: E402
 from tests.engine.redos_inputs import EVIL_INPUTS, SIZE, paste_256k  # noqa: E402
 
 CACHE = REPO / ".cache" / "matcher-bench"
@@ -139,10 +138,11 @@ def bench_size(label: str, specs: list[PatternSpec], args: argparse.Namespace, t
     res["load_cpu_s"] = round(load.cpu.median(), 3)
     res["load_from"] = "matcher cache" if m.stats.get("matcher_from_cache") else "shards"
     # the start-up before the matcher cache: shards from their cache, everything else
-    # rebuilt (plus, now, writing the matcher file); the reversed order is another key,
-    # whose matcher file from an earlier run is removed first
-    rev = specs[::-1]
-    cache.matcher_path(CACHE, cache.specs_digest(rev, f"{SHARD_SIZE}\x00False")).unlink(
+    # rebuilt (plus, now, writing the matcher file); the same patterns in the same order
+    # under other keys are another matcher file (the same shards), removed first if an
+    # earlier run left it
+    rev = [PatternSpec(f"{s.key}~", s.pattern, s.message) for s in specs]
+    cache.matcher_path(CACHE, cache.specs_digest(rev, cache.build_options(None, False))).unlink(
         missing_ok=True
     )
     shards = t.once(

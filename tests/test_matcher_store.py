@@ -159,17 +159,106 @@ def test_a_fresh_host_loads_from_the_store_without_compiling(tmp_path: Path) -> 
     )
     first = _warm(tmp_path / "host-a")
     assert "compiled 1 shards" in first
-    assert MatcherBlob.objects.count() == 1  # host A published what it compiled
+    # host A published what it compiled: the matcher, and its shard on its own
+    stored = MatcherBlob.objects.filter(name__startswith="matcher-")
+    assert stored.count() == 1
+    assert MatcherBlob.objects.filter(name__startswith="shard-").count() == 1
     fresh = _warm(tmp_path / "host-b")  # an empty cache directory: a new host
     assert "(loaded from store)" in fresh
     assert "matcher loaded from store" in fresh  # the log line operators look for
-    assert [p.name for p in (tmp_path / "host-b").glob("matcher-*.bin")] == [
-        MatcherBlob.objects.get().name
-    ]
+    assert [p.name for p in (tmp_path / "host-b").glob("matcher-*.bin")] == [stored.get().name]
     again = _warm(tmp_path / "host-b")
     assert "(loaded from local cache)" in again  # the directory stays a cache in front
     alone = _warm(tmp_path / "host-c", KB_MATCHER_STORE="none")
     assert "compiled 1 shards" in alone  # without the store, a new host compiles
+
+
+def _many_records(n: int, start: int = 0) -> list[str]:
+    """``n`` records with patterns of their own, made in that order (oldest first)."""
+    return [
+        make_record(
+            errorMessage=f"Quokka pen {i} lost its {{}} keeper",
+            messagePattern=f"Quokka pen {i} lost its (.+?) keeper",
+        ).pk
+        for i in range(start, start + n)
+    ]
+
+
+SHARDS = {"KB_MATCHER_SHARD_SIZE": "8"}  # several shards from a test's few records
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_host_with_other_records_fetches_the_shards_it_shares(tmp_path: Path) -> None:
+    """Host A compiles and publishes every shard; records are added; host B, with an
+    empty cache, finds no matcher of the new records in the store, fetches every shard
+    it shares with A's build and compiles only those the new records are in, then
+    publishes them, so a third host compiles nothing."""
+    _many_records(60)
+    first = _warm(tmp_path / "host-a", **SHARDS)
+    shards = MatcherBlob.objects.filter(name__startswith="shard-")
+    built = shards.count()
+    assert built >= 4
+    assert f"compiled {built} shards" in first
+    _many_records(2, start=100)  # an import of a few newer records: they join the last shards
+    host_b = _warm(tmp_path / "host-b", **SHARDS)
+    assert "(loaded from store)" not in host_b
+    compiled = int(host_b.split("compiled ", 1)[1].split(" ")[0])
+    fetched = int(host_b.split(" fetched from store", 1)[0].rsplit(", ", 1)[1])
+    assert 1 <= compiled <= 2
+    assert fetched >= built - 2
+    assert shards.count() == built + compiled  # B published what it compiled
+    host_c = _warm(tmp_path / "host-c", **SHARDS)
+    assert "(loaded from store)" in host_c
+
+
+@pytest.mark.parametrize("damage", ["torn", "pickle"])
+@pytest.mark.django_db(transaction=True)
+def test_a_damaged_stored_shard_is_refused_and_compiled(
+    tmp_path: Path, settings: object, damage: str
+) -> None:
+    """A stored shard whose bytes were changed (the MAC no longer fits), or replaced by a
+    pickle under a valid MAC (whoever writes the table holds SECRET_KEY): refused with its
+    log line, never loaded, the shard compiled instead (docs/reliability.md#r30)."""
+    import pickle
+
+    settings.SECRET_KEY = SECRET_KEY  # type: ignore[attr-defined]  # the hosts' deployment
+    _many_records(40)
+    _warm(tmp_path / "host-a", **SHARDS)
+    _many_records(1, start=100)  # host B builds other records: it fetches shards, not the matcher
+    victims = list(MatcherBlob.objects.filter(name__startswith="shard-"))
+    assert len(victims) >= 4  # host A published its shards one by one
+    marker = tmp_path / "pwned"
+    for victim in victims:  # every stored shard: host B asks for all but the last
+        if damage == "torn":
+            MatcherBlobPart.objects.filter(blob=victim).update(data=b"torn")
+        else:
+            evil = tmp_path / victim.name
+            evil.write_bytes(pickle.dumps(_Payload(str(marker)), protocol=5))
+            MatcherBlob.objects.filter(name=victim.name).delete()
+            assert DatabaseStore().put(victim.name, evil)  # a valid MAC, bytes no host wrote
+    out = _warm(tmp_path / "host-b", **SHARDS)
+    assert not marker.exists()
+    refused = [
+        v.name
+        for v in victims
+        if f"stored matcher {v.name} is damaged" in out
+        or f"cache file {tmp_path / 'host-b' / v.name} refused" in out
+    ]
+    assert len(refused) >= len(victims) - 1
+    assert "fetched from store" not in out
+    assert "(loaded from" not in out
+    again = _warm(tmp_path / "host-b", **SHARDS)
+    assert "(loaded from local cache)" in again  # the refused shards were compiled over
+
+
+class _Payload:
+    """Loading this pickle would run a command that leaves a marker file."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
 
 
 @pytest.mark.django_db(transaction=True)

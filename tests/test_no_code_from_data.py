@@ -18,12 +18,10 @@ from pathlib import Path
 import pytest
 
 from kb.engine import Matcher, PatternSpec, cache
-from kb.engine.matcher import SHARD_SIZE
 from kb.engine.shards import ShardData, shard_digest
-from kb.matching.holder import MatcherHolder, _specs
+from kb.matching.holder import MatcherHolder, active_specs
 from kb.matching.models import MatcherBlob
 from kb.matching.store import DatabaseStore
-from kb.records.models import ErrorRecord
 from tests.factories import make_record
 from tests.servers import ROOT, SECRET_KEY, app_env
 from tests.source_imports import imports
@@ -49,8 +47,7 @@ def _evil(marker: Path) -> bytes:
 
 def _matcher_name() -> str:
     """The name a host asks the store and its cache for, for the current records."""
-    specs = _specs(ErrorRecord.objects.active())
-    digest = cache.specs_digest(specs, cache.build_options(SHARD_SIZE, True))
+    digest = cache.specs_digest(active_specs(), cache.build_options(0, True))
     return cache.matcher_path(Path("."), digest).name
 
 

@@ -11,10 +11,13 @@ software raised an error), `report` (overlapping readings folded into one answer
 
 Extensions to the documented interface:
 
-* `Matcher.build(specs, *, cache_dir=None, shard_size=SHARD_SIZE, with_similarity=True,
-  workers=1)`: `workers` > 1 compiles cache-missing shards in parallel processes. With a
-  `cache_dir`, an unchanged set of specs (same order) loads the whole built matcher from
-  one file (`stats["matcher_from_cache"]`), and old unused cache files are cleaned up.
+* `Matcher.build(specs, *, cache_dir=None, shard_size=None, with_similarity=True,
+  workers=None, fetch=None)`: the specs oldest first (the shard layout follows their
+  order, `shards.layout`); shards missing from `cache_dir` are asked of `fetch`, then
+  compiled on `workers` threads (every core by default). With a `cache_dir`, an unchanged
+  set of specs (same order) loads the whole built matcher from one file
+  (`stats["matcher_from_cache"]`), and old unused cache files are cleaned up.
+  `Matcher.shard_files()` names the shards' cache files (a host publishes them).
 * `Matcher.admission(key) -> Admission` and `Matcher.refused() -> {key: reason}`: refused
   patterns are reported, never silently dropped.
 * `len(matcher)`, `key in matcher`, `Matcher.keys()`: the record keys it holds, so its

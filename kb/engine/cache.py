@@ -93,9 +93,10 @@ def specs_digest(specs: Sequence[Any], options: str) -> str:
     return h.hexdigest()[:32]
 
 
-def build_options(shard_size: int, with_similarity: bool) -> str:
-    """The build options a matcher file's digest covers (one spelling for every caller)."""
-    return f"{shard_size}\x00{with_similarity}"
+def build_options(shard_size: int | None, with_similarity: bool) -> str:
+    """The build options a matcher file's digest covers (one spelling for every caller;
+    no shard size is the default layout's)."""
+    return f"{shard_size or 'auto'}\x00{with_similarity}"
 
 
 def matcher_path(cache_dir: Path, digest: str) -> Path:
@@ -138,13 +139,20 @@ def fetch(store: BlobStore, path: Path) -> bool:
     return False
 
 
-def publish(store: BlobStore, path: Path) -> bool:
-    """Store the local file ``path`` for the other hosts (if it is not there already)."""
+def publish(store: BlobStore, path: Path, also: Sequence[Path] = ()) -> bool:
+    """Store the local file ``path`` for the other hosts (if it is not there already),
+    and the files ``also`` names (a matcher's shards: a host building other records
+    fetches those it shares instead of compiling them); whether ``path`` was written.
+    The shards go first, so a host that finds the matcher finds its shards too."""
     if not path.is_file():
         return False
+    wrote_shards = False
+    for shard in also:
+        if shard.is_file():
+            wrote_shards |= store.put(shard.name, shard)
     written = store.put(path.name, path)
-    if written:
-        store.cleanup({path.name})
+    if written or wrote_shards:
+        store.cleanup({path.name, *(shard.name for shard in also)})
     return written
 
 

@@ -17,7 +17,7 @@ wording it read (`Match.wording`). A record key therefore has one pattern of its
 
 from __future__ import annotations
 
-import math
+import os
 import time
 import zlib
 from collections import ChainMap
@@ -50,7 +50,17 @@ from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .releases import ReleasesOf, place
 from .report import build_report
-from .shards import Shard, ShardData, compile_shard, load_or_compile, precompile
+from .shards import (
+    Fetch,
+    Shard,
+    ShardData,
+    compile_shard,
+    layout,
+    load_or_compile,
+    load_or_compile_all,
+    shard_digest,
+    target_size,
+)
 from .suggest import EditedSimilarity, similar_from_plain, similar_to_plain, similarity_index
 from .textmap import HitLine, locate_lines
 from .types import Admission, Engine, MatchReport, PasteTooLarge, PatternSpec, ReleaseFit, Wording
@@ -60,15 +70,11 @@ __all__ = [  # the confirm tunables live in `candidates.py`; still importable fr
     "CONFIRM_BUDGET_S",
     "CONFIRM_LINES_PER_PATTERN",
     "CONFIRM_TIMEOUT_S",
-    "SHARD_SIZE",
     "WINDOW_EXTRA_LINES",
     "WINDOW_MAX_CHARS",
     "Matcher",
 ]
 
-SHARD_SIZE = 50_000  # patterns per shard: every shard is scanned separately, so fewer, larger
-# shards scan faster; compile time (superlinear) caps the size. Edits never recompile a
-# shard: they go to the delta (`with_changes`).
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
 
 
@@ -84,6 +90,11 @@ def alias_entry(key: str, pattern: str) -> str:
 def _shard_of(pattern: str, n_shards: int) -> int:
     """Stable shard of a pattern (crc32: the same in every process and release)."""
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) % n_shards
+
+
+def _cores() -> int:
+    """The machine's cores (a full build compiles on all of them)."""
+    return os.cpu_count() or 1
 
 
 # A build statistic: a count, a duration in seconds, or a flag (where the matcher came from).
@@ -163,14 +174,19 @@ class Matcher(cache.Serialised):
         specs: Iterable[PatternSpec],
         *,
         cache_dir: Path | None = None,
-        shard_size: int = SHARD_SIZE,
+        shard_size: int | None = None,
         with_similarity: bool = True,
-        workers: int = 1,
+        workers: int | None = None,
+        fetch: Fetch | None = None,
     ) -> Matcher:
         """Compile (or load from `cache_dir`) one database per shard of the patterns.
 
-        `workers` > 1 compiles cache-missing shards in that many processes (for a full
-        rebuild of a large set; not needed when the cache is warm).
+        The specs' order is the layout's (`shards.layout`): give them oldest first, so
+        that the records added since the last build fall into the last shards and the
+        others load from the cache. `shard_size` is the patterns a shard aims at (by
+        default `shards.target_size` of the set). The shards the cache lacks are asked of
+        `fetch` (another host may have compiled them), and the rest compiled on `workers`
+        threads (by default every core).
         """
         t0 = time.perf_counter()
         specs = specs if isinstance(specs, list) else list(specs)
@@ -183,52 +199,46 @@ class Matcher(cache.Serialised):
                 hit._cache_dir = cache_dir  # this host's directory, whoever wrote the file
                 hit.stats.update(
                     shards_from_cache=hit.stats.get("shards", 0),
+                    shards_fetched=0,
+                    shards_compiled=0,
+                    patterns_compiled=0,
                     compile_s=0.0,
                     matcher_from_cache=True,
                     build_s=round(time.perf_counter() - t0, 3),
                 )
                 return hit
-        by_pattern: dict[str, list[str]] = {}
+        by_pattern: dict[str, list[str]] = {}  # in the order of the specs: oldest first
+        batch_of: dict[str, int] = {}  # a pattern's batch: its first record's
         messages: dict[str, str] = {}
         for s in specs:
             by_pattern.setdefault(s.pattern, []).append(s.key)
+            batch_of.setdefault(s.pattern, s.batch)
             messages[s.key] = s.message
         # aliases after every record's own pattern: a pattern's current keys come first
         alias_of: dict[str, dict[str, Wording]] = {}
         for s in specs:
             for w in s.alias_list():
                 ks = by_pattern.setdefault(w.pattern, [])
+                batch_of.setdefault(w.pattern, s.batch)
                 if s.key not in ks:
                     ks.append(s.key)
                     alias_of.setdefault(w.pattern, {})[s.key] = w
-        n_shards = max(1, 2 ** math.ceil(math.log2(max(1, len(by_pattern)) / shard_size)))
-        buckets: list[list[str]] = [[] for _ in range(n_shards)]
-        if n_shards == 1:
-            buckets[0] = list(by_pattern)
-        else:
-            for p in by_pattern:
-                buckets[_shard_of(p, n_shards)].append(p)
+        target = shard_size or target_size(len(by_pattern))
+        runs = layout(list(by_pattern), target, [batch_of[p] for p in by_pattern])
         analyses: dict[str, Analysis] = {}
+        loaded = load_or_compile_all(
+            runs, analyses, cache_dir, workers=workers or _cores(), fetch=fetch
+        )
         shards: list[Shard] = []
         keys: list[list[str]] = []
-        cached = 0
-        compile_s = 0.0
-        for bucket in buckets:
-            bucket.sort()
-        if workers > 1 and cache_dir is not None and len(buckets) > 1:
-            precompile(buckets, cache_dir, workers)
-        used: list[str] = []
         aliases: dict[int, dict[str, Wording]] = {}
-        for bucket in buckets:
-            data, from_cache = load_or_compile(bucket, analyses, cache_dir, used)
-            cached += from_cache
-            compile_s += 0.0 if from_cache else data.compile_s
+        for data in loaded.shards:
             shards.append(Shard(data, len(keys)))
             if alias_of:
-                for local, p in enumerate(bucket):
+                for local, p in enumerate(data.patterns):
                     if p in alias_of:
                         aliases[len(keys) + local] = alias_of[p]
-            keys.extend(map(by_pattern.__getitem__, bucket))  # fresh lists, owned here
+            keys.extend(map(by_pattern.__getitem__, data.patterns))  # fresh lists, owned here
         similar = None
         if with_similarity:  # older wordings too: a cut-off or reworded old paste is found
             olds = {
@@ -238,9 +248,13 @@ class Matcher(cache.Serialised):
         stats: dict[str, Stat] = {
             "patterns": len(by_pattern),
             "records": len(messages),
-            "shards": n_shards,
-            "shards_from_cache": cached,
-            "compile_s": round(compile_s, 3),
+            "shards": len(shards),
+            "shards_from_cache": loaded.from_cache,
+            "shards_fetched": loaded.fetched,
+            "shards_compiled": loaded.compiled,
+            "patterns_compiled": loaded.patterns_compiled,
+            "shard_target": target,
+            "compile_s": round(loaded.compile_s, 3),
             "build_s": round(time.perf_counter() - t0, 3),
             "serialised_bytes": sum(len(s.data.hs_bytes or b"") for s in shards),
             "aliases": sum(map(len, aliases.values())),
@@ -250,7 +264,7 @@ class Matcher(cache.Serialised):
         if path is not None and cache_dir is not None:
             try:
                 cache.save(path, built)
-                cache.cleanup(Path(cache_dir), {path.name, *used})
+                cache.cleanup(Path(cache_dir), {path.name, *loaded.names})
             except OSError:
                 pass  # a read-only or full cache directory costs speed, not correctness
         built.stats["build_s"] = round(time.perf_counter() - t0, 3)
@@ -383,6 +397,12 @@ class Matcher(cache.Serialised):
     def _alias_only(self, pid: int) -> bool:
         held = self._aliases.get(pid)
         return held is not None and all(k in held for k in self._keys[pid])
+
+    def shard_files(self) -> list[str]:
+        """The cache file names of the full build's shards (what a host publishes beside
+        the matcher file, so another host with other records fetches instead of
+        compiling what they have in common)."""
+        return [f"shard-{shard_digest(sh.data.patterns)}.bin" for sh in self._shards]
 
     def _base_pattern_pid(self) -> dict[str, int]:
         """pattern -> id over the base shards (built once, shared by derived matchers)."""

@@ -1,23 +1,38 @@
 """Compiled pattern shards: one Hyperscan block database (plus an RE2 set) per shard.
 
-Why shards: Hyperscan compile time grows faster than linearly with the number of
-patterns. Splitting the set by a stable hash
-of the pattern text lets every shard compile on its own, be serialised under a name that
-is the hash of its content, and be loaded (far cheaper) instead of compiled whenever its
-content has not changed. An edit to one record changes one shard's content; the
-`Matcher.with_changes` overlay avoids even that recompile until the next full build.
+Why shards: every shard compiles on its own (in parallel: Hyperscan's compile releases
+the GIL, so threads use every core), is serialised under a name that is the hash of its
+content, and is loaded (far cheaper) instead of compiled whenever its content has not
+changed. So the layout decides what a change costs: a pattern added or removed should
+change one shard, not all of them.
+
+The layout (`layout`): the distinct patterns in the order the caller gives them (the
+holder gives the records oldest first), cut where a pattern's hash says so (content-defined
+boundaries, as rsync and backup tools cut files), and where the records' age steps (a
+later import). A boundary depends only on the pattern at it and its record's age, so
+adding or removing a pattern changes only the run around it, and records that arrive
+together (an import, a learn) land in the last runs, most often a run of their own,
+leaving the older shards as they were. How many patterns a shard aims at grows with the
+square root of the set (`target_size`): every shard is scanned separately, so a paste
+pays a little per shard, while a change recompiles about one shard; the square root keeps
+both small (a few shards at the dataset's size, a few dozen at a million patterns).
 
 A shard is identified only by its content (the sorted pattern strings), never by record
-keys or positions, so the same cache file serves every build that contains it.
+keys or positions, so the same cache file (and store object) serves every build that
+contains it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import math
 import threading
 import time
+import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -240,20 +255,138 @@ class Shard:
                     out.append((base + local, len(text[: m.end()].encode()), False))
 
 
-def _compile_to_cache(args: tuple[list[str], str]) -> bool:
-    patterns, cache_dir = args
-    _, hit = load_or_compile(patterns, {}, Path(cache_dir))
-    return hit
+# A shard aims at about SHARD_SCALE * sqrt(patterns) patterns, a power of two (so the
+# boundaries move, and every shard is compiled again, only when the set has grown or
+# shrunk about fourfold), within MIN_TARGET and MAX_TARGET. A short line pays a fixed
+# cost per shard scanned, so the dataset's size stays at a few shards; past a million
+# patterns the cap keeps what an import recompiles (about one shard) a small share.
+SHARD_SCALE = 64
+MIN_TARGET = 256
+MAX_TARGET = 32_768
 
 
-def precompile(buckets: list[list[str]], cache_dir: Path, workers: int) -> None:
-    """Compile the shards missing from the cache in `workers` processes (cache only)."""
-    from concurrent.futures import ProcessPoolExecutor
+def target_size(n_patterns: int) -> int:
+    """Patterns a shard aims at for a set of ``n_patterns`` (see the module docstring)."""
+    aim = 2 ** round(math.log2(SHARD_SCALE * math.sqrt(max(1, n_patterns))))
+    return min(MAX_TARGET, max(MIN_TARGET, aim))
 
-    missing = [
-        b for b in buckets if not (Path(cache_dir) / f"shard-{shard_digest(b)}.bin").exists()
-    ]
-    if len(missing) < 2:
-        return
-    with ProcessPoolExecutor(max_workers=min(workers, len(missing))) as pool:
-        list(pool.map(_compile_to_cache, [(b, str(cache_dir)) for b in missing]))
+
+def _cuts_after(pattern: str, mask: int) -> bool:
+    """Whether a run may end after ``pattern`` (crc32: the same in every process)."""
+    return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) & mask == 0
+
+
+def layout(
+    patterns: Sequence[str], target: int, batches: Sequence[int] | None = None
+) -> list[list[str]]:
+    """``patterns`` (distinct, in the caller's order) cut into runs of about ``target``.
+
+    Once a run holds half of ``target``, it ends after a pattern whose hash has its low
+    bits zero (one pattern in half of ``target``), or whose batch (``batches``, one per
+    pattern: when its record was made) differs from the next one's; a run never passes
+    twice ``target``. So runs hold about ``target`` patterns, and the patterns of a later
+    import start a run of their own whenever the run before them is long enough. Each
+    run is returned sorted (a shard's local ids are positions in its sorted patterns).
+    """
+    low = max(1, target // 2)
+    mask, high = low - 1, max(1, 2 * target)
+    runs: list[list[str]] = []
+    run: list[str] = []
+    last = len(patterns) - 1
+    for i, p in enumerate(patterns):
+        run.append(p)
+        if len(run) >= high or (
+            len(run) >= low
+            and (
+                _cuts_after(p, mask)
+                or (batches is not None and i < last and batches[i] != batches[i + 1])
+            )
+        ):
+            runs.append(run)
+            run = []
+    if run:
+        runs.append(run)
+    for r in runs:
+        r.sort()
+    return runs
+
+
+def shard_path(cache_dir: Path, patterns: list[str]) -> Path:
+    return Path(cache_dir) / f"shard-{shard_digest(patterns)}.bin"
+
+
+# Brings a cache file in from elsewhere (the store every host reads) and says whether it
+# came: the engine knows no store, its caller passes one in.
+Fetch = Callable[[Path], bool]
+
+
+@dataclass(slots=True)
+class Loaded:
+    """The shards of a layout and where each came from."""
+
+    shards: list[ShardData]
+    names: list[str]  # their cache file names (kept by `cache.cleanup`, published)
+    from_cache: int = 0
+    fetched: int = 0
+    compiled: int = 0
+    patterns_compiled: int = 0
+    compile_s: float = 0.0  # summed over the compiled shards (threads overlap them)
+
+
+def load_or_compile_all(
+    runs: list[list[str]],
+    analyses: dict[str, Analysis],
+    cache_dir: Path | None,
+    *,
+    workers: int = 1,
+    fetch: Fetch | None = None,
+) -> Loaded:
+    """Every run's shard: from the cache directory, else fetched, else compiled, the
+    compiles spread over ``workers`` threads (Hyperscan's compile releases the GIL)."""
+    out: list[ShardData | None] = [None] * len(runs)
+    loaded = Loaded([], [])
+    missing: list[int] = []
+    for i, run in enumerate(runs):
+        path = None if cache_dir is None else shard_path(cache_dir, run)
+        if path is not None:
+            loaded.names.append(path.name)
+            data = _load_shard(path, run)
+            if data is not None:
+                loaded.from_cache += 1
+            elif fetch is not None and fetch(path):
+                data = _load_shard(path, run)
+                loaded.fetched += data is not None
+            if data is not None:
+                out[i] = data
+                continue
+        missing.append(i)
+    for run_index in missing:  # the analyses, once and in this thread (a shared dict)
+        for p in runs[run_index]:
+            if p not in analyses:
+                analyses[p] = analyse(p)
+
+    def build(i: int) -> ShardData:
+        data = compile_shard(runs[i], analyses)
+        if cache_dir is not None:
+            # a read-only or full cache directory costs speed, not correctness
+            with contextlib.suppress(OSError):
+                cache.save(shard_path(cache_dir, runs[i]), data)
+        return data
+
+    if len(missing) > 1 and workers > 1:
+        with ThreadPoolExecutor(max_workers=min(workers, len(missing))) as pool:
+            built = list(pool.map(build, missing))
+    else:
+        built = [build(i) for i in missing]
+    for i, data in zip(missing, built, strict=True):
+        out[i] = data
+        loaded.compile_s += data.compile_s
+        loaded.patterns_compiled += len(data.patterns)
+    loaded.compiled = len(missing)
+    loaded.shards = [d for d in out if d is not None]
+    return loaded
+
+
+def _load_shard(path: Path, patterns: list[str]) -> ShardData | None:
+    data = cache.load(path, ShardData)
+    return data if data is not None and data.patterns == patterns else None

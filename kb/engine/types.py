@@ -37,6 +37,11 @@ class PatternSpec:
     message: str = ""  # the record's errorMessage template
     aliases: tuple[Wording, ...] = ()  # older wordings still matched (oldest first)
 
+    # When the record was made, in coarse steps (the holder's `AGE_STEP_S`): where the
+    # step changes between two records, the shard layout may end a run (`shards.layout`),
+    # so the records of a later import start shards of their own.
+    batch: int = 0
+
     def alias_list(self) -> list[Wording]:
         """The aliases worth compiling: each pattern once, never the record's own."""
         seen = {self.pattern}

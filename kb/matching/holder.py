@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,6 @@ from kb.engine.logstream import (
     match_excerpt,
     read_excerpt,
 )
-from kb.engine.matcher import SHARD_SIZE
 from kb.engine.releases import Location, ReleaseFacts
 from kb.engine.types import ReleaseFit, Wording
 from kb.engine.worddiff import WordDiff
@@ -318,6 +318,34 @@ def _older_wordings(own: str, wordings: Any, retired: Any) -> tuple[Wording, ...
     )
 
 
+# Records made this many seconds apart or more may be in different batches: the shard
+# layout may end a run between two batches (``kb.engine.shards.layout``), so an import
+# made after the last build most often fills shards of its own.
+AGE_STEP_S = 600
+
+
+def active_specs() -> list[PatternSpec]:
+    """Every active record's spec, oldest first, with its batch (when it was made, in
+    steps of ``AGE_STEP_S``): the order and the cuts the matcher lays its shards out by
+    (``kb.engine.shards.layout``), so the records an import or a learn adds fall into the
+    last shards and a rebuild compiles those alone."""
+    active = ErrorRecord.objects.active()
+    rows = active.order_by("created_at", "id").values_list(
+        "id", "message_pattern", "error_message", "created_at"
+    )
+    aliases = _aliases(active)
+    return [
+        PatternSpec(
+            key=k,
+            pattern=p,
+            message=m,
+            aliases=aliases.get(k, ()),
+            batch=int(made.timestamp()) // AGE_STEP_S,
+        )
+        for k, p, m, made in rows.iterator(chunk_size=5000)
+    ]
+
+
 class MatcherHolder:
     """One per process: the current matcher and the revision it reflects."""
 
@@ -419,14 +447,22 @@ class MatcherHolder:
     @timed_build
     def _full_build(self, revision: int, specs: list[PatternSpec] | None = None) -> None:
         if specs is None:
-            specs = _specs(ErrorRecord.objects.active())
+            specs = active_specs()
         cache_dir = settings.KB_MATCHER_CACHE_DIR
         self._matcher = None  # the old one can go before the new one is loaded
         path = _build_path(specs)
         store = matcher_store()
         started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
-        self._matcher = Matcher.build(specs, cache_dir=cache_dir)
+        fetch = None
+        if store is not None:  # the shards this host lacks, from whoever compiled them
+
+            def fetch(shard: Path) -> bool:
+                return _store_call(cache.fetch, store, shard)
+
+        self._matcher = Matcher.build(
+            specs, cache_dir=cache_dir, fetch=fetch, shard_size=settings.KB_MATCHER_SHARD_SIZE
+        )
         # A fetched file the cache refused (not in its format) was compiled over: only a
         # file the build loaded counts as loaded from the store.
         loaded = bool(fetched) and bool(self._matcher.stats.get("matcher_from_cache"))
@@ -437,8 +473,10 @@ class MatcherHolder:
             log.info("matcher loaded from store: %s (%d patterns, %.2f s)", path.name, n, took)
         elif fetched:
             log.warning("stored matcher %s refused by the cache: compiled instead", path.name)
-        elif store is not None and _store_call(cache.publish, store, path):
-            log.info("matcher published to store: %s", path.name)
+        elif store is not None:
+            shards = [cache_dir / name for name in self._matcher.shard_files()]
+            if _store_call(partial(cache.publish, also=shards), store, path):
+                log.info("matcher published to store: %s", path.name)
         _log_refused_aliases(self._matcher)
         self._revision = revision
         self._delta_size = 0
@@ -464,7 +502,7 @@ class MatcherHolder:
             self._full_build(revision)
             return
         if len(rows) >= BULK_CHANGE:
-            specs = _specs(ErrorRecord.objects.active())
+            specs = active_specs()
             if _built(specs):
                 self._full_build(revision, specs)
                 return
@@ -525,7 +563,7 @@ def _build_path(specs: list[PatternSpec]) -> Path:
     """Where this host's cache keeps the whole build of ``specs`` (named by their content)."""
     cache_dir = settings.KB_MATCHER_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
-    options = cache.build_options(SHARD_SIZE, True)
+    options = cache.build_options(settings.KB_MATCHER_SHARD_SIZE, True)
     return cache.matcher_path(cache_dir, cache.specs_digest(specs, options))
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from kb.extract.extract import MAX_FILE_BYTES, NotText, extract_file
@@ -38,7 +38,7 @@ from kb.extract.identity import site_key
 from kb.extract.records import to_records
 from kb.records.importer import import_jsonl
 from kb.records.models import ErrorRecord, Status, next_revision
-from kb.records.schema import record_to_dataset
+from kb.records.schema import BY_KEY, record_to_dataset, to_dataset_value
 from kb.sources.models import Kind, LearnedSite, Source
 from kb.sources.readers import FileEntry, Snapshot, SourceError, archives, git, index
 
@@ -290,20 +290,39 @@ def _merged(
                 item.moved_from = old_key
         if record_id is not None:
             item.record["id"] = record_id
-    ids = {item.record["id"] for item in found}
-    stored = {r.id: r for chunk in _chunks(ids) for r in ErrorRecord.objects.filter(pk__in=chunk)}
+    # Where each known site is stored, read alone: a site that reads as stored leaves its
+    # record as it is (counted unchanged), and only the records whose site moved or
+    # changed are loaded whole (most of a relearn's, or of a learn of a repository the
+    # dataset already holds, are as stored).
+    fields = [BY_KEY[k] for k in SITE_KEYS]
+    sites = {
+        row[0]: {f.key: to_dataset_value(f, v) for f, v in zip(fields, row[1:], strict=True)}
+        for chunk in _chunks({item.record["id"] for item in found})
+        for row in ErrorRecord.objects.filter(pk__in=chunk).values_list(
+            "id", *(f.attr for f in fields)
+        )
+    }
+    moved = [
+        item
+        for item in found
+        if (site := sites.get(item.record["id"])) is not None
+        and any(site[k] != item.record[k] for k in SITE_KEYS if k in item.record)
+    ]
+    stored = {
+        r.id: r
+        for chunk in _chunks({item.record["id"] for item in moved})
+        for r in ErrorRecord.objects.filter(pk__in=chunk)
+    }
     lines, unchanged = [], 0
     for item in found:
-        current = stored.get(item.record["id"])
-        if current is None:
+        if item.record["id"] not in sites:
             lines.append(_line(item.record, DATASET_VERSION))
             continue
-        merged = record_to_dataset(current)
-        # Where the site is, from the code; a site that reads as stored leaves its record
-        # as it is (counted unchanged).
-        if not any(merged.get(k) != item.record[k] for k in SITE_KEYS if k in item.record):
+        current = stored.get(item.record["id"])
+        if current is None:  # as stored
             unchanged += 1
             continue
+        merged = record_to_dataset(current)
         for key in SOURCE_KEYS:
             if key in item.record:
                 merged[key] = item.record[key]
@@ -352,10 +371,30 @@ def _keep_sites(source: Source, found: list[_Found], revision: str) -> None:
             changed.append(row)
     # The rows that changed are written again whole, keeping their ids: ``bulk_update``
     # builds a CASE per field and row, which for the thousands of sites of a relearn cost
-    # more than the rest of the learn.
+    # more than the rest of the learn; and one prepared INSERT run over every row, not
+    # ``bulk_create``, whose SQL for a thousand rows at a time costs more to build than to run.
     for chunk in _chunks([row.pk for row in changed]):
         LearnedSite.objects.filter(pk__in=chunk).delete()
-    LearnedSite.objects.bulk_create(new + changed, batch_size=1000)
+    _insert_sites(new, with_ids=False)
+    _insert_sites(changed, with_ids=True)
+
+
+def _insert_sites(rows: list[LearnedSite], *, with_ids: bool) -> None:
+    """``rows`` inserted as they are (their ids too when ``with_ids``)."""
+    if not rows:
+        return
+    fields = [f for f in LearnedSite._meta.concrete_fields if with_ids or not f.primary_key]
+    quote = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(LearnedSite._meta.db_table),
+        ", ".join(quote(str(f.column)) for f in fields),  # a concrete field has one
+        ", ".join(["%s"] * len(fields)),
+    )
+    params = [
+        [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def _mark_gone(

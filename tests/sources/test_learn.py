@@ -388,3 +388,40 @@ def test_the_same_message_twice_in_a_file_is_two_sites_kept_apart_across_learns(
     assert (result.created, result.updated, result.gone) == (0, 2, 0)
     moved = dict(ErrorRecord.objects.filter(repo="acme/shop").values_list("id", "line_number"))
     assert moved == {by_line[2]: 3, by_line[6]: 7}
+
+
+def _whole_record_loads(queries: list[dict[str, str]]) -> list[str]:
+    """The queries that read records whole (every column, the write-up's included)."""
+    return [
+        q["sql"] for q in queries if "kb_errorrecord" in q["sql"] and "documentation" in q["sql"]
+    ]
+
+
+def test_a_relearn_reads_whole_only_the_records_whose_site_moved(tmp_path: Path) -> None:
+    """A known site is compared on its own columns; only a record whose site moved is read
+    whole (to be written back with its new place), never one that reads as stored."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    far = "\n" * 40 + "def more():\n    return 2\n"  # past the snippet's window of the sites
+    apart = V1.replace("def gadget", "\n" * 40 + "def gadget") + far  # apart, too
+    repo = GitRepo(tmp_path / "shop")
+    repo.write("shop/parts.py", apart)
+    repo.commit("first")
+    source = _source(repo)
+    learn(source)
+    repo.write("shop/parts.py", apart + "\n\ndef most():\n    return 3\n")
+    repo.commit("an edit far from the sites")
+    with CaptureQueriesContext(connection) as unchanged:
+        assert learn(source).unchanged == 2
+    assert _whole_record_loads(unchanged.captured_queries) == []
+
+    repo.write("shop/parts.py", apart.replace("def gadget", "\ndef gadget"))  # one line down
+    repo.commit("a line above the second site")
+    with CaptureQueriesContext(connection) as one_moved:
+        result = learn(source)
+    assert (result.updated, result.unchanged) == (1, 1)
+    loads = _whole_record_loads(one_moved.captured_queries)
+    gadget, widget = _record(MISSING).pk, _record(BROKEN).pk
+    assert any(gadget in sql for sql in loads)
+    assert not any(widget in sql for sql in loads)

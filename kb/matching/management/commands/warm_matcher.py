@@ -33,5 +33,7 @@ class Command(BaseCommand):
         elif stats.get("matcher_from_cache"):
             source = "loaded from local cache"
         else:
-            source = f"compiled {stats.get('shards', 0) - stats.get('shards_from_cache', 0)} shards"
+            source = f"compiled {stats.get('shards_compiled', 0)} shards"
+            if stats.get("shards_fetched"):  # the others' shards another host compiled
+                source += f", {stats['shards_fetched']} fetched from store"
         self.stdout.write(f"Matcher ready: {size} patterns in {elapsed:.2f} s ({source})")
