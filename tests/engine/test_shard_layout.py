@@ -18,7 +18,9 @@ TARGET = 64  # patterns a shard aims at: a few dozen shards from the specs below
 
 def _specs(n: int, start: int = 0, batch: int = 0) -> list[PatternSpec]:
     return [
-        PatternSpec(f"k{i}", f"Quokka number {i} failed at stage (.+?) of the run", f"m{i}", batch)
+        PatternSpec(
+            f"k{i}", f"Quokka number {i} failed at stage (.+?) of the run", f"m{i}", batch=batch
+        )
         for i in range(start, start + n)
     ]
 
