@@ -56,6 +56,7 @@ def stub_matcher(monkeypatch: pytest.MonkeyPatch, seed: ErrorRecord) -> list[str
         return MatchResult(matches, [], [], report, 1.0)
 
     monkeypatch.setattr("kb.matching.views.match_text", fake)
+    monkeypatch.setattr("kb.matching.holder.match_text", fake)  # an uploaded log's path
     return seen
 
 
