@@ -42,6 +42,7 @@ from kb.matching.formats.data import line_pieces, report_data
 from kb.matching.holder import AlternativeView, AnswerView, MatchResult, MatchView, match_text
 from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
+from kb.records.links import RecordUrls
 from kb.records.models import ErrorRecord
 
 # The form field a whole log file comes in, here and in ``POST /api/match``.
@@ -236,6 +237,7 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
     matched(result)  # usage signals: counted in memory, never fails the paste
     cards = build_cards(text, result)
     groups = summary_rows(cards)
+    urls = RecordUrls()  # the Markdown copy and the template link the same records
     show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
     normalised = result.normalised_text
     context = {
@@ -254,15 +256,18 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
-        "markdown": summary_markdown(request, text, result) if cards else "",
+        "markdown": summary_markdown(request, text, result, urls) if cards else "",
+        "record_urls": urls,
         # Nothing known found: say what the knowledge base covers (cached per revision).
         "coverage": [] if cards else covered_repositories(),
     }
     return _respond(request, context)
 
 
-def summary_markdown(request: HttpRequest, text: str, result: MatchResult) -> str:
+def summary_markdown(
+    request: HttpRequest, text: str, result: MatchResult, urls: RecordUrls | None = None
+) -> str:
     """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
     return formats.render(
-        "markdown", report_data(result, text, absolute=request.build_absolute_uri)
+        "markdown", report_data(result, text, absolute=request.build_absolute_uri, urls=urls)
     )
