@@ -277,15 +277,16 @@ def _locations(text: str) -> list[str]:
     return [t for t in runs if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2]
 
 
-# Each ASCII character that ends a run of `_NOT_LOCATION`, made a space.
-_RUN_ENDS = str.maketrans({chr(i): " " for i in range(128) if _NOT_LOCATION.fullmatch(chr(i))})
-# The characters `_SPLIT` splits at, made a ``/``.
-_PART_ENDS = str.maketrans("\\.:$", "////")
+# The ASCII table, each character that ends a run of `_NOT_LOCATION` made a space: a
+# whole table (indexed by code point), so that `str.translate` finds every character in
+# it (a character missing from a dict table costs a raised and caught LookupError).
+_RUN_ENDS = "".join(" " if _NOT_LOCATION.fullmatch(chr(i)) else chr(i) for i in range(128))
 
 
 def _parts(where: str) -> list[str]:
-    if where.isascii():  # lowercased whole, split at C speed (a part never holds a `/`)
-        return [p for p in where.lower().translate(_PART_ENDS).split("/") if p and not p.isdigit()]
+    if where.isascii():  # lowercased whole, split at `_SPLIT`'s characters at C speed
+        slashed = where.lower().replace("\\", "/").replace(".", "/").replace(":", "/")
+        return [p for p in slashed.replace("$", "/").split("/") if p and not p.isdigit()]
     return [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
 
 

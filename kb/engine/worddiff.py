@@ -92,11 +92,22 @@ def _line_words(line: str) -> tuple[list[str], list[str]]:
     return shown, keys
 
 
-def word_diff(template: str, line: str) -> WordDiff | None:
+LineWords = dict[str, tuple[list[str], list[str]]]
+
+
+def word_diff(template: str, line: str, lines: LineWords | None = None) -> WordDiff | None:
     """The changed words between ``template`` (a record's message) and ``line`` (the
-    pasted line it was suggested for); None when only values differ or nothing aligns."""
+    pasted line it was suggested for); None when only values differ or nothing aligns.
+    ``lines`` keeps each line's words for the other records suggested on the same line
+    of one paste (several usually are)."""
     t_shown, t_keys = _template_words(template)
-    l_shown, l_keys = _line_words(line)
+    if lines is None:
+        l_shown, l_keys = _line_words(line)
+    else:
+        got = lines.get(line)
+        if got is None:
+            got = lines[line] = _line_words(line)
+        l_shown, l_keys = got
     words = [k for k in t_keys if k != _HOLE]
     if not words or not l_keys:
         return None
