@@ -34,6 +34,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS = HERE / "results"
+# The dataset both trees read (bench_pages.py's own rule, from this tree): the same records.
+DATA = Path(os.environ.get("KB_DATASET_DIR") or REPO.parent / "shared" / "data")
 BAR = 1.1  # new CPU p50 / old CPU p50, per paste page
 PASTE_CASES = ("paste:", "API POST /api/match")  # the pages the bar is about
 
@@ -44,7 +46,7 @@ def _git(tree: Path, *args: str) -> str:
 
 
 def run_round(tree: Path, db: str, out: Path) -> None:
-    env = {**os.environ, "DATABASE_URL": db}
+    env = {**os.environ, "DATABASE_URL": db, "KB_DATASET_DIR": str(DATA)}
     cmd = [str(REPO / ".venv" / "bin" / "python"), "benchmarks/bench_pages.py", "--quick"]
     subprocess.run([*cmd, f"--results={out}"], cwd=tree, env=env, check=True)
 
