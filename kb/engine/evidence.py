@@ -502,10 +502,14 @@ def judge(
 
         lit = _Once(literal_of, c.pid)  # asked only when a frame is in its file
         cls = printed_class(c.line_text, at)  # the same for every record of the pattern
-        scored = [(weigh(ctx, facts.get(k), cls, lit, repos, block), k) for k in ks]
-        order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
-        best = scored[order[0]][0]
-        judged[c.pid] = ([ks[i] for i in order], best)
+        if len(ks) == 1:  # most patterns have one record: nothing to put first
+            best = weigh(ctx, facts.get(ks[0]), cls, lit, repos, block)
+            judged[c.pid] = (ks, best)
+        else:
+            scored = [weigh(ctx, facts.get(k), cls, lit, repos, block) for k in ks]
+            order = sorted(range(len(ks)), key=lambda i: -scored[i].weight)
+            best = scored[order[0]]
+            judged[c.pid] = ([ks[i] for i in order], best)
         if best.other_repo and best.weight < 0 and c.literal_exact < SHARED_PHRASE_CHARS:
             unsure.append((c, f"a phrase other software prints too: {best.notes[-1]}"))
         else:
