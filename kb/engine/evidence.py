@@ -23,7 +23,7 @@ same text two ways (paths are split apart, not matched), and each scan is bounde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -140,7 +140,11 @@ class Context:
         for start, end in spans:
             end = min(end, start + budget)
             budget -= end - start
-            for tok in dict.fromkeys(_locations(text[start:end])):  # each once
+            piece = text[start:end]
+            toks: Collection[str] = _location_set(piece)  # each once
+            if found + len(toks) >= MAX_LOCATIONS:  # the cap falls here: the first ones
+                toks = dict.fromkeys(_locations(piece))
+            for tok in toks:
                 self._add_location(tok[:MAX_TOKEN])
                 found += 1
                 if found >= MAX_LOCATIONS:
@@ -168,7 +172,7 @@ class Context:
             return got
         start, end = _block(text, line_start)
         parts: set[str] = set()
-        for tok in set(_locations(text[start:end])):
+        for tok in _location_set(text[start:end]):
             found = _parts(tok[:MAX_TOKEN])
             if len(found) >= 2:
                 _add_heads(parts, found)
@@ -264,16 +268,22 @@ def _locations(text: str) -> list[str]:
     one whitespace-separated word, and holds the ``/``, ``::``, ``\\`` or two dots that
     make it a location, so only the words holding them are split into runs; whitespace
     splitting runs at C speed, the regex split does not, and a log repeats most of its
-    words. ASCII words (nearly all) are split into runs by `str.translate` (each
-    character that ends a run made a space), the same runs as `_NOT_LOCATION` gives."""
-    words = " ".join(
-        [
-            w
-            for w in dict.fromkeys(text.split())
-            if "/" in w or "::" in w or "\\" in w or w.count(".") >= 2
-        ]
-    )
-    runs = words.translate(_RUN_ENDS).split() if words.isascii() else _NOT_LOCATION.split(words)
+    words."""
+    return _runs(dict.fromkeys(text.split()))
+
+
+def _location_set(text: str) -> set[str]:
+    """`_locations`' runs without their order, for a reader that takes them all: a set
+    of the words is made faster than the ordered dict."""
+    return set(_runs(set(text.split())))
+
+
+def _runs(words: Iterable[str]) -> list[str]:
+    """The location runs of ``words``, in their order. ASCII words (nearly
+    all) are split into runs by `str.translate` (each character that ends a run made a
+    space), the same runs as `_NOT_LOCATION` gives."""
+    joined = " ".join([w for w in words if "/" in w or "::" in w or "\\" in w or w.count(".") >= 2])
+    runs = joined.translate(_RUN_ENDS).split() if joined.isascii() else _NOT_LOCATION.split(joined)
     return [t for t in runs if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2]
 
 
