@@ -461,6 +461,8 @@ def weigh(
                 )
     if not notes:
         return _NO_EVIDENCE
+    if len(notes) == 1:  # the usual case: one piece of evidence, nothing to order
+        return Weighed(weight, (notes[0][1],), raising, other)
     notes.sort(key=lambda n: n[0])
     return Weighed(weight, tuple(text for _n, text in notes), raising, other)
 
