@@ -192,6 +192,17 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         render_pages,
     ),
     (
+        "pages-ab.json",
+        "Paste path against the code before one answer per error",
+        "The pages of `bench_pages.py` against an older tree of the code (the commit "
+        "before issue 23's one answer per error), `--quick` runs alternating in the same "
+        "minutes, each tree with its own database of the full dataset. Bar: the paste pages "
+        "(htmx fragment, whole page, `POST /api/match`) within 1.1 times the older code's "
+        "CPU p50.",
+        "written by `benchmarks/pages_ab.py`",
+        render_unknown,
+    ),
+    (
         "pages-layers.json",
         "Pages: what each read-side layer is worth",
         "Each read-side optimisation against the plain path it replaces, on the pages it "

@@ -6,10 +6,14 @@ through the importer.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from typing import Any
 
+import django.urls
 import pytest
 from django.test import Client
 
+from kb.records import links
 from tests.engine import samples as S
 from tests.factories import import_lines, make_line
 
@@ -115,3 +119,25 @@ def test_a_paste_cut_at_the_raise_line_shows_no_placeholder_as_a_value(
     assert 'href="/records/548dd4f336d6880e/"' in card
     assert '<div class="captures">' not in card  # its only value would be `%s`
     assert "raising line a traceback quotes" in card
+
+
+def test_each_record_is_reversed_once_per_page(
+    client: Client, records: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record is linked from its card, its summary row and the Markdown copy: the page
+    reverses its URL once (`kb.records.links.RecordUrls`), not once per link."""
+    reversed_ids: list[str] = []
+    real = links.reverse
+
+    def counted(viewname: str, *args: Any, **kwargs: Any) -> str:  # the real reverse, counted
+        if viewname == "record_detail":
+            reversed_ids.append(str(kwargs["args"][0]))
+        return real(viewname, *args, **kwargs)
+
+    monkeypatch.setattr(links, "reverse", counted)
+    monkeypatch.setattr(django.urls, "reverse", counted)  # what {% url %} calls
+    html = page(client, S.JAVA_KAFKA_BROKER + S.JAVA_KAFKA + S.GO_ETCD_JSON)
+    linked = re.findall(r'href="/records/([^/]+)/"', html)
+    assert len(linked) > len(set(linked)) >= 3  # each card's record linked more than once
+    assert set(reversed_ids) >= set(linked)
+    assert Counter(reversed_ids).most_common(1)[0][1] == 1

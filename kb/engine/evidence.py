@@ -23,7 +23,7 @@ same text two ways (paths are split apart, not matched), and each scan is bounde
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -53,8 +53,9 @@ AROUND_LINES = 60  # lines each side of a match searched for paths and module na
 MAX_AROUND_CHARS = 200_000
 _PYTEST_SOURCE = re.compile(r"^>[ \t]{2,}", re.MULTILINE)
 _SPLIT = re.compile(r"[/\\.:$]+")
-# `pkg.mod.ClassName: ` or `ClassName: ` right before a message (Python, Java, Kotlin)
-_CLASS_BEFORE = re.compile(r"(?:^|[\s(\[])(?:[\w$]+\.)*([A-Z][\w$]*)\s*:\s*$")
+# `pkg.mod.ClassName` or `ClassName`, the whole of the word before the `: ` that ends the
+# text before a message (Python, Java, Kotlin); the word starts after a space, `(` or `[`
+_CLASS_WORD = re.compile(r"(?:[\w$]+\.)*([A-Z][\w$]*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,17 @@ class RecordFacts:
     file_path: str = ""
     error_class: str = ""
     line_number: int | None = None
+    # Derived once, here: a caller keeps its facts for as long as its records do, and
+    # every paste weighs each of them again.
+    name: str = field(init=False)  # `repo_name` of ``repo``
+    own_class: str = field(init=False)  # the last part of ``error_class``
+    tail2: str = field(init=False)  # `_tail` of ``file_path``, its last two parts
+
+    def __post_init__(self) -> None:
+        own = self.error_class.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+        object.__setattr__(self, "name", repo_name(self.repo))
+        object.__setattr__(self, "own_class", own)
+        object.__setattr__(self, "tail2", _tail(self.file_path, 2) if self.file_path else "")
 
 
 FactsOf = Callable[[Iterable[str]], Mapping[str, RecordFacts]]
@@ -128,7 +140,11 @@ class Context:
         for start, end in spans:
             end = min(end, start + budget)
             budget -= end - start
-            for tok in dict.fromkeys(_locations(text[start:end])):  # each once
+            piece = text[start:end]
+            toks: Collection[str] = _location_set(piece)  # each once
+            if found + len(toks) >= MAX_LOCATIONS:  # the cap falls here: the first ones
+                toks = dict.fromkeys(_locations(piece))
+            for tok in toks:
                 self._add_location(tok[:MAX_TOKEN])
                 found += 1
                 if found >= MAX_LOCATIONS:
@@ -156,7 +172,7 @@ class Context:
             return got
         start, end = _block(text, line_start)
         parts: set[str] = set()
-        for tok in set(_locations(text[start:end])):
+        for tok in _location_set(text[start:end]):
             found = _parts(tok[:MAX_TOKEN])
             if len(found) >= 2:
                 _add_heads(parts, found)
@@ -250,24 +266,37 @@ def _locations(text: str) -> list[str]:
     once (a run's first occurrence comes in the order of the first occurrences), with no
     call per run: a paste has thousands of runs, few of them locations. A run lies inside
     one whitespace-separated word, and holds the ``/``, ``::``, ``\\`` or two dots that
-    make it a location, so only the words holding them are split into runs (a word of
-    letters and digits is skipped first); whitespace splitting runs at C speed, the regex
-    split does not, and a log repeats most of its words."""
-    words = [
-        w
-        for w in dict.fromkeys(text.split())
-        if not w.isalnum() and ("/" in w or "::" in w or "\\" in w or w.count(".") >= 2)
-    ]
-    return [
-        t
-        for t in _NOT_LOCATION.split(" ".join(words))
-        if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2
-    ]
+    make it a location, so only the words holding them are split into runs; whitespace
+    splitting runs at C speed, the regex split does not, and a log repeats most of its
+    words."""
+    return _runs(dict.fromkeys(text.split()))
+
+
+def _location_set(text: str) -> set[str]:
+    """`_locations`' runs without their order, for a reader that takes them all: a set
+    of the words is made faster than the ordered dict."""
+    return set(_runs(set(text.split())))
+
+
+def _runs(words: Iterable[str]) -> list[str]:
+    """The location runs of ``words``, in their order. ASCII words (nearly
+    all) are split into runs by `str.translate` (each character that ends a run made a
+    space), the same runs as `_NOT_LOCATION` gives."""
+    joined = " ".join([w for w in words if "/" in w or "::" in w or "\\" in w or w.count(".") >= 2])
+    runs = joined.translate(_RUN_ENDS).split() if joined.isascii() else _NOT_LOCATION.split(joined)
+    return [t for t in runs if "/" in t or "::" in t or "\\" in t or t.count(".") >= 2]
+
+
+# The ASCII table, each character that ends a run of `_NOT_LOCATION` made a space: a
+# whole table (indexed by code point), so that `str.translate` finds every character in
+# it (a character missing from a dict table costs a raised and caught LookupError).
+_RUN_ENDS = "".join(" " if _NOT_LOCATION.fullmatch(chr(i)) else chr(i) for i in range(128))
 
 
 def _parts(where: str) -> list[str]:
-    if where.isascii():  # lowercased whole, the same parts (one call, not one per part)
-        return [p for p in _SPLIT.split(where.lower()) if p and not p.isdigit()]
+    if where.isascii():  # lowercased whole, split at `_SPLIT`'s characters at C speed
+        slashed = where.lower().replace("\\", "/").replace(".", "/").replace(":", "/")
+        return [p for p in slashed.replace("$", "/").split("/") if p and not p.isdigit()]
     return [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
 
 
@@ -332,10 +361,6 @@ def repo_name(repo: str) -> str:
     return repo.rsplit("/", 1)[-1].lower()
 
 
-def points_at(ctx: Context, repo: str) -> bool:
-    return _named(ctx.components, repo_name(repo))
-
-
 def _named(components: set[str], name: str) -> bool:
     """``name`` is a part, or the first word of one (``risingwave`` of
     ``risingwave_stream``); ``components`` hold those first words too (`_add_heads`)."""
@@ -353,38 +378,42 @@ def _add_heads(out: set[str], parts: Iterable[str]) -> None:
 
 
 def printed_class(line_text: str, start_in_line: int) -> str:
-    """The exception class printed right before the message on its line, or ""."""
-    head = line_text[max(0, start_in_line - _CLASS_HEAD) : start_in_line]
-    if not head.rstrip().endswith(":"):  # the regex's own end, checked at C speed first
+    """The exception class printed right before the message on its line, or "": the
+    word before a ``:`` that ends the text before the message, taken apart with string
+    methods and matched whole (`_CLASS_WORD`), so no regex is tried at every position."""
+    head = line_text[max(0, start_in_line - _CLASS_HEAD) : start_in_line].rstrip()
+    if not head.endswith(":"):
         return ""
-    m = _CLASS_BEFORE.search(head)
+    head = head[:-1].rstrip()
+    if not head:
+        return ""
+    word = head.rsplit(None, 1)[-1]
+    m = _CLASS_WORD.fullmatch(word, max(word.rfind("("), word.rfind("[")) + 1)
     return m.group(1) if m else ""
 
 
 def weigh(
     ctx: Context,
     facts: RecordFacts | None,
-    line_text: str,
-    start_in_line: int,
+    cls: str,
     literal: str | Callable[[], str],
     repos: set[str],
     block: Callable[[], set[str]] | None = None,
 ) -> Weighed:
-    """The evidence for one candidate: ``line_text`` is the line it matched on,
-    ``start_in_line`` where the match starts on it, ``literal`` the longest fixed text of
+    """The evidence for one candidate: ``cls`` is the exception class printed beside
+    it (`printed_class`, "" for none), ``literal`` the longest fixed text of
     the record's pattern (found in a quoted source line, it names the raising line; a
     callable is asked only when a frame is in the record's file);
     ``repos`` every repository the records come from, to say where frames point
     instead, and ``block`` gives the path parts of the match's own error block (only
     those can say that other software raised it; asked only when needed)."""
+    if facts is None:
+        return _NO_EVIDENCE
     weight = 0
     notes: list[tuple[int, str]] = []  # (strength, phrase): the strongest is said first
     raising = False
     other = False
-    if facts is None:
-        return Weighed()
-    cls = printed_class(line_text, start_in_line)
-    own_class = facts.error_class.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    own_class = facts.own_class
     if cls and own_class:
         if cls == own_class:
             weight += SAME_CLASS
@@ -397,7 +426,7 @@ def weigh(
                 (2, f"the paste prints {cls} beside the message; the record raises {own_class}")
             )
     if facts.file_path:
-        tail2 = _tail(facts.file_path, 2)
+        tail2 = facts.tail2
         for fr in ctx.frames_in(tail2):
             if not isinstance(literal, str):
                 literal = literal()
@@ -418,7 +447,7 @@ def weigh(
             weight += SAME_FILE
             notes.append((1, f"a frame of the paste is in the record's file, {facts.file_path}"))
     if facts.repo and ctx.components:
-        if points_at(ctx, facts.repo):
+        if _named(ctx.components, facts.name):
             weight += SAME_REPO
             notes.append((3, f"the paste's file paths and module names point at {facts.repo}"))
         else:
@@ -430,8 +459,15 @@ def weigh(
                 notes.append(
                     (3, f"the paste's frames point at {', '.join(elsewhere)}, not at {facts.repo}")
                 )
+    if not notes:
+        return _NO_EVIDENCE
+    if len(notes) == 1:  # the usual case: one piece of evidence, nothing to order
+        return Weighed(weight, (notes[0][1],), raising, other)
     notes.sort(key=lambda n: n[0])
     return Weighed(weight, tuple(text for _n, text in notes), raising, other)
+
+
+_NO_EVIDENCE = Weighed()
 
 
 SHARED_PHRASE_CHARS = 32  # a match this short, from software the paste does not point at,
@@ -477,10 +513,15 @@ def judge(
             return ctx.block_components(text, c.line_start)
 
         lit = _Once(literal_of, c.pid)  # asked only when a frame is in its file
-        scored = [(weigh(ctx, facts.get(k), c.line_text, at, lit, repos, block), k) for k in ks]
-        order = sorted(range(len(ks)), key=lambda i: -scored[i][0].weight)
-        best = scored[order[0]][0]
-        judged[c.pid] = ([ks[i] for i in order], best)
+        cls = printed_class(c.line_text, at)  # the same for every record of the pattern
+        if len(ks) == 1:  # most patterns have one record: nothing to put first
+            best = weigh(ctx, facts.get(ks[0]), cls, lit, repos, block)
+            judged[c.pid] = (ks, best)
+        else:
+            scored = [weigh(ctx, facts.get(k), cls, lit, repos, block) for k in ks]
+            order = sorted(range(len(ks)), key=lambda i: -scored[i].weight)
+            best = scored[order[0]]
+            judged[c.pid] = ([ks[i] for i in order], best)
         if best.other_repo and best.weight < 0 and c.literal_exact < SHARED_PHRASE_CHARS:
             unsure.append((c, f"a phrase other software prints too: {best.notes[-1]}"))
         else:

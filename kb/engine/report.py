@@ -25,7 +25,7 @@ from .types import (
     Suggestion,
     Wording,
 )
-from .worddiff import WordDiff, word_diff
+from .worddiff import LineWords, WordDiff, word_diff
 
 SPECIFIC_CHARS = 24  # literal characters at which a pattern counts as fully specific
 
@@ -58,6 +58,7 @@ def build_report(
     judged = judged or {}
     fits = fits or {}
     fit_weight = fit_weight or {}
+    lines: LineWords = {}  # each pasted line's words, for every diff against it
     spans = [norm.to_original(c.start, c.end) for c in sure]
     clusters = _clusters(spans)
     weight = {
@@ -136,6 +137,7 @@ def build_report(
                     norm.text,
                     c.start,
                     c.end,
+                    lines,
                 )
                 if c.kind != "exact" and i not in lost  # a card's title says it
                 else None
@@ -152,7 +154,7 @@ def build_report(
         sim = round(min(c.coverage, c.literal_total / SPECIFIC_CHARS), 4)
         reason = f"pattern matched on line {oline} but not confidently: {why}"
         key = keys[c.pid][0]
-        diff = _diff(messages, key, norm.text, c.start, c.end)
+        diff = _diff(messages, key, norm.text, c.start, c.end, lines)
         suggestions.append(Suggestion(key, sim, reason, oline, diff))
     if wording_of is not None:  # a record read in two wordings: one entry, its best
         matched = {m.key for m in matches}
@@ -167,7 +169,7 @@ def build_report(
     for key, score, why, (ls, le) in sim_hits:
         if key not in seen and not matches:
             oline = norm.line_of(norm.to_original(ls, ls)[0])
-            diff = _diff(messages, key, norm.text, ls, le)
+            diff = _diff(messages, key, norm.text, ls, le, lines)
             suggestions.append(Suggestion(key, score, f"similar message: {why}", oline, diff))
             seen.add(key)
     suggestions.sort(key=lambda s: -s.similarity)
@@ -305,7 +307,12 @@ def _reason(c: Candidate, rank: int, n: int, orig_line: int) -> str:
 
 
 def _diff(
-    messages: dict[str, str] | None, key: str, text: str, start: int, end: int
+    messages: dict[str, str] | None,
+    key: str,
+    text: str,
+    start: int,
+    end: int,
+    lines: LineWords | None = None,
 ) -> WordDiff | None:
     """The words reworded between the record's message and the pasted lines it was
     suggested for (the lines holding ``start``..``end`` of the normalised text)."""
@@ -314,7 +321,7 @@ def _diff(
         return None
     ls = text.rfind("\n", 0, start) + 1
     le = text.find("\n", max(end - 1, start))
-    return word_diff(message, text[ls : len(text) if le < 0 else le])
+    return word_diff(message, text[ls : len(text) if le < 0 else le], lines)
 
 
 def _groups(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from .similar_text import _PLACEHOLDER
 
@@ -53,8 +54,11 @@ class WordDiff:
         }
 
 
-def _template_words(template: str) -> tuple[list[str], list[str]]:
-    """(display words, comparison keys) of a template; a placeholder's word is a hole."""
+@lru_cache(maxsize=4096)
+def _template_words(template: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(display words, comparison keys) of a template; a placeholder's word is a hole.
+    Kept per template: a record's message is split the same way on every paste that
+    suggests it (the paste's line is not kept: it is new each time)."""
     marked = _PLACEHOLDER.sub(f" {_HOLE} ", template[:MAX_LINE_CHARS])
     shown: list[str] = []
     keys: list[str] = []
@@ -69,7 +73,7 @@ def _template_words(template: str) -> tuple[list[str], list[str]]:
         if k:
             shown.append(w.replace("{{", "{").replace("}}", "}"))
             keys.append(k)
-    return shown[:MAX_WORDS], keys[:MAX_WORDS]
+    return tuple(shown[:MAX_WORDS]), tuple(keys[:MAX_WORDS])
 
 
 def _line_words(line: str) -> tuple[list[str], list[str]]:
@@ -88,11 +92,22 @@ def _line_words(line: str) -> tuple[list[str], list[str]]:
     return shown, keys
 
 
-def word_diff(template: str, line: str) -> WordDiff | None:
+LineWords = dict[str, tuple[list[str], list[str]]]
+
+
+def word_diff(template: str, line: str, lines: LineWords | None = None) -> WordDiff | None:
     """The changed words between ``template`` (a record's message) and ``line`` (the
-    pasted line it was suggested for); None when only values differ or nothing aligns."""
+    pasted line it was suggested for); None when only values differ or nothing aligns.
+    ``lines`` keeps each line's words for the other records suggested on the same line
+    of one paste (several usually are)."""
     t_shown, t_keys = _template_words(template)
-    l_shown, l_keys = _line_words(line)
+    if lines is None:
+        l_shown, l_keys = _line_words(line)
+    else:
+        got = lines.get(line)
+        if got is None:
+            got = lines[line] = _line_words(line)
+        l_shown, l_keys = got
     words = [k for k in t_keys if k != _HOLE]
     if not words or not l_keys:
         return None

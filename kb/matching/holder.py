@@ -358,6 +358,8 @@ class MatcherHolder:
         # Matched records as results show them, for the revision the matcher reflects.
         self._shown: dict[str, ErrorRecord] = {}
         self._shown_revision = -1
+        # What the paste's evidence is weighed against, per record shown (kept with them).
+        self._facts: dict[str, RecordFacts] = {}
         self._repos: frozenset[str] = frozenset()
         self._repos_revision = -1
         self._releases: dict[str, ReleaseFacts | None] = {}
@@ -369,6 +371,7 @@ class MatcherHolder:
             self._revision = -1
             self._checked_at = 0.0
             self._shown = {}
+            self._facts = {}
 
     def expire(self) -> None:
         """Read the revision on the next ``get``: for a writer that must match its own
@@ -385,11 +388,13 @@ class MatcherHolder:
         shown, revision = self._shown, self._revision
         if revision != self._shown_revision:
             shown = self._shown = {}
+            self._facts = {}
             self._shown_revision = revision
         missing = [k for k in keys if k not in shown]
         if missing:
             if len(shown) + len(missing) > SHOWN_LIMIT:
                 shown = self._shown = {}
+                self._facts = {}
             shown.update(ErrorRecord.objects.defer(*NOT_SHOWN).order_by().in_bulk(missing))
         return {k: shown[k] for k in keys if k in shown}
 
@@ -404,11 +409,17 @@ class MatcherHolder:
         return self._repos
 
     def facts(self, keys: Iterable[str]) -> dict[str, RecordFacts]:
-        """What the paste's context is weighed against, from the records shown anyway."""
-        return {
-            k: RecordFacts(r.repo, r.file_path, r.error_class or "", r.line_number)
-            for k, r in self.records(list(keys)).items()
-        }
+        """What the paste's context is weighed against, from the records shown anyway;
+        made once per record and revision, like the records (`records`), not per paste."""
+        records = self.records(list(keys))
+        made = self._facts
+        out: dict[str, RecordFacts] = {}
+        for k, r in records.items():
+            f = made.get(k)
+            if f is None:
+                f = made[k] = RecordFacts(r.repo, r.file_path, r.error_class or "", r.line_number)
+            out[k] = f
+        return out
 
     def releases(self, keys: Iterable[str]) -> dict[str, ReleaseFacts]:
         """What the paste's frames and version strings are compared with, for the

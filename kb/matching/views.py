@@ -52,6 +52,7 @@ from kb.matching.holder import (
 )
 from kb.matching.signals import matched
 from kb.matching.values import FilledMessage, fill_message
+from kb.records.links import RecordUrls
 from kb.records.models import ErrorRecord
 
 # The form field a whole log file comes in, here and in ``POST /api/match``.
@@ -278,6 +279,7 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
     to_text = got.to_text if got is not None else None
     cards = build_cards(text, result, to_text)
     groups = summary_rows(cards)
+    urls = RecordUrls()  # the Markdown copy and the template link the same records
     show_summary = len(groups) > 1 or any(g.count > 1 for g in groups)
     normalised = result.normalised_text
     context = {
@@ -296,7 +298,8 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         "normalised_cut": len(normalised) > NORMALISED_PREVIEW,
         "steps": result.steps,
         "elapsed_ms": result.elapsed_ms,
-        "markdown": summary_markdown(request, text, result, to_text) if cards else "",
+        "markdown": summary_markdown(request, text, result, to_text, urls) if cards else "",
+        "record_urls": urls,
         # Nothing known found: say what the knowledge base covers (cached per revision).
         "coverage": [] if cards else covered_repositories(),
     }
@@ -308,9 +311,10 @@ def summary_markdown(
     text: str,
     result: MatchResult,
     to_text: Callable[[int], int] | None = None,
+    urls: RecordUrls | None = None,
 ) -> str:
     """The result as Markdown for a ticket, behind the page's "Copy as Markdown" button."""
     return formats.render(
         "markdown",
-        report_data(result, text, absolute=request.build_absolute_uri, to_text=to_text),
+        report_data(result, text, absolute=request.build_absolute_uri, to_text=to_text, urls=urls),
     )

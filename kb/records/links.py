@@ -5,7 +5,8 @@ A record id or a tag name is data, and some cannot be carried by a URL (a tag wi
 than a page failing on ``NoReverseMatch``.
 
 Plain ``reverse()`` per link: a cache of reversed patterns saved too little of any page's
-time to be worth its code (``benchmarks/bench_pages.py --layers``).
+time to be worth its code (``benchmarks/bench_pages.py --layers``). Within one page,
+`RecordUrls` reverses each record once: the paste page links most records three times.
 
 The one rule for which URLs from record data may become links.
 
@@ -37,6 +38,16 @@ def _link(name: str, arg: str) -> str:
 def record_url(record_id: str) -> str:
     """The record's page (``/records/<id>/``)."""
     return _link("record_detail", str(record_id))
+
+
+class RecordUrls(dict[str, str]):
+    """Record id -> `record_url`, each reversed on first use: one page that links a
+    record from its card, its summary row and its Markdown copy reverses it once. Made
+    per page (a page's own memo, not a cache kept between requests)."""
+
+    def __missing__(self, record_id: str) -> str:
+        url = self[record_id] = record_url(record_id)
+        return url
 
 
 def tag_url(name: str) -> str:

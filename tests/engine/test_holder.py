@@ -101,6 +101,27 @@ def test_a_deletion_and_a_publication_in_one_refresh_window() -> None:
     assert _matched(holder, BUDGET) == {draft.pk}
 
 
+def test_record_facts_are_made_once_per_record_and_revision() -> None:
+    """What a paste's evidence is weighed against (`RecordFacts`, with the parts of it
+    each paste compares) is made when a record is first shown and kept with it until
+    its revision changes, not made again for every paste."""
+    record = _record(
+        LEASE, repo="acme/ledger", filePath="ledger/shard/lease.py", errorClass="ledger.LeaseLost"
+    )
+    holder = MatcherHolder()
+    holder.get()
+    first = holder.facts([record.pk])[record.pk]
+    assert (first.name, first.own_class, first.tail2) == ("ledger", "LeaseLost", "shard/lease")
+    assert holder.facts([record.pk])[record.pk] is first  # the next paste: the same facts
+
+    record.file_path = "ledger/shard/renewal.py"
+    save_curated(record, changed_attrs=["file_path"])
+    holder.get()  # the refresh reads the new revision
+    again = holder.facts([record.pk])[record.pk]
+    assert again is not first
+    assert again.tail2 == "shard/renewal"
+
+
 def test_a_refresh_without_deletions_reads_no_keys() -> None:
     """Telling a deletion by key costs one count when nothing was deleted; the active keys
     are read only when the count says something vanished."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import template
@@ -28,3 +29,10 @@ def as_list(value: object) -> list[str]:
     if isinstance(value, list | tuple):
         return [str(v) for v in value if v not in (None, "")]
     return [str(value)]
+
+
+@register.filter
+def url_of(urls: Mapping[str, str], record_id: str) -> str:
+    """``{{ record_urls|url_of:record.pk }}``: the record's page, from the page's
+    `kb.records.links.RecordUrls` (each record reversed once per page)."""
+    return urls[str(record_id)]

@@ -17,7 +17,7 @@ are on) let every format say what "no known error" means, as the paste page does
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from django.urls import reverse
 
 from kb.browse.selectors import covered_repositories
 from kb.matching.holder import MatchResult
-from kb.records.links import record_url
+from kb.records.links import RecordUrls
 from kb.records.models import ErrorRecord
 
 # Context shown around the matched span on its line, in characters each side.
@@ -70,19 +70,23 @@ def report_data(
     text: str,
     absolute: Callable[[str], str] = str,
     to_text: Callable[[int], int] | None = None,
+    urls: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """``result.as_json()`` plus ``records``: per record id, its ``title``, ``url`` (made
     absolute by ``absolute``), ``first_step`` and, for matched ones, ``line_text``.
     ``to_text`` maps the spans' offsets into ``text`` when it is an excerpt of the log
-    (``kb.matching.holder.LogMatch``)."""
+    (``kb.matching.holder.LogMatch``); ``urls`` (record id -> path,
+    `kb.records.links.RecordUrls`) lets a page that links the same records share their
+    reversed paths."""
     data = result.as_json()
     records: dict[str, dict[str, str]] = {}
+    urls = RecordUrls() if urls is None else urls
 
     def info(record: ErrorRecord) -> dict[str, str]:
         if record.pk not in records:
             records[record.pk] = {
                 "title": record.error_message,
-                "url": absolute(record_url(record.pk)),
+                "url": absolute(urls[record.pk]),
                 "first_step": _first_step(record),
             }
         return records[record.pk]
