@@ -40,7 +40,8 @@ class SourceAdmin(admin.ModelAdmin):
     list_filter = ["kind", "state", "publish"]
     search_fields = ["repo", "location"]
     fields = [
-        "location", "repo", "web_url", "revision", "publish", "include_tests",
+        "location", "repo", "web_url", "revision", "releases", "release_separator", "since",
+        "publish", "include_tests",
         "kind", "state", "last_revision", "last_learned_at", "last_error",
     ]  # fmt: skip
     readonly_fields = ["kind", "state", "last_revision", "last_learned_at", "last_error"]
