@@ -121,10 +121,12 @@ def index_releases(name: str, spec: str, since: str = "") -> list[Release]:
     except InvalidSpecifier:
         raise SourceError(f"{spec!r}: not a version range (such as >=1.11,<2.1)") from None
     files = index.release_files(name, index_url=settings.KB_PACKAGE_INDEX_URL)
+    # pre-releases only when the range names one (as pip reads a range)
+    pre = bool(wanted.prereleases)
     keep = []
     for version, entry in files.items():
         try:
-            if not wanted.contains(Version(version)):
+            if not wanted.contains(Version(version), prereleases=pre):
                 continue
             key = version_key(version)
         except (InvalidVersion, VersionError):
@@ -205,8 +207,10 @@ def _git_points(
     """Each release, then the source's own revision when it is past the newest one; with
     the commit of the point before (``""`` for the first)."""
     points: list[tuple[str | None, str]] = [(r.version, r.target) for r in releases]
+    # The source's own revision is the last point when it is past the newest release (not
+    # when it is that release or older: a walk never goes back).
     final = repository.resolve(source.revision or "HEAD")
-    if not points or final != points[-1][1]:
+    if not points or not repository.is_ancestor(final, points[-1][1]):
         points.append((None, final))
     previous = ""
     for version, commit in points:

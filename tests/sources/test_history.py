@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from kb.sources.history import git_releases, learn_releases
 from kb.sources.models import LearnedSite, Source
 from kb.sources.readers import SourceError, git
 from tests.factories import import_lines, make_line
+from tests.sources.index_server import https_index
 from tests.sources.support import GitRepo
 
 pytestmark = pytest.mark.django_db
@@ -201,3 +203,77 @@ def test_the_learn_command_walks_releases_and_prints_the_contracts_json(tmp_path
     assert data["revision"] == git.GitRepository(git.git_dir_of(repo.path)).resolve("HEAD")
     assert _by_message(NEW_ROW).first_release == "1.1"
     _ = commits
+
+
+# --- a package-index source -----------------------------------------------------------
+
+CORE = "widgets/core.py"
+HELPERS = "widgets/helpers.py"
+PICKLE = "Cannot pickle the widget into a file"
+
+
+def _sdist(version: str, members: dict[str, str]) -> bytes:
+    """An sdist as the index serves it: a .tar.gz under ``widgets-VERSION/``."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"widgets-{version}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _releases() -> dict[str, bytes]:
+    helpers = f'def pickle():\n    raise TypeError("{PICKLE}")\n'
+    core_old = _module(OLD_ROW)
+    core_new = _module(NEW_ROW, pad=3)
+    return {
+        "widgets-1.0.tar.gz": _sdist("1.0", {CORE: core_old, HELPERS: helpers}),
+        "widgets-1.1.tar.gz": _sdist("1.1", {CORE: core_new, HELPERS: helpers}),
+        "widgets-2.0rc1.tar.gz": _sdist("2.0rc1", {CORE: core_new}),  # left out: a pre-release
+        # 2.0: helpers.py moved to widgets/util.py (same bytes), gizmo's site removed
+        "widgets-2.0.tar.gz": _sdist(
+            "2.0", {CORE: _module(NEW_ROW, pad=3, gizmo=False), "widgets/util.py": helpers}
+        ),
+        "widgets-0.9.tar.gz": _sdist("0.9", {CORE: "x = 1\n"}),  # before the range
+    }
+
+
+def test_a_package_index_source_reads_each_release_and_only_the_files_that_changed(
+    tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+    with https_index(tmp_path, "widgets", _releases()) as url:
+        settings.KB_PACKAGE_INDEX_URL = url
+        source = Source(location="pypi:widgets", releases=">=1.0")
+        source.full_clean()
+        source.save()
+        result = learn_releases(source)
+
+    assert (source.repo, result.releases) == ("pypi/widgets", 3)  # 1.0, 1.1, 2.0
+    # 1.0: both files; 1.1: core.py only; 2.0: core.py, and util.py (helpers.py's bytes
+    # at a new path: read, its site the same site)
+    assert result.files_read == 5
+    widget = ErrorRecord.objects.get(repo="pypi/widgets", error_message=NEW_ROW)
+    assert [(w["message"], w["firstRelease"], w["lastRelease"])
+            for w in widget.release_history["wordings"]] == [
+        (OLD_ROW, "1.0", "1.0"), (NEW_ROW, "1.1", "2.0"),
+    ]  # fmt: skip
+    gizmo = ErrorRecord.objects.get(repo="pypi/widgets", error_message=GIZMO)
+    assert (gizmo.last_release, gizmo.removed_in) == ("1.1", "2.0")
+    assert "inspector" not in gizmo.github_url  # not PyPI's files: no page to link
+    pickle = ErrorRecord.objects.get(repo="pypi/widgets", error_message=PICKLE)
+    assert [(p["path"], p["firstRelease"], p["lastRelease"])
+            for p in pickle.release_history["locations"]] == [
+        (HELPERS, "1.0", "1.1"), ("widgets/util.py", "2.0", "2.0"),
+    ]  # fmt: skip
+    assert pickle.removed_in is None
+
+
+def test_a_range_that_is_not_pep_440_is_refused_before_any_download(settings: Any) -> None:
+    settings.KB_PACKAGE_INDEX_URL = "https://localhost:9/simple"  # never reached
+    source = Source(location="pypi:widgets", releases="1.*")
+    source.save()
+    with pytest.raises(SourceError, match="not a version range"):
+        learn_releases(source)

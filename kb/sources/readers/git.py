@@ -192,6 +192,16 @@ class GitRepository:
             i += 2
         return changed, removed, renamed
 
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Whether commit ``old`` is ``new`` or in its history."""
+        if not (_HEX.match(old) and _HEX.match(new)):
+            return False
+        try:
+            _git(["merge-base", "--is-ancestor", old, new], git_dir=self.git_dir)
+        except SourceError:  # exit 1: not an ancestor
+            return False
+        return True
+
     def tags(self) -> list[tuple[str, str]]:
         """Every tag with the commit it names (annotated tags peeled), in git's order."""
         out = _git(

@@ -52,9 +52,9 @@ class Command(BaseCommand):
             source.repo = options["repo"]
         walks = bool(options["releases"] or options["since"])
         if walks:
-            if options["rev"]:
-                raise CommandError("--rev reads one revision: not with --releases or --since")
             source.releases, source.since = options["releases"], options["since"]
+            # the walk's last point, past the newest release (default: HEAD)
+            source.revision = options["rev"] or source.revision or "HEAD"
         try:
             source.full_clean()
         except ValidationError as error:
@@ -62,7 +62,7 @@ class Command(BaseCommand):
         source.save()
         # Without --releases the command reads one revision, even of a source whose
         # releases the admin named (asking for a revision is what says so to the task).
-        revision = options["rev"] or ("" if walks or not source.releases else source.revision)
+        revision = "" if walks else options["rev"] or (source.revision if source.releases else "")
         job = LearnJob.objects.create(
             source=source, requested_revision=revision or "", state=LearnJob.State.RUNNING
         )
