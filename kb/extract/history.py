@@ -9,11 +9,18 @@ taking only what the earlier steps left:
    same site, wherever its line moved; several of one kind pair by rank of line;
 2. same function, call kind and error class, the template changed, the two templates at
    least `SIMILARITY` alike (``difflib``'s ratio): the message reworded in place; pairs are
-   taken best-alike first;
-3. same template, a function the new file no longer has sites in (a function renamed, a
-   raise moved to a helper): the same site;
-4. across the files of one release: same function and template, each unique on both sides
-   (code moved to another file that git did not see as a rename).
+   taken best-alike first; then same function, the class changed too, at least
+   `CLASS_CHANGED_SIMILARITY` alike;
+3. the old site's function has no site in the file any more (a function renamed, a raise
+   moved to a helper): same template, else same call kind and class reworded;
+4. across the files of one release (code moved to a file git did not see as a rename):
+   same function and template, or same call kind, class and template, each unique on
+   both sides; then same kind of site and a named error class, reworded, at least
+   `MOVED_SIMILARITY` alike.
+
+A call kind is read without module qualifiers and ``raise`` (``raise orm_exc.NoResultFound``
+is ``exc.NoResultFound`` is ``NoResultFound``): an import renamed, or an exception built
+before it is raised, changes no site.
 
 What is left is a site removed (before: closed, ``removed_in`` this release) or a new one.
 Requiring the function in steps 1 and 2 is what keeps two sites that swap wordings apart:
@@ -26,7 +33,8 @@ site's wording and place but extends no release range.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -37,8 +45,13 @@ from kb.extract.sites import Site
 __all__ = ["SIMILARITY", "History", "Seen", "Tracked", "Wording", "similarity"]
 
 #: How alike two templates of one function and call must be to be one site reworded
-#: (docs/sources.md, "Releases": the bar was set on a hand-labelled sample).
+#: (docs/learning-a-codebase.md, "Releases": the bar was set on a hand-labelled sample).
 SIMILARITY = 0.5
+#: Same function, the error class changed with the message: nearly alike only.
+CLASS_CHANGED_SIMILARITY = 0.8
+#: The same across files (a site moved and reworded in one release): higher, as the
+#: candidates are many more.
+MOVED_SIMILARITY = 0.6
 
 
 def similarity(a: str, b: str) -> float:
@@ -106,6 +119,9 @@ class History:
         self.versions: list[str | None] = []
         self.tracked: list[Tracked] = []
         self._by_path: dict[str, list[Tracked]] = {}
+        #: When a list: every pairing other than "same", and every site removed or new,
+        #: as dicts (what a sample of the pairing's mistakes is drawn from).
+        self.journal: list[dict[str, Any]] | None = None
         self.counts: dict[str, int] = {"same": 0, "reworded": 0, "renamed-function": 0,
                                        "moved-file": 0, "new": 0, "removed": 0}  # fmt: skip
 
@@ -143,9 +159,11 @@ class History:
         for item in rest_old:
             self._close(item, index)
             self.counts["removed"] += 1
+            self._note("removed", index, item.seen, None)
         for seen in rest_new:
             self._open(seen, step)
             self.counts["new"] += 1
+            self._note("new", index, None, seen)
         return step.new_wordings
 
     # pairing -------------------------------------------------------------------
@@ -183,65 +201,105 @@ class History:
             new = [s for s in new if id(s) not in used_new]
 
         by_key(lambda t: _exact(t.seen), _exact, "same")
-        # 2. reworded in place: best-alike pairs first
-        if old and new:
-            pairs = []
-            for i, item in enumerate(old):
-                for j, seen in enumerate(new):
-                    if _kind(item.seen) != _kind(seen) or item.seen.template == seen.template:
-                        continue
-                    score = similarity(item.seen.template, seen.template)
-                    if score >= SIMILARITY:
-                        pairs.append((-score, abs(item.seen.site.line - seen.site.line), i, j))
-            taken_old: set[int] = set()
-            taken_new: set[int] = set()
-            for _score, _distance, i, j in sorted(pairs):
-                if i in taken_old or j in taken_new:
-                    continue
-                taken_old.add(i)
-                taken_new.add(j)
-                self._carry(old[i], new[j], step, "reworded")
-            old = [item for i, item in enumerate(old) if i not in taken_old]
-            new = [seen for j, seen in enumerate(new) if j not in taken_new]
-        # 3. same template, the old function has no site in the file any more
+        old, new = self._alike(old, new, _kind, SIMILARITY, step, "reworded")
+        # the class changed with the message (a more precise exception): nearly alike only
+        old, new = self._alike(old, new, _function, CLASS_CHANGED_SIMILARITY, step, "reworded")
+        # 3. and 4.: the old function has no site in the file any more (renamed, or its
+        # raise moved to a helper): same template, else same call and class reworded
         functions = {seen.site.function for seen in now}
         if old and new:
-            old_gone = [item for item in old if item.seen.site.function not in functions]
             keep = [item for item in old if item.seen.site.function in functions]
-            old = old_gone
+            old = [item for item in old if item.seen.site.function not in functions]
             by_key(lambda t: t.seen.template, lambda s: s.template, "renamed-function")
+            old, new = self._alike(old, new, _thrown, SIMILARITY, step, "renamed-function")
             old = keep + old
         return old, new
+
+    def _alike(
+        self,
+        old: list[Tracked],
+        new: list[Seen],
+        key: Callable[[Seen], tuple[Any, ...] | None],
+        bar: float,
+        step: _Step,
+        kind: str,
+    ) -> tuple[list[Tracked], list[Seen]]:
+        """Pair sites of one ``key`` whose templates are at least ``bar`` alike,
+        best-alike first (then nearest line)."""
+        if not old or not new:
+            return old, new
+        groups: dict[Any, list[int]] = {}
+        for j, seen in enumerate(new):
+            k = key(seen)
+            if k is not None:
+                groups.setdefault(k, []).append(j)
+        pairs = []
+        for i, item in enumerate(old):
+            k = key(item.seen)
+            for j in groups.get(k, []) if k is not None else []:
+                a, b = item.seen.template, new[j].template
+                matcher = SequenceMatcher(None, a, b)
+                if matcher.real_quick_ratio() < bar or matcher.quick_ratio() < bar:
+                    continue
+                score = matcher.ratio()
+                if score >= bar:
+                    pairs.append((-score, abs(item.seen.site.line - new[j].site.line), i, j))
+        taken_old: set[int] = set()
+        taken_new: set[int] = set()
+        for _score, _distance, i, j in sorted(pairs):
+            if i in taken_old or j in taken_new:
+                continue
+            taken_old.add(i)
+            taken_new.add(j)
+            self._carry(old[i], new[j], step, kind)
+        return (
+            [item for i, item in enumerate(old) if i not in taken_old],
+            [seen for j, seen in enumerate(new) if j not in taken_new],
+        )
 
     def _pair_moved(
         self, old: list[Tracked], new: list[Seen], step: _Step
     ) -> tuple[list[Tracked], list[Seen]]:
-        def key(seen: Seen) -> tuple[str, str]:
-            return seen.site.function, seen.template
-
-        count_old: dict[tuple[str, str], list[Tracked]] = {}
-        for item in old:
-            count_old.setdefault(key(item.seen), []).append(item)
-        count_new: dict[tuple[str, str], list[Seen]] = {}
-        for seen in new:
-            count_new.setdefault(key(seen), []).append(seen)
-        used: set[int] = set()
-        for k, sites in count_new.items():
-            items = count_old.get(k, [])
-            if (
-                len(sites) == 1
-                and len(items) == 1
-                and items[0].seen.site.path != sites[0].site.path
-            ):
-                self._carry(items[0], sites[0], step, "moved-file")
-                used.add(id(items[0]))
-                used.add(id(sites[0]))
-        return [i for i in old if id(i) not in used], [s for s in new if id(s) not in used]
+        """Across the files of one release: a site that moved to another file (git saw no
+        rename), with its function and template, or its call, class and template, each
+        of them unique on both sides; then moved and reworded (same call and a named
+        error class, at least `MOVED_SIMILARITY` alike)."""
+        for key in (_function_template, _thrown_template):
+            count_old: dict[Any, list[Tracked]] = {}
+            for item in old:
+                count_old.setdefault(key(item.seen), []).append(item)
+            count_new: dict[Any, list[Seen]] = {}
+            for seen in new:
+                count_new.setdefault(key(seen), []).append(seen)
+            used: set[int] = set()
+            for k, sites in count_new.items():
+                items = count_old.get(k, [])
+                if len(sites) == 1 and len(items) == 1:
+                    self._carry(items[0], sites[0], step, "moved-file")
+                    used.add(id(items[0]))
+                    used.add(id(sites[0]))
+            old = [i for i in old if id(i) not in used]
+            new = [s for s in new if id(s) not in used]
+        return self._alike(old, new, _named_class, MOVED_SIMILARITY, step, "moved-file")
 
     # bookkeeping ----------------------------------------------------------------
 
+    def _note(self, kind: str, index: int, old: Seen | None, new: Seen | None) -> None:
+        if self.journal is None:
+            return
+        entry: dict[str, Any] = {"kind": kind, "release": self.versions[index]}
+        for side, seen in (("old", old), ("new", new)):
+            if seen is not None:
+                site = seen.site
+                entry[side] = {"path": site.path, "line": site.line, "function": site.function,
+                               "call": site.call, "errorClass": site.error_class,
+                               "template": seen.template}  # fmt: skip
+        self.journal.append(entry)
+
     def _carry(self, item: Tracked, seen: Seen, step: _Step, kind: str) -> None:
         self.counts[kind] += 1
+        if kind != "same":
+            self._note(kind, step.index, item.seen, seen)
         index = step.index
         if seen.template != item.seen.template:
             current = item.wordings[-1]
@@ -340,12 +398,46 @@ class History:
         return None
 
 
+_QUALIFIER = re.compile(r"\b[A-Za-z_][\w]*(?:\.|::)|^raise\s+")
+
+
+def _call(seen: Seen) -> str:
+    """The call kind without module qualifiers, and an exception made is one raised:
+    ``raise orm_exc.NoResultFound`` and ``exc.NoResultFound`` are one kind (an import
+    renamed, an exception built before its ``raise``, change no site)."""
+    return _QUALIFIER.sub("", seen.site.call)
+
+
+def _function(seen: Seen) -> str:
+    return seen.site.function
+
+
 def _exact(seen: Seen) -> tuple[str, str, str]:
-    return seen.site.function, seen.site.call, seen.template
+    return seen.site.function, _call(seen), seen.template
 
 
 def _kind(seen: Seen) -> tuple[str, str, str | None]:
-    return seen.site.function, seen.site.call, seen.site.error_class
+    return seen.site.function, _call(seen), seen.site.error_class
+
+
+def _thrown(seen: Seen) -> tuple[str, str | None]:
+    return _call(seen), seen.site.error_class
+
+
+def _named_class(seen: Seen) -> tuple[str, str] | None:
+    """Error type and class, only for a site that names its class (a bare log call or
+    ``fmt.Errorf`` says too little to pair across files)."""
+    if not seen.site.error_class:
+        return None
+    return seen.site.error_type, seen.site.error_class
+
+
+def _function_template(seen: Seen) -> tuple[str, str]:
+    return seen.site.function, seen.template
+
+
+def _thrown_template(seen: Seen) -> tuple[str, str | None, str]:
+    return _call(seen), seen.site.error_class, seen.template
 
 
 def _same(wording: Wording, seen: Seen) -> bool:

@@ -1,5 +1,5 @@
 """Learning a source's releases: every release oldest to newest, each message's wordings,
-places and commits across them (docs/sources.md, "Releases").
+places and commits across them (docs/learning-a-codebase.md, "Releases").
 
 A git source's releases are its tags that match the source's pattern (``rel_*``, ``v*``),
 named by the version each tag reads as (`kb.extract.versions.version_of`) and ordered by

@@ -200,6 +200,8 @@ def test_the_learn_command_walks_releases_and_prints_the_contracts_json(tmp_path
         "unchanged", "gone", "seconds",
     ]  # fmt: skip
     assert data["releases"] == 3
+    # 1.1 read whole, then the one file each later point changed (2.0.0b1, 2.0, HEAD)
+    assert data["files_read"] == 4
     assert data["revision"] == git.GitRepository(git.git_dir_of(repo.path)).resolve("HEAD")
     assert _by_message(NEW_ROW).first_release == "1.1"
     _ = commits
