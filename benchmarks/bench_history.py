@@ -123,7 +123,7 @@ def child_learn(location: str, releases: str, since: str, rev: str, repo: str) -
         finally:
             matcher["seconds"] += time.perf_counter() - t0
 
-    curation_tasks.publish_matcher_safely = timed_publish  # type: ignore[assignment]
+    curation_tasks.publish_matcher_safely = timed_publish
     options: dict[str, Any] = {"releases": releases, "json": True}
     if since:
         options["since"] = since

@@ -219,7 +219,7 @@ class History:
         self,
         old: list[Tracked],
         new: list[Seen],
-        key: Callable[[Seen], tuple[Any, ...] | None],
+        key: Callable[[Seen], Any],
         bar: float,
         step: _Step,
         kind: str,
