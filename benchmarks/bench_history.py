@@ -46,8 +46,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for folder in (REPO, HERE):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 MIRRORS_DIR = Path(
     os.environ.get("KB_MIRRORS_DIR")
@@ -69,6 +70,8 @@ DATASET_DIR = Path(
 )
 RESULTS = HERE / "results"
 RESULT_FILE = "history.json"
+#: The walk's decisions on SQLAlchemy's history, labelled by hand (history_sample.py).
+SAMPLE_FILE = "history-sample.jsonl"
 KEPT_DB = Path("/tmp/history-bench.sqlite3")
 
 SQLALCHEMY = ("sqlalchemy/sqlalchemy", "f35da7e2b9349a08b8de1f6bd3b07c8bf8616790")
@@ -260,6 +263,18 @@ def evaluate(label: str, database: Path, workdir: Path) -> dict[str, Any]:
     return {"database": label, "status": "ok", "records": report["records"], "strata": rows}
 
 
+def sample_counts(results: Path) -> dict[str, Any]:
+    """The mistakes counted on the labelled sample, when there is one."""
+    path = results / SAMPLE_FILE
+    if not path.is_file():
+        return {}
+    import history_sample
+
+    counts = history_sample.count(path)
+    first = json.loads(path.read_text().splitlines()[0])
+    return {"file": f"benchmarks/results/{SAMPLE_FILE}", **first.get("drawn", {}), **counts}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
@@ -317,6 +332,7 @@ def main() -> None:
                 out["scale"].append(
                     learn(name, source, repo, releases, since, rev, database, workdir)
                 )
+    out["sample"] = sample_counts(args.results)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / RESULT_FILE).write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.results / RESULT_FILE}")

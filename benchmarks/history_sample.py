@@ -70,6 +70,8 @@ def ratio(a: str, b: str) -> float:
 
 
 def draw(journal: list[dict[str, Any]], n: int, seed: int = 26) -> list[dict[str, Any]]:
+    """``n`` decisions of each kind, at random (seeded); the first line also says what
+    they were drawn from (``drawn``)."""
     rng = random.Random(seed)
     paired = [e for e in journal if e["kind"] not in {"removed", "new"}]
     by_release: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -98,6 +100,8 @@ def draw(journal: list[dict[str, Any]], n: int, seed: int = 26) -> list[dict[str
                 "old": e["old"], "new": e["new"], "same_site": None, "note": "",
             })  # fmt: skip
     print(f"pairings other than same: {len(paired)}; removed beside an alike new: {len(apart)}")
+    if sample:
+        sample[0]["drawn"] = {"pairings_total": len(paired), "apart_total": len(apart)}
     return sample
 
 
@@ -130,6 +134,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "draw":
         sample = draw(walk(args.repo, args.pattern, args.since, args.rev), args.n)
+        if sample:
+            sample[0]["drawn"].update(repo=args.repo, since=args.since, rev=args.rev)
         args.out.write_text("".join(json.dumps(row) + "\n" for row in sample))
         print(f"{len(sample)} decisions to label in {args.out}")
     else:
