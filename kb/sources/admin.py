@@ -115,8 +115,15 @@ class LearnJobAdmin(admin.ModelAdmin):
     def summary(self, obj: LearnJob) -> str:
         if obj.state != LearnJob.State.DONE:
             return ""
+        walked = ""
+        report = obj.report if isinstance(obj.report, dict) else {}
+        if report.get("releases", 1) != 1 or report.get("aliases"):
+            walked = (
+                f"{report.get('releases')} releases, {report.get('aliases', 0)} older wordings, "
+                f"{report.get('removed', 0)} removed sites kept; "
+            )
         return (
-            f"created {obj.created}, updated {obj.updated}, unchanged {obj.unchanged}, "
+            f"{walked}created {obj.created}, updated {obj.updated}, unchanged {obj.unchanged}, "
             f"gone {obj.gone}, errors {obj.errors}"
         )
 

@@ -84,3 +84,5 @@ def test_a_source_whose_releases_the_admin_names_is_walked_by_a_real_worker(
     record = ErrorRecord.objects.get(repo="acme/svc")
     assert (record.error_message, record.first_release, record.last_release) == (new, "1.0", "1.1")
     assert [w["message"] for w in record.release_history["wordings"]] == [old, new]
+    page = client.get(reverse("admin:sources_learnjob_change", args=[job.pk])).content.decode()
+    assert "2 releases, 1 older wordings, 0 removed sites kept" in page
