@@ -164,11 +164,15 @@ class GitRepository:
     def changes(self, old: str, new: str) -> tuple[set[str], list[str], dict[str, str]]:
         """Between two commits: the paths added or changed in ``new``, the paths removed
         (a rename's old path included), and renames (new path -> old path)."""
-        out = _git(
-            ["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv",
-             "--end-of-options", old, new, "--"],
-            git_dir=self.git_dir,
-        )  # fmt: skip
+        args = ["diff", "--name-status", "-z", "--no-ext-diff", "--no-textconv"]
+        try:
+            out = _git([*args, "-M", "--end-of-options", old, new, "--"], git_dir=self.git_dir)
+        except SourceError:
+            # Rename detection reads the blobs; a copy that lacks one (partial or pruned)
+            # still has its trees: the changes without renames (the blobs it lacks are
+            # listed as refused when read).
+            out = _git([*args, "--no-renames", "--end-of-options", old, new, "--"],
+                       git_dir=self.git_dir)  # fmt: skip
         fields = out.split(b"\0")
         changed: set[str] = set()
         removed: list[str] = []
