@@ -13,6 +13,8 @@ taking only what the earlier steps left:
    `CLASS_CHANGED_SIMILARITY` alike;
 3. the old site's function has no site in the file any more (a function renamed, a raise
    moved to a helper): same template, else same call kind and class reworded;
+   then, whatever the function and class, one kind of site (a raise, a log call) at least
+   `FILE_SIMILARITY` alike;
 4. across the files of one release (code moved to a file git did not see as a rename):
    same function and template, or same call kind, class and template, each unique on
    both sides; then same kind of site and a named error class, reworded, at least
@@ -49,6 +51,8 @@ __all__ = ["SIMILARITY", "History", "Seen", "Tracked", "Wording", "similarity"]
 SIMILARITY = 0.5
 #: Same function, the error class changed with the message: nearly alike only.
 CLASS_CHANGED_SIMILARITY = 0.8
+#: One file, any function and class, one kind of site (a raise, a log): nearly alike only.
+FILE_SIMILARITY = 0.7
 #: The same across files (a site moved and reworded in one release): higher, as the
 #: candidates are many more.
 MOVED_SIMILARITY = 0.6
@@ -213,6 +217,9 @@ class History:
             by_key(lambda t: t.seen.template, lambda s: s.template, "renamed-function")
             old, new = self._alike(old, new, _thrown, SIMILARITY, step, "renamed-function")
             old = keep + old
+        # 5. what is left in the file, of one kind of site: the message moved to another
+        # function and reworded, its class changed or not, only when nearly alike
+        old, new = self._alike(old, new, _error_type, FILE_SIMILARITY, step, "reworded")
         return old, new
 
     def _alike(
@@ -406,6 +413,10 @@ def _call(seen: Seen) -> str:
     ``raise orm_exc.NoResultFound`` and ``exc.NoResultFound`` are one kind (an import
     renamed, an exception built before its ``raise``, change no site)."""
     return _QUALIFIER.sub("", seen.site.call)
+
+
+def _error_type(seen: Seen) -> str:
+    return seen.site.error_type
 
 
 def _function(seen: Seen) -> str:

@@ -101,3 +101,20 @@ def test_a_wording_only_the_unnamed_last_point_has_carries_no_release() -> None:
         ("2.0", "2.0"),
         (None, None),
     ]
+
+
+def test_a_message_moved_to_another_function_of_its_file_reworded_with_a_new_class() -> None:
+    """greenlet_spawn's message in SQLAlchemy 1.4: a new exception class, the function
+    that raises it still raising others, the message nearly alike."""
+    history = History()
+    old = "greenlet_spawn has not been called; can't call await_() here."
+    new = "greenlet_spawn has not been called; can't call await_only() here. Was IO attempted?"
+    history.step("1.4.0b1", {"c.py": [
+        _seen("c.py", 5, old, "await_only", "raise exc.InvalidRequestError", "InvalidRequestError"),
+        _seen("c.py", 9, "Cannot use this function in this place at all", "await_only"),
+    ]})  # fmt: skip
+    history.step("1.4.0b2", {"c.py": [
+        _seen("c.py", 9, "Cannot use this function in this place at all", "await_only"),
+        _seen("c.py", 20, new, "_raise_missing", "raise exc.MissingGreenlet", "MissingGreenlet"),
+    ]})  # fmt: skip
+    assert _messages(history) == [[old, new], ["Cannot use this function in this place at all"]]
