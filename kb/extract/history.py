@@ -16,9 +16,9 @@ taking only what the earlier steps left:
    then, whatever the function and class, one kind of site (a raise, a log call) at least
    `FILE_SIMILARITY` alike;
 4. across the files of one release (code moved to a file git did not see as a rename):
-   same function and template, or same call kind, class and template, each unique on
-   both sides; then same kind of site and a named error class, reworded, at least
-   `MOVED_SIMILARITY` alike.
+   same function and template, or same call kind, class and template, or the same
+   template alone, each unique on both sides; then same kind of site and a named error
+   class, reworded, at least `MOVED_SIMILARITY` alike.
 
 A call kind is read without module qualifiers and ``raise`` (``raise orm_exc.NoResultFound``
 is ``exc.NoResultFound`` is ``NoResultFound``): an import renamed, or an exception built
@@ -268,10 +268,10 @@ class History:
         self, old: list[Tracked], new: list[Seen], step: _Step
     ) -> tuple[list[Tracked], list[Seen]]:
         """Across the files of one release: a site that moved to another file (git saw no
-        rename), with its function and template, or its call, class and template, each
-        of them unique on both sides; then moved and reworded (same call and a named
-        error class, at least `MOVED_SIMILARITY` alike)."""
-        for key in (_function_template, _thrown_template):
+        rename), with its function and template, or its call, class and template, or its
+        template alone, each of them unique on both sides; then moved and reworded (same
+        kind of site and a named error class, at least `MOVED_SIMILARITY` alike)."""
+        for key in (_function_template, _thrown_template, _template):
             count_old: dict[Any, list[Tracked]] = {}
             for item in old:
                 count_old.setdefault(key(item.seen), []).append(item)
@@ -441,6 +441,10 @@ def _named_class(seen: Seen) -> tuple[str, str] | None:
     if not seen.site.error_class:
         return None
     return seen.site.error_type, seen.site.error_class
+
+
+def _template(seen: Seen) -> str:
+    return seen.template
 
 
 def _function_template(seen: Seen) -> tuple[str, str]:

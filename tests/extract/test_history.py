@@ -118,3 +118,18 @@ def test_a_message_moved_to_another_function_of_its_file_reworded_with_a_new_cla
         _seen("c.py", 20, new, "_raise_missing", "raise exc.MissingGreenlet", "MissingGreenlet"),
     ]})  # fmt: skip
     assert _messages(history) == [[old, new], ["Cannot use this function in this place at all"]]
+
+
+def test_a_message_moved_to_another_file_with_another_function_and_call_is_one_site() -> None:
+    history = History()
+    text = "Textual SQL expression %r should be explicitly declared as text(%r)"
+    history.step(
+        "1.3", {"elements.py": [_seen("elements.py", 7, text, "_literal", "raise exc_cls", None)]}
+    )
+    history.step("1.4", {
+        "elements.py": [],
+        "coercions.py": [_seen("coercions.py", 70, text, "_no_text_coercion", "raise ArgumentError",
+                               "ArgumentError")],
+    })  # fmt: skip
+    assert _messages(history) == [[text]]
+    assert [p.path for p in history.tracked[0].places] == ["elements.py", "coercions.py"]
