@@ -55,6 +55,7 @@ from report_sections import (  # noqa: E402
     render_explain_pages,
     render_fuzz,
     render_gaps,
+    render_history,
     render_import,
     render_import_layers,
     render_learn,
@@ -348,6 +349,22 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         "ones that travel: the wall-clock ones carry the machine's load.",
         "written by `benchmarks/bench_learn_jobs.py`",
         render_learn_jobs,
+    ),
+    (
+        "history.json",
+        "Release histories",
+        "`manage.py learn --releases` timed whole, each in a child process of its own: "
+        "SQLAlchemy's tags from 1.3.0 and Kafka's from 2.0 (their mirrors, each walk ending "
+        "at the dataset's commit) and Django's releases from 1.11 (the package index, every "
+        "final release in the range downloaded), one after the other into a database holding "
+        "the dataset; then every release of etcd (`v*`) and of SQLAlchemy, each into an empty "
+        "database. Wall seconds include the interpreter's start and the matcher build the learn "
+        "triggers; aliases are the older wordings recorded beside the current ones, removed "
+        "sites those kept as records of their own. Then the public labelled pastes through "
+        "the app's matcher on the dataset's database and on the one with the histories "
+        "learned (kept at /tmp/history-bench.sqlite3 to evaluate again).",
+        "written by `benchmarks/bench_history.py`",
+        render_history,
     ),
     (
         "store.json",

@@ -1393,3 +1393,70 @@ def render_learn_jobs(data: dict[str, Any]) -> list[str]:
         columns_table(LEARN_PASTE_COLUMNS, items(paste, "figures"), drop_empty=True),
     ]
     return lines
+
+
+HISTORY_COLUMNS: list[Column] = [
+    ("learn", "name"),
+    ("status", lambda r: " ".join(str(r.get(k, "")) for k in ("status", "reason")).strip()),
+    ("releases", "releases"),
+    ("wall s", "seconds"),
+    ("learn s", "learn_s"),
+    ("CPU s", "cpu_s"),
+    ("matcher s", "matcher_s"),
+    ("peak RSS MiB", "peak_rss_mib"),
+    ("files read", "files_read"),
+    ("created", "created"),
+    ("updated", "updated"),
+    ("aliases", "aliases"),
+    ("removed sites", "removed"),
+    ("DB MiB before", "db_before_mib"),
+    ("DB MiB after", "db_after_mib"),
+]
+HISTORY_EVAL_COLUMNS: list[Column] = [
+    ("database", "database"),
+    ("stratum", "stratum"),
+    ("cases", "cases"),
+    ("top-1", "top1"),
+    ("top-3", "top3"),
+    ("no match", "no_match"),
+]
+
+
+def render_history(data: dict[str, Any]) -> list[str]:
+    dataset = obj(data, "dataset")
+    lines = [
+        host_line(data, labelled("database:", data.get("database"))),
+        "",
+        "Into the dataset's database "
+        f"({fmt(dataset.get('size_mib'))} MiB, imported in {fmt(dataset.get('import_s'))} s), "
+        "one after the other:",
+        "",
+        columns_table(HISTORY_COLUMNS, items(data, "histories"), drop_empty=True),
+        "",
+        "Scale: every release, each into an empty database.",
+        "",
+        columns_table(HISTORY_COLUMNS, items(data, "scale"), drop_empty=True),
+        "",
+        "The public labelled pastes through the app's matcher, before and after:",
+        "",
+        columns_table(
+            HISTORY_EVAL_COLUMNS,
+            [row for run in items(data, "eval") for row in items(run, "strata")],
+            drop_empty=True,
+        ),
+    ]
+    sample = obj(data, "sample")
+    if sample:
+        lines += [
+            "",
+            f"Site identity, on a hand-labelled sample of the walk's decisions "
+            f"(`{sample.get('file')}`, {sample.get('repo')} from {sample.get('since')}): "
+            f"of {fmt(sample.get('paired'))} pairings other than an unchanged site "
+            f"(reworded, function renamed, moved), {fmt(sample.get('merged_mistakes'))} "
+            f"merged two sites; of {fmt(sample.get('apart'))} sites removed beside the most "
+            f"alike site new in the same release, {fmt(sample.get('split_mistakes'))} were "
+            "one site split. Drawn from "
+            f"{fmt(sample.get('pairings_total'))} such pairings and "
+            f"{fmt(sample.get('apart_total'))} such removals.",
+        ]
+    return lines

@@ -62,7 +62,7 @@ FIELDS: tuple[Field, ...] = (
     Field("analyzedAt", "analyzed_at", "datetime", nullable=True, curatable=False),
     Field("contentChangedAt", "content_changed_at", "datetime", nullable=True, curatable=False),
     Field("schemaVersion", "schema_version", "int", curatable=False),
-    # Release history, learned from a source's releases (docs/sources.md, "Releases"):
+    # Release history, learned from a source's releases (docs/learning-a-codebase.md, "Releases"):
     # the first and last release whose code has the site, the first release without it,
     # and ``releaseHistory`` (its shape: at ``HISTORY_LIMITS``). A curator cannot edit them; a
     # curator can retire a wording that misleads (``retiredWordings``, its patterns).

@@ -40,7 +40,8 @@ class SourceAdmin(admin.ModelAdmin):
     list_filter = ["kind", "state", "publish"]
     search_fields = ["repo", "location"]
     fields = [
-        "location", "repo", "web_url", "revision", "publish", "include_tests",
+        "location", "repo", "web_url", "revision", "releases", "release_separator", "since",
+        "publish", "include_tests",
         "kind", "state", "last_revision", "last_learned_at", "last_error",
     ]  # fmt: skip
     readonly_fields = ["kind", "state", "last_revision", "last_learned_at", "last_error"]
@@ -114,8 +115,15 @@ class LearnJobAdmin(admin.ModelAdmin):
     def summary(self, obj: LearnJob) -> str:
         if obj.state != LearnJob.State.DONE:
             return ""
+        walked = ""
+        report = obj.report if isinstance(obj.report, dict) else {}
+        if report.get("releases", 1) != 1 or report.get("aliases"):
+            walked = (
+                f"{report.get('releases')} releases, {report.get('aliases', 0)} older wordings, "
+                f"{report.get('removed', 0)} removed sites kept; "
+            )
         return (
-            f"created {obj.created}, updated {obj.updated}, unchanged {obj.unchanged}, "
+            f"{walked}created {obj.created}, updated {obj.updated}, unchanged {obj.unchanged}, "
             f"gone {obj.gone}, errors {obj.errors}"
         )
 

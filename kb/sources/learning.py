@@ -70,6 +70,9 @@ class LearnResult:
     source: str
     revision: str
     since: str = ""
+    releases: int = 1  # releases walked (one: a single revision)
+    aliases: int = 0  # older wordings recorded beside the current ones
+    removed: int = 0  # sites removed before the newest point, kept as records
     files_total: int = 0
     files_read: int = 0
     files_skipped: int = 0
@@ -90,7 +93,7 @@ class LearnResult:
         return {
             "source": self.source,
             "revision": self.revision,
-            "releases": 1,
+            "releases": self.releases,
             "files_read": self.files_read,
             "sites": self.sites,
             "created": self.created,

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from kb.extract.versions import VersionError, version_key
 from kb.records.models import BackgroundJob, ErrorRecord
 from kb.sources.readers import SourceError
 from kb.sources.readers.index import parse_spec
@@ -17,6 +18,8 @@ __all__ = ["LearnJob", "LearnedSite", "Source", "kind_of"]
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _REMOTE = re.compile(r"^(https://|ssh://|git@[A-Za-z0-9.-]+:)")
+#: ``pypi:NAME`` (every release in a range, with ``releases`` or ``since``).
+_PROJECT = re.compile(r"^pypi:[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _ARCHIVE = (".tar.gz", ".tgz", ".tar", ".zip", ".whl")
 
 
@@ -89,6 +92,21 @@ class Source(models.Model):
         default="HEAD",
         help_text="The commit, tag or branch to read (git); ignored for releases and archives.",
     )
+    releases = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Learn every release: a tag pattern with one * (rel_*, v*) for a git "
+        "repository, a version range (>=1.11,<2.1) for pypi:NAME; empty: one revision.",
+    )
+    release_separator = models.CharField(
+        max_length=1,
+        blank=True,
+        help_text="What separates a tag's version numbers (_ for rel_1_3_0); empty: read "
+        "from the tags.",
+    )
+    since = models.CharField(
+        max_length=100, blank=True, help_text="The oldest release to learn (a version)."
+    )
     publish = models.BooleanField(
         default=True,
         help_text="Publish new records at once; unticked, they are created as drafts to review.",
@@ -122,11 +140,22 @@ class Source(models.Model):
         if not self.location:
             raise ValidationError({"location": "Say where the source is."})
         self.kind = kind_of(self.location)
-        if self.kind == Kind.RELEASE:
+        self.releases, self.since = self.releases.strip(), self.since.strip()
+        walks = bool(self.releases or self.since)
+        if self.kind == Kind.RELEASE and not (walks and _PROJECT.match(self.location)):
             try:
                 parse_spec(self.location)
             except SourceError as error:
                 raise ValidationError({"location": str(error)}) from None
+        if self.kind == Kind.ARCHIVE and walks:
+            raise ValidationError({"releases": "An archive is one release: it has none to walk."})
+        if self.kind in {Kind.GIT, Kind.REMOTE} and self.releases and "*" not in self.releases:
+            raise ValidationError({"releases": "A tag pattern with one * (such as rel_* or v*)."})
+        if self.since:
+            try:
+                version_key(self.since)
+            except VersionError:
+                raise ValidationError({"since": "A version, such as 1.3.0."}) from None
         if not self.repo:
             self.repo = default_repo(self.location)
         if not _REPO.match(self.repo):

@@ -15,6 +15,7 @@ from typing import Any
 from django.tasks import task
 from django.utils import timezone
 
+from kb.sources.history import learn_releases
 from kb.sources.learning import LearnResult, SourceError, learn
 from kb.sources.models import LearnJob, Source
 from kb.sources.signals import learned
@@ -66,7 +67,11 @@ def execute_learn(
 
     result = None
     try:
-        result = learn(job.source, revision=job.requested_revision or None, progress=progress)
+        source = job.source
+        if (source.releases or source.since) and not job.requested_revision:
+            result = learn_releases(source, progress=progress)
+        else:
+            result = learn(source, revision=job.requested_revision or None, progress=progress)
     except SourceError as error:
         _fail(job, str(error))
     except Exception as error:  # the job page must say what happened, whatever it was

@@ -287,7 +287,8 @@ def test_a_line_past_the_end_of_the_file_keeps_the_window_inside_it() -> None:
 def test_record_has_the_seeds_keys_in_order_and_empty_analysis() -> None:
     seed = json.loads(SEED.read_text().splitlines()[0])["record"]
     made = record(site())
-    assert list(made) == list(seed) == [f.key for f in FIELDS]
+    # the release keys are optional: a record learned from one revision has none
+    assert list(made) == list(seed) == [f.key for f in FIELDS if not f.optional]
     for key in ("documentation", "triggerScenarios", "exampleFix", "handlingStrategy"):
         assert made[key] is None
     assert made["solutions"] == made["preventionTips"] == []

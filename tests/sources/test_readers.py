@@ -64,6 +64,24 @@ def test_a_blob_the_repository_lacks_is_listed_and_the_rest_is_read(tmp_path: Pa
     assert dict(whole.read(whole.files)) == {whole.files[0]: b"A = 1\n"}
 
 
+def test_changes_between_revisions_are_read_without_renames_when_a_blob_is_missing(
+    tmp_path: Path,
+) -> None:
+    """Rename detection reads blobs; a mirror without one still tells what changed (a
+    walk of releases over a partial mirror goes on)."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("old.py", "A = 1\n" * 50)
+    first = repo.commit("one")
+    blob = repo.git("rev-parse", "HEAD:old.py")
+    repo.git("mv", "old.py", "new.py")
+    repo.write("new.py", "A = 1\n" * 49 + "B = 2\n")
+    second = repo.commit("two")
+    repository = git.GitRepository(git.git_dir_of(repo.path))
+    assert repository.changes(first, second) == ({"new.py"}, ["old.py"], {"new.py": "old.py"})
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert repository.changes(first, second) == ({"new.py"}, ["old.py"], {})
+
+
 def test_git_never_reads_a_revision_as_an_option(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.write("a.py", "A = 1\n")

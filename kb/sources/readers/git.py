@@ -164,11 +164,15 @@ class GitRepository:
     def changes(self, old: str, new: str) -> tuple[set[str], list[str], dict[str, str]]:
         """Between two commits: the paths added or changed in ``new``, the paths removed
         (a rename's old path included), and renames (new path -> old path)."""
-        out = _git(
-            ["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv",
-             "--end-of-options", old, new, "--"],
-            git_dir=self.git_dir,
-        )  # fmt: skip
+        args = ["diff", "--name-status", "-z", "--no-ext-diff", "--no-textconv"]
+        try:
+            out = _git([*args, "-M", "--end-of-options", old, new, "--"], git_dir=self.git_dir)
+        except SourceError:
+            # Rename detection reads the blobs; a copy that lacks one (partial or pruned)
+            # still has its trees: the changes without renames (the blobs it lacks are
+            # listed as refused when read).
+            out = _git([*args, "--no-renames", "--end-of-options", old, new, "--"],
+                       git_dir=self.git_dir)  # fmt: skip
         fields = out.split(b"\0")
         changed: set[str] = set()
         removed: list[str] = []
@@ -191,6 +195,68 @@ class GitRepository:
                 changed.add(path)
             i += 2
         return changed, removed, renamed
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Whether commit ``old`` is ``new`` or in its history."""
+        if not (_HEX.match(old) and _HEX.match(new)):
+            return False
+        try:
+            _git(["merge-base", "--is-ancestor", old, new], git_dir=self.git_dir)
+        except SourceError:  # exit 1: not an ancestor
+            return False
+        return True
+
+    def tags(self) -> list[tuple[str, str]]:
+        """Every tag with the commit it names (annotated tags peeled), in git's order."""
+        out = _git(
+            ["for-each-ref", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)",
+             "refs/tags/"],
+            git_dir=self.git_dir,
+        )  # fmt: skip
+        found = []
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            name, _, rest = line.partition("\0")
+            direct, _, peeled = rest.partition("\0")
+            found.append((name, peeled or direct))
+        return found
+
+    def blame(
+        self, path: str, ranges: list[tuple[int, int]], since: str, commit: str
+    ) -> tuple[dict[int, str], dict[str, tuple[str, int]]]:
+        """Who last changed each line of ``ranges`` (1-based, inclusive) of ``path`` at
+        ``commit``, looking only at the commits after ``since``: line -> commit id (lines
+        older than ``since`` are left out), and commit id -> (subject, committer time).
+        One ``git blame --porcelain`` for all the ranges of the file."""
+        if not (_HEX.match(since) and _HEX.match(commit)) or not ranges:
+            return {}, {}
+        args = ["blame", "--porcelain"]
+        for start, end in ranges:
+            args += ["-L", f"{start},{max(start, end)}"]
+        args += [f"{since}..{commit}", "--", path]
+        try:
+            out = _git(args, git_dir=self.git_dir)
+        except SourceError:  # a range past the file's end: nothing known of it
+            return {}, {}
+        lines: dict[int, str] = {}
+        info: dict[str, dict[str, str]] = {}
+        current = ""
+        for raw in out.split(b"\n"):
+            if raw.startswith(b"\t") or not raw:
+                continue
+            head = raw.split(b" ")
+            if len(head) >= 3 and _HEX.match(head[0].decode("ascii", "replace")):
+                current = head[0].decode()
+                info.setdefault(current, {})
+                lines[int(head[2])] = current
+                continue
+            key, _, value = raw.decode("utf-8", "replace").partition(" ")
+            info.setdefault(current, {})[key] = value
+        commits = {
+            sha: (meta.get("summary", ""), int(meta.get("committer-time", "0") or 0))
+            for sha, meta in info.items()
+            if "boundary" not in meta
+        }
+        return {n: sha for n, sha in lines.items() if sha in commits}, commits
 
     def blobs(self, entries: list[FileEntry]) -> Iterator[tuple[FileEntry, bytes]]:
         """Each entry's bytes, from one ``git cat-file --batch`` (fed by a thread, so that

@@ -21,7 +21,14 @@ from typing import Any, NamedTuple
 
 from kb.sources.readers.base import SourceError
 
-__all__ = ["Release", "browse_url", "download_release", "parse_spec"]
+__all__ = [
+    "Release",
+    "browse_url",
+    "download_file",
+    "download_release",
+    "parse_spec",
+    "release_files",
+]
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
@@ -118,18 +125,40 @@ def browse_url(name: str, version: str, file_url: str) -> str:
     return _PYPI_INSPECTOR.format(name=quoted[0], version=quoted[1], rest=rest)
 
 
-def download_release(name: str, version: str, target: Path, *, index_url: str,
-                     max_bytes: int) -> Release:  # fmt: skip
-    """Download ``name==version``'s sdist (or pure-Python wheel) into ``target``. Nothing
-    in it is unpacked, built or run here."""
+def _listing(name: str, index_url: str) -> tuple[str, list[dict[str, Any]]]:
     project_url = f"{index_url.rstrip('/')}/{urllib.parse.quote(_normalise(name))}/"
     try:
         listing = json.loads(_get(project_url, 64 * 1024 * 1024, accept=_SIMPLE_JSON))
     except ValueError:
         raise SourceError(f"{project_url}: not the simple API's JSON") from None
-    chosen = _pick(listing.get("files") or [], name, version)
+    files = listing.get("files") if isinstance(listing, dict) else None
+    return project_url, [f for f in files or [] if isinstance(f, dict)]
+
+
+def release_files(name: str, *, index_url: str) -> dict[str, dict[str, Any]]:
+    """Every version of ``name`` the index holds a readable file of (an sdist, else a
+    pure-Python wheel; yanked files left out): version -> the index's entry of that file,
+    its ``url`` made absolute."""
+    project_url, files = _listing(name, index_url)
+    versions: dict[str, dict[str, Any]] = {}
+    for entry in files:
+        release = _release_of(str(entry.get("filename", "")))
+        if release is None or entry.get("yanked"):
+            continue
+        project, version, _kind = release
+        if _normalise(project) != _normalise(name) or version in versions:
+            continue
+        chosen = _pick(files, name, version)
+        versions[version] = {**chosen, "url": urllib.parse.urljoin(project_url, str(chosen["url"]))}
+    return versions
+
+
+def download_file(name: str, version: str, chosen: dict[str, Any], target: Path, *,
+                  max_bytes: int) -> Release:  # fmt: skip
+    """Download one release file the index listed (``release_files``) into ``target``,
+    its SHA-256 checked against the index's."""
     filename = Path(str(chosen["filename"])).name  # never a path the index chose
-    file_url = urllib.parse.urljoin(project_url, str(chosen["url"]))
+    file_url = str(chosen["url"])
     data = _get(file_url, max_bytes)
     expected = (chosen.get("hashes") or {}).get("sha256")
     if expected and hashlib.sha256(data).hexdigest() != expected:
@@ -137,3 +166,13 @@ def download_release(name: str, version: str, target: Path, *, index_url: str,
     path = target / filename
     path.write_bytes(data)
     return Release(path, browse_url(name, version, file_url))
+
+
+def download_release(name: str, version: str, target: Path, *, index_url: str,
+                     max_bytes: int) -> Release:  # fmt: skip
+    """Download ``name==version``'s sdist (or pure-Python wheel) into ``target``. Nothing
+    in it is unpacked, built or run here."""
+    project_url, files = _listing(name, index_url)
+    chosen = _pick(files, name, version)
+    chosen = {**chosen, "url": urllib.parse.urljoin(project_url, str(chosen["url"]))}
+    return download_file(name, version, chosen, target, max_bytes=max_bytes)

@@ -34,26 +34,37 @@ class Command(BaseCommand):
         parser.add_argument(
             "--repo", default="", help="owner/name as records show it (sqlalchemy/sqlalchemy)"
         )
-        parser.add_argument("--releases", default="", help="not yet supported")
-        parser.add_argument("--since", default="", help="not yet supported")
+        parser.add_argument(
+            "--releases",
+            default="",
+            help="learn every release: a tag pattern (rel_*, v*) or, for pypi:NAME, a "
+            "version range (>=1.11,<2.1)",
+        )
+        parser.add_argument("--since", default="", help="the oldest release to learn (a version)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["releases"] or options["since"]:
-            raise CommandError("--releases and --since are not yet supported")
         location = options["source"].strip()
         if kind_of(location) in {Kind.GIT, Kind.ARCHIVE} and not location.startswith("/"):
             location = str(Path(location).resolve())
         source = Source.objects.filter(location=location).first() or Source(location=location)
         if options["repo"]:
             source.repo = options["repo"]
+        walks = bool(options["releases"] or options["since"])
+        if walks:
+            source.releases, source.since = options["releases"], options["since"]
+            # the walk's last point, past the newest release (default: HEAD)
+            source.revision = options["rev"] or source.revision or "HEAD"
         try:
             source.full_clean()
         except ValidationError as error:
             raise CommandError("; ".join(error.messages)) from None
         source.save()
+        # Without --releases the command reads one revision, even of a source whose
+        # releases the admin named (asking for a revision is what says so to the task).
+        revision = "" if walks else options["rev"] or (source.revision if source.releases else "")
         job = LearnJob.objects.create(
-            source=source, requested_revision=options["rev"], state=LearnJob.State.RUNNING
+            source=source, requested_revision=revision or "", state=LearnJob.State.RUNNING
         )
         as_json = options["json"]
 
