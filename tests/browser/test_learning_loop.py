@@ -121,6 +121,9 @@ def test_an_unknown_error_reported_twice_becomes_a_record_that_closes_its_gap(
 
     curator.get_by_role("link", name="Create a record from this gap").first.click()
     curator.wait_for_selector("#id_message_pattern")
+    # the admin focuses its first field once the page has loaded: typing before that could
+    # land in the focused field instead of the one filled
+    curator.wait_for_load_state("load")
     assert curator.locator("#id_error_message").input_value() == gap.template.replace("<*>", "{}")
     assert curator.locator("#id_status").input_value() == "draft"
     curator.fill("#id_repo", "acme/widgets")
