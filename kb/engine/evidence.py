@@ -37,6 +37,10 @@ SAME_CLASS = 1  # the exception class printed beside the message is the record's
 SAME_REPO = 1  # frames or module names point at the record's repository
 OTHER_CLASS = -1  # a different exception class is printed beside the message
 OTHER_REPO = -2  # the paste's frames point at other software, never at this repository
+# The record's site left the code in a later release (a record learned from releases):
+# on the same text, a record still in the code is the likelier answer, unless the removed
+# one reads it clearly better (`report.CLEAR`) or the paste points at its releases.
+REMOVED = -1
 
 MAX_LOCATIONS = 2000  # paths and module names read from one paste
 MAX_CODE_LINES = 5000  # quoted source lines marked in one paste
@@ -66,6 +70,7 @@ class RecordFacts:
     file_path: str = ""
     error_class: str = ""
     line_number: int | None = None
+    removed_in: str = ""  # the first release without the site (records learned from releases)
     # Derived once, here: a caller keeps its facts for as long as its records do, and
     # every paste weighs each of them again.
     name: str = field(init=False)  # `repo_name` of ``repo``
@@ -459,6 +464,9 @@ def weigh(
                 notes.append(
                     (3, f"the paste's frames point at {', '.join(elsewhere)}, not at {facts.repo}")
                 )
+    if facts.removed_in:
+        weight += REMOVED
+        notes.append((4, f"its raising site is no longer in the code since {facts.removed_in}"))
     if not notes:
         return _NO_EVIDENCE
     if len(notes) == 1:  # the usual case: one piece of evidence, nothing to order

@@ -238,9 +238,13 @@ def _beats(c: Candidate, best: Candidate, weight: dict[int, int]) -> bool:
     return not (best.score >= CLEAR * c.score and not best.wrapper and not best.overread)
 
 
-def _lost_why(alt: Candidate, best: Candidate, weight: dict[int, int], best_match: Match) -> str:
+def _lost_why(
+    alt: Candidate, best: Candidate, weight: dict[int, int], best_match: Match, alt_match: Match
+) -> str:
     if weight[best.pid] > weight[alt.pid] and best_match.evidence:
         return f"the paste's context favours the other record: {best_match.evidence[0]}"
+    if weight[best.pid] > weight[alt.pid] and alt_match.evidence:
+        return f"the other record is likelier: {alt_match.evidence[0]}"
     if alt.wrapper:
         return "it wraps the other matched message, which says more"
     if alt.overread:
@@ -267,7 +271,9 @@ def _answers(
     for b in bests:
         m = built[b]
         alts = tuple(
-            Alternative(built[i].key, built[i].score, _lost_why(sure[i], sure[b], weight, m))
+            Alternative(
+                built[i].key, built[i].score, _lost_why(sure[i], sure[b], weight, m, built[i])
+            )
             for i in lost_to.get(b, ())
         )
         g = by_key.get(m.key)

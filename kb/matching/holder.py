@@ -417,7 +417,9 @@ class MatcherHolder:
         for k, r in records.items():
             f = made.get(k)
             if f is None:
-                f = made[k] = RecordFacts(r.repo, r.file_path, r.error_class or "", r.line_number)
+                f = made[k] = RecordFacts(
+                    r.repo, r.file_path, r.error_class or "", r.line_number, r.removed_in or ""
+                )
             out[k] = f
         return out
 

@@ -9,12 +9,13 @@ available`` became ``Node may not be available``); the ranges and lines are hand
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pytest
 
 from kb.engine import Matcher, PatternSpec
+from kb.engine.evidence import RecordFacts
 from kb.engine.releases import Location, ReleaseFacts, fit_of
 from kb.engine.types import Wording
 
@@ -368,3 +369,42 @@ def test_a_cut_off_older_wording_edited_in_is_found_too(m: Matcher) -> None:
     m2 = Matcher.build([plain], with_similarity=True).with_changes([URL_SPEC], [])
     rep = m2.match("ArgumentError: Could not parse rfc1738 URL from string")
     assert [(x.key, x.wording) for x in rep.matches] == [(URL, URL_SPEC.aliases[0])]
+
+
+# A site the release walk could not follow into its next file: the record it left behind
+# (removed in 2.0.0) and the live record read the same text equally well.
+MOVED_OLD = "sa-textual-elements"
+MOVED_NEW = "sa-textual-coercions"
+TEXTUAL = r"Textual SQL expression (.+?) should be explicitly declared as text\((.+?)\)"
+TEXTUAL_MESSAGE = "Textual SQL expression {} should be explicitly declared as text({})"
+MOVED_SPECS = [
+    PatternSpec(MOVED_OLD, TEXTUAL, TEXTUAL_MESSAGE),
+    PatternSpec(MOVED_NEW, TEXTUAL + "$", TEXTUAL_MESSAGE),
+]
+MOVED_TEXT = (
+    "ArgumentError: Textual SQL expression 'select 1' should be explicitly declared as "
+    "text('select 1')"
+)
+
+
+def _moved_facts(removed: bool) -> Callable[[Iterable[str]], Mapping[str, RecordFacts]]:
+    facts = {
+        MOVED_OLD: RecordFacts("sqlalchemy/sqlalchemy", "lib/sqlalchemy/sql/elements.py", "",
+                               4520, "1.3.14" if removed else ""),
+        MOVED_NEW: RecordFacts("sqlalchemy/sqlalchemy", "lib/sqlalchemy/sql/coercions.py", "",
+                               560),
+    }  # fmt: skip
+    return lambda keys: {k: facts[k] for k in keys if k in facts}
+
+
+def test_on_the_same_text_a_record_still_in_the_code_beats_a_removed_one(
+    tmp_path: Path,
+) -> None:
+    m = Matcher.build(MOVED_SPECS, cache_dir=tmp_path)
+    before = m.match(MOVED_TEXT, facts=_moved_facts(removed=False))
+    assert [a.match.key for a in before.answers] == [MOVED_OLD]  # the first of a tie
+    rep = m.match(MOVED_TEXT, facts=_moved_facts(removed=True))
+    (a,) = rep.answers
+    assert a.match.key == MOVED_NEW
+    assert [alt.key for alt in a.alternatives] == [MOVED_OLD]
+    assert "no longer in the code since 1.3.14" in a.alternatives[0].why
