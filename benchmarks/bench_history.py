@@ -50,24 +50,8 @@ for folder in (REPO, HERE):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-MIRRORS_DIR = Path(
-    os.environ.get("KB_MIRRORS_DIR")
-    or next(
-        (p for p in (REPO.parent.parent / ".mirror", REPO.parent / ".mirror") if p.is_dir()),
-        REPO.parent / ".mirror",
-    )
-)
-DATASET_DIR = Path(
-    os.environ.get("KB_DATASET_DIR")
-    or next(
-        (
-            p
-            for p in (REPO.parent / "shared/data", REPO.parent.parent / "shared/data")
-            if p.is_dir()
-        ),
-        REPO.parent / "shared/data",
-    )
-)
+from places import DATASET_DIR, mirror  # noqa: E402
+
 RESULTS = HERE / "results"
 RESULT_FILE = "history.json"
 #: The walk's decisions on SQLAlchemy's history, labelled by hand (history_sample.py).
@@ -89,10 +73,6 @@ SCALE = [
     ("etcd all releases", "", ETCD[0], "v*", "", ETCD[1]),
     ("sqlalchemy all releases", "", SQLALCHEMY[0], "rel_*", "", SQLALCHEMY[1]),
 ]
-
-
-def mirror(repo: str) -> Path:
-    return MIRRORS_DIR / repo.replace("/", "+") / "repo"
 
 
 def mib(kib: float) -> float:

@@ -56,28 +56,18 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for folder in (REPO, HERE):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
-# Beside the clone's parent (a worktree in a folder of worktrees), else beside the clone:
-# as bench_learn.py finds them.
-MIRRORS_DIR = Path(
-    os.environ.get("KB_MIRRORS_DIR")
-    or next(
-        (p for p in (REPO.parent.parent / ".mirror", REPO.parent / ".mirror") if p.is_dir()),
-        REPO.parent / ".mirror",
-    )
-)
+from places import DATASET_DIR, MIRRORS_DIR, mirror  # noqa: E402
+
 RESULTS = HERE / "results"
 RESULT_FILE = "learn-jobs.json"
 STEP_COMMITS = 200
 
 KAFKA = ("apache/kafka", "1eb7644349cb07139d6a3c1ad1986979647cac99")
 RISINGWAVE = ("risingwavelabs/risingwave", "448c6570b1b9d636736708340f61a85900c2b7d7")
-
-
-def mirror(repo: str) -> Path:
-    return MIRRORS_DIR / repo.replace("/", "+") / "repo"
 
 
 def peak_mib(kib: float) -> float:
@@ -302,17 +292,6 @@ def floor(name: str, repo: str, revision: str, language: str) -> dict[str, Any]:
 
 
 # --- the paste path with the learned records beside the dataset's -------------------------
-DATASET_DIR = Path(
-    os.environ.get("KB_DATASET_DIR")
-    or next(
-        (
-            p
-            for p in (REPO.parent / "shared/data", REPO.parent.parent / "shared/data")
-            if p.is_dir()
-        ),
-        REPO.parent / "shared/data",
-    )
-)
 DJANGO_SDIST = Path(
     os.environ.get("KB_DJANGO_SDIST") or REPO.parent.parent / "notes/pkgs/django-6.1.3.tar.gz"
 )
