@@ -146,40 +146,14 @@ def shares(m: Matcher, text: str, repeat: int = 1) -> dict[str, float]:
     return out
 
 
-# the peak RSS (VmHWM) is reset (clear_refs 5) after the build, whose own peak is not asked
-_RSS_CHILD = """
-import sys
-sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
-from matcher_data import load_specs
-from kb.engine import Matcher
-from pathlib import Path
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-def reset():
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-m = Matcher.build(load_specs(), cache_dir=Path({cache!r}), with_similarity=False)
-reset()
-m.match("warm up: connection refused")
-before = hwm()
-reset()
-text = Path(sys.argv[1]).read_bytes().decode("utf-8", "replace")
-m.match(text)
-print(before, hwm())
-"""
-
-
-# the same, reading the file as `manage.py match` does: in blocks, gunzipped as a stream
-_STREAM_CHILD = """
+# A child's start: the matcher built and warmed, then its peak RSS (VmHWM) reset
+# (clear_refs 5), so that the peak it reports is the match's, not the build's.
+_CHILD_START = """
 import json, os, sys, time
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
 sys.path.insert(0, {repo!r}); sys.path.insert(0, {bench!r})
 from matcher_data import load_specs
 from kb.engine import Matcher
-from kb.engine.logstream import match_excerpt, read_excerpt
-from kb.http import gunzip_blocks
 from pathlib import Path
 def hwm():
     for line in open("/proc/self/status"):
@@ -193,6 +167,25 @@ reset()
 m.match("warm up: connection refused")
 before = hwm()
 reset()
+"""
+
+# the log read whole
+_RSS_CHILD = (
+    _CHILD_START
+    + """
+text = Path(sys.argv[1]).read_bytes().decode("utf-8", "replace")
+m.match(text)
+print(before, hwm())
+"""
+)
+
+
+# the same, reading the file as `manage.py match` does: in blocks, gunzipped as a stream
+_STREAM_CHILD = (
+    _CHILD_START
+    + """
+from kb.engine.logstream import match_excerpt, read_excerpt
+from kb.http import gunzip_blocks
 def blocks(fh):
     while block := fh.read(1 << 20):
         yield block
@@ -204,6 +197,7 @@ cpu = time.process_time() - t
 print(before, hwm(), cpu, len(rep.answers), len(excerpt.text), excerpt.size)
 print(json.dumps(rep.notes))
 """
+)
 
 
 def big_log(path: Path, mb: int, piece: str) -> None:
