@@ -180,3 +180,20 @@ def test_an_old_versions_revert_page_keeps_the_retired_choice_it_had(
     record.refresh_from_db()
     assert record.retired_wordings == []
     assert record.release_history["wordings"][0]["pattern"] == OLD["pattern"]  # kept as stored
+
+
+def test_the_bench_ranks_an_edit_with_the_records_older_wordings_still_matched(
+    record: ErrorRecord,
+) -> None:
+    """Editing a learned record's pattern keeps its older wordings matched, as saving it
+    would: a sample in an older wording still finds the edited record."""
+    from kb.curation.tester import run_bench
+
+    sample = "sqlalchemy.orm.exc.NoResultFound: No row was found for one()"
+    result = run_bench(
+        pattern=record.message_pattern + " now",
+        message=record.error_message + " now",
+        text=sample,
+        record_id=record.pk,
+    )
+    assert result.edited_rank == 1

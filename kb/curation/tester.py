@@ -19,8 +19,9 @@ from django.conf import settings
 
 from kb.browse.releases import record_releases
 from kb.engine import PatternSpec
+from kb.engine.types import Wording
 from kb.http import TooLarge, check, text_bytes
-from kb.matching.holder import get_matcher, match_text
+from kb.matching.holder import get_matcher, match_text, older_wordings
 from kb.records.models import ErrorRecord
 from kb.records.validation import PatternVerdict, admit_pattern, compile_pattern, message_is_matched
 
@@ -172,6 +173,15 @@ def _live_matches(result: BenchResult, text: str, record_id: str | None) -> None
         result.notes.append("The live matcher also lists this record (its saved pattern).")
 
 
+def _older_wordings_of(record_id: str, pattern: str) -> tuple[Wording, ...]:
+    row = (
+        ErrorRecord.objects.filter(pk=record_id, release_history__isnull=False)
+        .values_list("release_history__wordings", "retired_wordings")
+        .first()
+    )
+    return older_wordings(pattern, *row) if row else ()
+
+
 def _with_edit(
     result: BenchResult, text: str, pattern: str, message: str, record_id: str | None
 ) -> None:
@@ -179,7 +189,11 @@ def _with_edit(
     edit is compiled, the running matcher is untouched) and see where it ranks."""
     try:
         key = record_id or NEW_KEY
-        matcher = get_matcher().with_changes([PatternSpec(key, pattern, message)], [])
+        # the record's older wordings stay matched beside the edited pattern, as they
+        # would once it is saved
+        aliases = _older_wordings_of(record_id, pattern) if record_id else ()
+        spec = PatternSpec(key, pattern, message, aliases=aliases)
+        matcher = get_matcher().with_changes([spec], [])
         report = matcher.match(text, max_bytes=settings.KB_MAX_PASTE_BYTES)
     except Exception as exc:  # the rest of the bench still answers
         result.notes.append(f"Could not rank the edit: {type(exc).__name__}: {exc}")

@@ -291,12 +291,12 @@ def _aliases(queryset: Any) -> dict[str, tuple[Wording, ...]]:
     )
     out: dict[str, tuple[Wording, ...]] = {}
     for key, own, wordings, retired in rows.iterator(chunk_size=2000):
-        if got := _older_wordings(own, wordings, retired):
+        if got := older_wordings(own, wordings, retired):
             out[key] = got
     return out
 
 
-def _older_wordings(own: str, wordings: Any, retired: Any) -> tuple[Wording, ...]:
+def older_wordings(own: str, wordings: Any, retired: Any) -> tuple[Wording, ...]:
     """The wordings of a history's ``wordings`` list still matched beside the current
     pattern ``own``: not ``own``, not among the ``retired`` patterns."""
     if not isinstance(wordings, list):
@@ -520,7 +520,7 @@ class MatcherHolder:
                 self._full_build(revision, specs)
                 return
         live = [
-            PatternSpec(key=k, pattern=p, message=m, aliases=_older_wordings(p, w, retired))
+            PatternSpec(key=k, pattern=p, message=m, aliases=older_wordings(p, w, retired))
             for k, p, m, status, disabled, w, retired in rows
             if status == "published" and not disabled
         ]
