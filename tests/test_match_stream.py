@@ -17,13 +17,13 @@ from django.test import override_settings
 
 from kb.engine import candidates
 from kb.engine.normalise import _structure
+from tests.engine.envelopes import MIXED_KINDS, mixed_line
 from tests.factories import SEED, import_lines
 
 pytestmark = pytest.mark.django_db
 
 SEED_ID = "c36bebe8cdedec02"
 MESSAGE = "Backfill progress for vnode {} not found, backfill_state not initialized properly"
-POD = "[pod/api-7d9f8b-x2k4q/app] "
 
 
 @pytest.fixture
@@ -36,24 +36,14 @@ def _log(lines: int, quiet: int = 30_000) -> tuple[str, list[int]]:
     line in 100 (the seed record's message); the 1-based lines of the errors."""
     out: list[str] = []
     errors: list[int] = []
-    kinds = ["plain", "kubectl", "journald", "json"]
     for i in range(lines):
-        kind = kinds[(i // 700) % 4]
-        ts = f"2026-11-30T01:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        kind = MIXED_KINDS[(i // 700) % 4]
         if i % 100 == 50 and i >= quiet:
             level, msg = "ERROR", MESSAGE.format(i)
             errors.append(i + 1)
         else:
             level, msg = "INFO", f"heartbeat ok id={i} shard rebalanced in zone eu-west"
-        if kind == "json":
-            out.append(json.dumps({"level": level.lower(), "ts": ts, "msg": msg}))
-            continue
-        body = f"{ts} {level:>5} app::module: {msg}"
-        if kind == "kubectl":
-            body = POD + body
-        elif kind == "journald":
-            body = f"Nov 30 01:{i // 60 % 60:02d}:{i % 60:02d} node-3 app[4242]: {body}"
-        out.append(body)
+        out.append(mixed_line(kind, i, level, msg))
     return "\n".join(out) + "\n", errors
 
 

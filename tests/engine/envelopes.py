@@ -28,6 +28,25 @@ HEAD = "WARN meta_client: Failed to connect to meta server 127.0.0.1:5690,"
 TAIL = "trying again error=transport error: connection refused"
 JOINED = "Failed to connect to meta server 127.0.0.1:5690, trying again"
 
+# Synthetic whole logs: runs of one envelope each, in this order (`mixed_line`).
+MIXED_KINDS = ("plain", "kubectl", "journald", "json")
+KUBECTL_PREFIX = "[pod/api-7d9f8b-x2k4q/app] "
+
+
+def mixed_line(kind: str, i: int, level: str, msg: str) -> str:
+    """Line ``i`` of a synthetic log: ``msg`` at ``level`` with a timestamp of its own,
+    as a plain line, behind kubectl's --prefix, in journald's short format, or as a JSON
+    log record (``kind``, one of `MIXED_KINDS`)."""
+    ts = f"2026-11-30T01:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+    if kind == "json":
+        return json.dumps({"level": level.lower(), "ts": ts, "msg": msg})
+    body = f"{ts} {level:>5} app::module: {msg}"
+    if kind == "kubectl":
+        return KUBECTL_PREFIX + body
+    if kind == "journald":
+        return f"Nov 30 01:{i // 60 % 60:02d}:{i % 60:02d} node-3 app[4242]: {body}"
+    return body
+
 
 def build_matcher(cache_dir: Path) -> Matcher:
     """A matcher over `SPECS` alone (no database, a tiny compile)."""

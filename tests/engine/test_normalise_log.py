@@ -4,7 +4,6 @@ cost that follows those lines, not the log's length."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
@@ -15,9 +14,9 @@ from kb.engine.normalise._envelopes import envelopes_in_sample
 from kb.records.validation import render_message
 
 from .conftest import needs_data
+from .envelopes import KUBECTL_PREFIX, MIXED_KINDS, mixed_line
 
 PLAIN = "2026-11-30T01:00:00.000Z  INFO app::module: heartbeat ok id=1"
-POD = "[pod/api-7d9f8b-x2k4q/app] "
 TRACE = [
     "2026-11-30T01:00:01.000Z ERROR app::module: request failed",
     "java.lang.IllegalStateException: pool exhausted",
@@ -33,7 +32,11 @@ def big(monkeypatch):
 
 def _log(quiet_before: int, quiet_after: int) -> str:
     lines = [PLAIN] * quiet_before  # the log's start holds no envelope
-    lines += [POD + PLAIN] * 50 + [POD + x for x in TRACE] + [POD + PLAIN] * quiet_after
+    lines += (
+        [KUBECTL_PREFIX + PLAIN] * 50
+        + [KUBECTL_PREFIX + x for x in TRACE]
+        + [KUBECTL_PREFIX + PLAIN] * quiet_after
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -69,25 +72,13 @@ def _mixed_log(records: list[dict], lines: int) -> str:
     --prefix, journald and JSON lines, far past the start a log is judged by."""
     rng = random.Random(5)
     out = []
-    kinds = ["plain", "kubectl", "journald", "json"]
-    kind = "plain"
     for i in range(lines):
-        if i % 700 == 0:
-            kind = kinds[(i // 700) % 4]
-        ts = f"2026-11-30T01:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        kind = MIXED_KINDS[(i // 700) % 4]
         if i % 100 == 50:
             level, msg = "ERROR", render_message(rng.choice(records)["errorMessage"], "42")
         else:
             level, msg = "INFO", f"heartbeat ok id={i}"
-        if kind == "json":
-            out.append(json.dumps({"level": level.lower(), "ts": ts, "msg": msg}))
-            continue
-        body = f"{ts} {level:>5} app::module: {msg}"
-        if kind == "kubectl":
-            body = POD + body
-        elif kind == "journald":
-            body = f"Nov 30 01:{i // 60 % 60:02d}:{i % 60:02d} node-3 app[4242]: {body}"
-        out.append(body)
+        out.append(mixed_line(kind, i, level, msg))
     return "\n".join(out) + "\n"
 
 
