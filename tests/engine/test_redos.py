@@ -135,10 +135,23 @@ def test_each_measure_catches_a_backtracking_blow_up() -> None:
 
 
 def test_the_operation_count_does_not_depend_on_the_run(evil: Matcher) -> None:
-    """Counted, not timed: the same input costs the same operations every time."""
+    """Counted, not timed: the same input costs the same operations every time.
+
+    The one exception is a wall-clock bound firing (a confirm's timeout, the paste's
+    confirm budget) when the machine stalls the process mid-call: that run did other work
+    and its report says so, so it is left out of the comparison rather than hidden."""
     text = EVIL_INPUTS["lines"](SIZE)
     evil.match(text)
-    assert len({operations(evil.match, text) for _ in range(3)}) == 1
+    counts: list[int] = []
+    reports: list = []
+    for _ in range(8):
+        count = operations(lambda t: reports.append(evil.match(t)), text)
+        if not reports[-1].notes:
+            counts.append(count)
+        if len(counts) == 3:
+            break
+    assert len(counts) >= 2, "every run was cut short by a wall-clock bound"
+    assert len(set(counts)) == 1, counts
 
 
 def test_catastrophic_patterns_are_admitted_or_refused_explicitly(evil: Matcher) -> None:
