@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -81,6 +82,13 @@ warm_matcher.enqueue()
 started = time.perf_counter()
 call_command("db_worker", batch=True, startup_delay=False, interval=0.1, verbosity=0)
 out = {"build_s": time.perf_counter() - started}
+import resource
+usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread's, the shards' compiles too
+out["cpu_s"] = usage.ru_utime + usage.ru_stime
+from kb.matching.holder import get_matcher
+stats = get_matcher().stats  # the build the task left in this process, not a new one
+keys = ("shards", "shards_compiled", "patterns", "patterns_compiled")
+out["stats"] = {k: stats.get(k) for k in keys}
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0]
 out["peak_rss_mb"] = int(hwm.split()[1]) / 1024
 print(json.dumps(out))
@@ -125,8 +133,10 @@ def calibration():
     work = "sorted(str(i) for i in range(20000))"
     return round(min(timeit.repeat(work, number=5, repeat=7)) * 1000, 2)
 before = calibration()
+# Issue 24 holds the known-error paste to half the other pages' p95 at every size.
+goals = {"paste: POST /match/ 8 KiB": bp.GOAL_MS / 2}
 out = [
-    bp.run_case(client, name, reqs, n, bp.GOAL_MS, warm="uncached" not in name)
+    bp.run_case(client, name, reqs, n, goals.get(name, bp.GOAL_MS), warm="uncached" not in name)
     for name, reqs in cases
 ]
 for page in out:
@@ -241,10 +251,80 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
         "import_records_per_s": round(report["created"] / import_s),
         "import_report": {k: report[k] for k in ("created", "rejected", "disabled")},
         "matcher_build_s": round(build["build_s"], 1),
+        # CPU time of every thread over the wall time: how many cores the build kept busy
+        "matcher_build_cores": round(build["cpu_s"] / build["build_s"], 2),
         "matcher_build_peak_rss_mb": round(build["peak_rss_mb"], 1),
         "matcher_build_where": "the warm_matcher task in a db_worker process",
         **served,
         "pages": pages,
+    }
+
+
+IMPORT_SHARE = 0.01  # the import a rebuild follows: 1% new records
+REBUILD_GOAL = 0.10  # its rebuild within this share of the full build's time
+
+REMOVE = r"""
+import json, os, sys
+sys.path.insert(0, os.getcwd())
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
+import django
+django.setup()
+from kb.records.models import ErrorRecord
+with open(sys.argv[1], "rb") as fh:
+    ids = [json.loads(line)["record"]["id"] for line in fh if line.strip()]
+removed = 0
+for i in range(0, len(ids), 5000):
+    removed += ErrorRecord.objects.filter(id__in=ids[i : i + 5000]).delete()[0]
+print(json.dumps({"removed": removed}))
+"""
+
+
+def rebuild_after_import(
+    env: dict[str, str], cache: Path, records: int, full_build_s: float, mutate: str
+) -> dict[str, Any]:
+    """Issue 24's "a 1% import at 10^6 rebuilds in at most 10% of the full build's time":
+    ``records`` * 1% new records (the next copies the synthesiser makes, so new ids and
+    patterns) imported into the database the size left, then the ``warm_matcher`` task's
+    build in a worker on ``cache`` (the full build's own cache in a full run; an empty one
+    with ``--rebuild-only``, so unchanged shards come from the shared store as on a new
+    host), over the full build's time. The same records are then deleted and the build
+    timed again, which leaves the database as the size left it."""
+    tmp = Path(os.environ.get("KB_BENCH_TMP") or tempfile.gettempdir())
+    extra = max(1, round(records * IMPORT_SHARE))
+    grown = synthesise(
+        tmp / f"kb-scale-{records + extra}.jsonl", records + extra, keep_originals=True,
+        mutate=mutate,
+    )  # fmt: skip
+    tail = tmp / f"kb-scale-{records}-plus-{extra}.jsonl"
+    with grown.open("rb") as src, tail.open("wb") as out:
+        out.writelines(itertools.islice(src, records, None))
+    cache_kind = "the full build's" if cache.exists() else "empty (shards from the store)"
+    env = {**env, "KB_MATCHER_CACHE_DIR": str(cache)}
+    started = time.monotonic()
+    report = json.loads(manage(env, "import_records", str(tail), "--json", "--no-matcher"))
+    import_s = time.monotonic() - started
+    after_import = child(env, BUILD)
+    removed = child(env, REMOVE, str(tail))["removed"]
+    after_delete = child(env, BUILD)
+    ratio = round(after_import["build_s"] / full_build_s, 3)
+    print(
+        f"  rebuild after a 1% import: {after_import['build_s']:.1f} s "
+        f"({ratio} of the full build's {full_build_s:.0f} s); after deleting them again "
+        f"{after_delete['build_s']:.1f} s",
+        flush=True,
+    )
+    return {
+        "records": records,
+        "imported": report["created"],
+        "import_s": round(import_s, 1),
+        "cache": cache_kind,
+        "full_build_s": full_build_s,
+        "after_import": {k: after_import.get(k) for k in ("build_s", "cpu_s", "stats")},
+        "after_delete": {k: after_delete.get(k) for k in ("build_s", "cpu_s", "stats")},
+        "removed": removed,
+        "ratio": ratio,
+        "goal_ratio": REBUILD_GOAL,
+        "met": ratio <= REBUILD_GOAL,
     }
 
 
@@ -286,6 +366,32 @@ def remeasure_pages(
     return 0
 
 
+def remeasure_rebuild(
+    env: dict[str, str], work: Path, records: int, mutate: str, loadavg_start: list[float]
+) -> int:
+    """The rebuild after a 1% import again, on the database the last full run left."""
+    out = RESULTS / f"scale-{records}.json"
+    try:
+        report = json.loads(out.read_text())
+        last = report["sizes"][-1]
+        full_build_s = float(last["matcher_build_s"])
+    except (OSError, ValueError, KeyError, IndexError):
+        print(f"bench_scale: --rebuild-only needs a full run's {out.name} first")
+        return 1
+    try:
+        row = rebuild_after_import(
+            env, work / "rebuild-cache", last["records"], full_build_s, mutate
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    last["rebuild_after_import"] = {
+        **row,
+        "measured": {**stamp(loadavg_start), "how": "--rebuild-only"},
+    }
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int)
@@ -305,6 +411,12 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="only re-measure the pages of the database as the last full run left it (the "
         "largest size, its matcher from the store), into that run's result file, stamped",
+    )
+    parser.add_argument(
+        "--rebuild-only",
+        action="store_true",
+        help="only the rebuild after a 1%% import, on the database the last full run left "
+        "(the largest size; its shards from the store), into that run's result file",
     )
     args, _ = parser.parse_known_args(argv)
     if args.records is None:
@@ -336,6 +448,8 @@ def main(argv: list[str]) -> int:
     loadavg_start = list(os.getloadavg())
     if args.pages_only:
         return remeasure_pages(env, work, args.records, args.requests, loadavg_start)
+    if args.rebuild_only:
+        return remeasure_rebuild(env, work, args.records, args.mutate, loadavg_start)
     sizes: list[dict[str, Any]] = []
 
     def write() -> Path:
@@ -370,6 +484,11 @@ def main(argv: list[str]) -> int:
         for path in ([] if args.skip_baseline else [SOURCE]) + [big]:
             sizes.append(run_size(env, path, work, args.requests))
             out = write()
+        last = sizes[-1]
+        last["rebuild_after_import"] = rebuild_after_import(
+            env, work / "matcher-cache", last["records"], last["matcher_build_s"], args.mutate
+        )
+        out = write()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"CPU p95 over 16.7k: {scaled_over_baseline(sizes, 'cpu_p95_ms')}; wrote {out}")

@@ -787,11 +787,37 @@ SIZE_COLUMNS: list[Column] = [
     ("import records/s", "import_records_per_s"),
     ("matcher build s", "matcher_build_s"),
     ("build peak RSS MB", "matcher_build_peak_rss_mb"),
+    ("build cores busy", "matcher_build_cores"),
     ("fresh host serves after s", "fresh_host_serves_s"),
     ("worker RSS MB", ("worker_memory", "rss_mb")),
     ("worker PSS MB", ("worker_memory", "pss_mb")),
     ("2 workers' PSS / 1", "two_workers_pss_over_one"),
 ]
+
+
+def _render_scale_rebuild(row: dict[str, Any]) -> list[str]:
+    """The rebuild after a 1% import at the largest size, as the worker runs it."""
+    if not row:
+        return []
+    after, again = obj(row, "after_import"), obj(row, "after_delete")
+    stats = obj(after, "stats")
+    cores = (
+        f", {fmt(round(after['cpu_s'] / after['build_s'], 2))} cores busy on average"
+        if after.get("cpu_s") and after.get("build_s")
+        else ""
+    )
+    met = "met" if row.get("met") else "not met"
+    return [
+        "",
+        f"Rebuild after an import of 1% new records ({fmt(row.get('imported'))} into "
+        f"{fmt(row.get('records'))}, imported in {fmt(row.get('import_s'))} s): the "
+        f"`warm_matcher` task's build took {fmt(after.get('build_s'))} s against the full "
+        f"build's {fmt(row.get('full_build_s'))} s, {fmt(row.get('ratio'))} of it (goal at "
+        f"most {fmt(row.get('goal_ratio'))}: {met}); {fmt(stats.get('shards_compiled'))} of "
+        f"{fmt(stats.get('shards'))} shards compiled{cores}; its cache: "
+        f"{fmt(row.get('cache'))}. Deleting the same records again: "
+        f"{fmt(again.get('build_s'))} s.",
+    ]
 
 
 def render_scale(data: dict[str, Any]) -> list[str]:
@@ -808,6 +834,8 @@ def render_scale(data: dict[str, Any]) -> list[str]:
         out += ["", f"Matcher build: {fmt(where)}."]
     for note in items(data, "notes"):
         out += ["", f"Note: {note}"]
+    for size in sizes:
+        out += _render_scale_rebuild(obj(size, "rebuild_after_import"))
     for size in sizes:
         again = obj(size, "pages_measured")
         if again:
