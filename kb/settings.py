@@ -364,8 +364,9 @@ KB_MATCHER_REFRESH_SECONDS = float(env_str("KB_MATCHER_REFRESH_SECONDS", "0.5"))
 # Where hosts share compiled matchers (kb/matching/store.py): "database" (default),
 # "storage:<STORAGES alias>" (an object store through django-storages, say) or "none".
 KB_MATCHER_STORE = env_str("KB_MATCHER_STORE", "database")
-# Patterns a compiled shard aims at (kb/engine/shards.py); 0: grows with the square root
-# of the number of patterns, the trade-off between a paste's scans and a rebuild's compile.
+# Patterns a compiled shard aims at (kb/engine/shards.py); 0: grows with the number of
+# patterns to the power 2/3 (shards.target_size), the trade-off between a paste's scans
+# and a rebuild's compile.
 KB_MATCHER_SHARD_SIZE = env_int("KB_MATCHER_SHARD_SIZE", 0)
 
 # --- Tasks (long admin imports run in the background) ----------------------------------

@@ -13,9 +13,9 @@ later import). A boundary depends only on the pattern at it and its record's age
 adding or removing a pattern changes only the run around it, and records that arrive
 together (an import, a learn) land in the last runs, most often a run of their own,
 leaving the older shards as they were. How many patterns a shard aims at grows with the
-square root of the set (`target_size`): every shard is scanned separately, so a paste
-pays a little per shard, while a change recompiles about one shard; the square root keeps
-both small (a few shards at the dataset's size, a few dozen at a million patterns).
+set, a little slower than it (`target_size`): every shard is scanned separately, so a
+paste pays a little per shard, while a change recompiles about one shard and an import
+its own shards (a few shards at the dataset's size, about ten at a million patterns).
 
 A shard is identified only by its content (the sorted pattern strings), never by record
 keys or positions, so the same cache file (and store object) serves every build that
@@ -255,19 +255,23 @@ class Shard:
                     out.append((base + local, len(text[: m.end()].encode()), False))
 
 
-# A shard aims at about SHARD_SCALE * sqrt(patterns) patterns, a power of two (so the
+# A shard aims at about SHARD_SCALE * patterns^(2/3) patterns, a power of two (so the
 # boundaries move, and every shard is compiled again, only when the set has grown or
-# shrunk about fourfold), within MIN_TARGET and MAX_TARGET. A short line pays a fixed
-# cost per shard scanned, so the dataset's size stays at a few shards; past a million
-# patterns the cap keeps what an import recompiles (about one shard) a small share.
-SHARD_SCALE = 64
+# shrunk about threefold), within MIN_TARGET and MAX_TARGET. A paste pays a fixed cost per
+# shard scanned (the scan's setup and its callback's Python frames), which at a million
+# patterns outweighs what a larger shard adds to the scan itself, so the shard count grows
+# with the cube root of the set: a few shards at the dataset's size, about ten at a
+# million. What an import recompiles stays small whatever the target: records that arrive
+# together are a batch, and a batch ends a run (`layout`), so their patterns make shards
+# of their own.
+SHARD_SCALE = 14
 MIN_TARGET = 256
-MAX_TARGET = 32_768
+MAX_TARGET = 262_144
 
 
 def target_size(n_patterns: int) -> int:
     """Patterns a shard aims at for a set of ``n_patterns`` (see the module docstring)."""
-    aim = 2 ** round(math.log2(SHARD_SCALE * math.sqrt(max(1, n_patterns))))
+    aim = 2 ** round(math.log2(SHARD_SCALE * max(1, n_patterns) ** (2 / 3)))
     return min(MAX_TARGET, max(MIN_TARGET, aim))
 
 

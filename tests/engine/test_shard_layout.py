@@ -103,11 +103,14 @@ def test_the_layout_is_cut_by_content_so_a_change_stays_local() -> None:
     assert any(r[-1] == cut or cut in r for r in layout(patterns, TARGET))
 
 
-def test_target_grows_with_the_square_root_of_the_set() -> None:
+def test_the_shard_count_grows_slower_than_the_set() -> None:
     assert target_size(10) == shards_module.MIN_TARGET
-    small, large = target_size(16_000), target_size(1_000_000)
-    assert 1 < 16_000 / small <= 8  # a few shards at the dataset's size
-    assert 16 <= 1_000_000 / large <= 64  # a few dozen at a million patterns
+    small, large = target_size(16_720), target_size(1_000_000)
+    assert 1 < 16_720 / small <= 4  # a few shards at the dataset's size
+    assert 4 <= 1_000_000 / large <= 16  # about ten at a million patterns
+    assert target_size(10**9) == shards_module.MAX_TARGET
+    sizes = [target_size(n) for n in range(1_000, 3_000_000, 7_919)]
+    assert sizes == sorted(sizes)  # a larger set never aims at smaller shards
 
 
 def test_a_full_build_compiles_on_every_worker(
