@@ -27,7 +27,10 @@ matcher store emptied first:
 Long: opt-in. ``make bench-1m`` (10^6) or ``.venv/bin/python benchmarks/bench_scale.py
 --records 100000``; under ``make bench`` it runs only with ``BENCH_1M=1``. Needs
 PostgreSQL: ``KB_BENCH_DATABASE_URL`` or a ``postgres://`` ``DATABASE_URL``, a scratch
-database (its records are replaced). Writes ``benchmarks/results/scale-<records>.json``.
+database (its records are replaced). ``KB_BENCH_SECRET_KEY`` fixes the key the stored
+matcher is signed with (else a new one a run), so that ``--pages-only`` and
+``--rebuild-only`` load the full run's build instead of compiling it again. Writes
+``benchmarks/results/scale-<records>.json``.
 """
 
 from __future__ import annotations
@@ -431,6 +434,10 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="kb-scale-"))
     tmp = Path(os.environ.get("KB_BENCH_TMP") or tempfile.gettempdir())
     env = scratch_env(work, free_port(), 1, url)
+    # The stored matcher is signed with SECRET_KEY: a later --pages-only or --rebuild-only
+    # run loads the full run's build from the store only when it signs with the same key.
+    if os.environ.get("KB_BENCH_SECRET_KEY"):
+        env["SECRET_KEY"] = os.environ["KB_BENCH_SECRET_KEY"]
     env["ALLOWED_HOSTS"] = "127.0.0.1,testserver"  # gunicorn's, and the test Client's
     manage(env, "migrate", "--noinput", "-v0")
     manage(env, "createcachetable")
