@@ -136,6 +136,40 @@ def describe_counts(counts: Mapping[str, int], phrases: Mapping[str, str]) -> li
     ]
 
 
+def _lines_holding(src: str, needle: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``src`` that holds ``needle``, in order, found with
+    `str.find`: the line-anchored markup regexes are run on those lines only, since a
+    pattern that opens with ``^`` or a lookbehind is tried at every position of the text."""
+    out: list[tuple[int, int]] = []
+    at = src.find(needle)
+    while at >= 0:
+        start = src.rfind("\n", 0, at) + 1
+        end = src.find("\n", at)
+        end = len(src) if end < 0 else end
+        out.append((start, end))
+        at = src.find(needle, end)
+    return out
+
+
+def _lines_opening(src: str, char: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``src`` that starts with ``char``."""
+    out: list[tuple[int, int]] = []
+    at = 0 if src.startswith(char) else src.find("\n" + char) + 1 or -1
+    while at >= 0:
+        end = src.find("\n", at)
+        end = len(src) if end < 0 else end
+        out.append((at, end))
+        at = src.find("\n" + char, end) + 1 or -1
+    return out
+
+
+def _on_lines(rx: re.Pattern[str], src: str, lines: list[tuple[int, int]]) -> list[re.Match[str]]:
+    """``rx.finditer(src)`` where its matches can only lie on ``lines`` (a line-anchored
+    pattern under `re.M`: ``^`` holds at a line's start, ``$`` at ``endpos``, and a
+    lookbehind still sees the character before it), searched on those lines alone."""
+    return [m for start, end in lines for m in rx.finditer(src, start, end)]
+
+
 def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
     """Strip code fences, `> ` quote markers, <pre>/<code> tags; decode HTML entities."""
     # single characters first: `in` on one character runs at memchr speed
@@ -148,15 +182,17 @@ def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
     edits: list[tuple[int, int, str]] = []
     counts = dict.fromkeys(_MARKUP_STEPS, 0)
     if has_fence:
-        for m in _FENCE_LINE_RE.finditer(src):
+        ticks = _lines_holding(src, "```")
+        fenced = sorted({*ticks, *_lines_holding(src, "~~~")})
+        for m in _on_lines(_FENCE_LINE_RE, src, fenced):
             if m.end() > m.start():
                 edits.append((m.start(), m.end(), ""))
                 counts["fence"] += 1
-        for m in _FENCE_GLUED_RE.finditer(src):
+        for m in _on_lines(_FENCE_GLUED_RE, src, ticks):
             edits.append((m.start(), m.end(), ""))
             counts["fence"] += 1
     if has_quote:
-        for m in _QUOTE_RE.finditer(src):
+        for m in _on_lines(_QUOTE_RE, src, _lines_opening(src, ">")):
             edits.append((m.start(), m.end(), ""))
             counts["quote"] += 1
     if has_tag:

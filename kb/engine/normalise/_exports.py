@@ -26,7 +26,7 @@ EXPORT_START = (
     r'\{"(?:timestamp|ingestionTime|logStreamName|logGroupName|eventId|insertId|textPayload'
     r'|jsonPayload|logName|resource|severity|receiveTimestamp)"'
 )
-_START_RE = re.compile(r"(?:\A|(?<=\n))" + EXPORT_START)
+_START_RE = re.compile(EXPORT_START)
 _CLOUDWATCH_KEYS = frozenset(
     {"timestamp", "message", "ingestionTime", "logStreamName", "logGroupName", "eventId", "id"}
 )
@@ -71,6 +71,17 @@ def _value_key(obj: object) -> tuple[str, str] | None:
     return None
 
 
+def _brace_lines(src: str) -> list[int]:
+    """The starts of the lines that open with ``{"``, found with `str.find` (a pattern
+    anchored at line starts would be tried at every position of the text)."""
+    out = [0] if src.startswith('{"') else []
+    at = src.find('\n{"')
+    while at >= 0:
+        out.append(at + 1)
+        at = src.find('\n{"', at + 3)
+    return out
+
+
 def unwrap_exports(src: str) -> tuple[str, Layer | None, dict[str, int]]:
     """Replace export objects by their decoded messages: (text, layer or None, counts)."""
     counts: dict[str, int] = {}
@@ -79,9 +90,8 @@ def unwrap_exports(src: str) -> tuple[str, Layer | None, dict[str, int]]:
     b: Builder | None = None
     pos = 0
     n = len(src)
-    for m in _START_RE.finditer(src):
-        ls = m.start()
-        if ls < pos:
+    for ls in _brace_lines(src):
+        if ls < pos or _START_RE.match(src, ls) is None:
             continue
         le = src.find("\n", ls)
         le = n if le < 0 else le
