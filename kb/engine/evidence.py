@@ -149,22 +149,20 @@ class Context:
             toks: Collection[str] = _location_set(piece)  # each once
             if found + len(toks) >= MAX_LOCATIONS:  # the cap falls here: the first ones
                 toks = dict.fromkeys(_locations(piece))
-            for tok in toks:
-                self._add_location(tok[:MAX_TOKEN])
-                found += 1
-                if found >= MAX_LOCATIONS:
-                    break
+            taken = list(toks)[: MAX_LOCATIONS - found]
+            self._add_locations([tok[:MAX_TOKEN] for tok in taken])
+            found += len(taken)
             if budget <= 0 or found >= MAX_LOCATIONS:
                 break
-        for fr in self.frames:
-            self._add_location(fr.path)
+        self._add_locations([fr.path for fr in self.frames])
 
-    def _add_location(self, where: str) -> None:
-        parts = _parts(where)
-        if len(parts) < 2:
-            return
-        _add_heads(self.components, parts)
-        self.pairs.update(map("/".join, pairwise(parts)))
+    def _add_locations(self, places: list[str]) -> None:
+        """The parts of each location (`_parts`) and every two adjacent ones."""
+        components, pairs = self.components, self.pairs
+        for parts in _parts_each(places):
+            if len(parts) >= 2:
+                _add_heads(components, parts)
+                pairs.update(map("/".join, pairwise(parts)))
 
     def block_components(self, text: str, line_start: int) -> set[str]:
         """Path and module parts of the error block around the line at ``line_start``:
@@ -296,6 +294,21 @@ def _runs(words: Iterable[str]) -> list[str]:
 # whole table (indexed by code point), so that `str.translate` finds every character in
 # it (a character missing from a dict table costs a raised and caught LookupError).
 _RUN_ENDS = "".join(" " if _NOT_LOCATION.fullmatch(chr(i)) else chr(i) for i in range(128))
+
+
+def _parts_each(places: list[str]) -> list[list[str]]:
+    """`_parts` of each of ``places``: ASCII ones (nearly all) lowercased and split at
+    `_SPLIT`'s characters together, in one pass over their joined text."""
+    if not places:
+        return []
+    joined = "\n".join(places)
+    if not joined.isascii() or joined.count("\n") != len(places) - 1:
+        return [_parts(where) for where in places]
+    slashed = joined.lower().replace("\\", "/").replace(".", "/").replace(":", "/")
+    return [
+        [p for p in line.split("/") if p and not p.isdigit()]
+        for line in slashed.replace("$", "/").split("\n")
+    ]
 
 
 def _parts(where: str) -> list[str]:
