@@ -249,6 +249,43 @@ def test_search_through_the_page_and_the_api_agree(client: Any) -> None:
     assert sorted(item["id"] for item in data["items"]) == sorted(ids)
 
 
+@pytest.mark.django_db
+def test_a_broad_search_lists_ranks_and_counts_facets_over_the_first_records_found(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``SEARCH_RANKED`` matches the page and the API list that many, every one a
+    match, best first, count the facets over them, and say that more were found; under
+    the bound nothing changes."""
+    import kb.browse.filters
+    import kb.browse.selectors
+
+    for module in (kb.browse.selectors, kb.browse.filters):
+        monkeypatch.setattr(module, "SEARCH_RANKED", 3)
+    in_message = [add(errorMessage=f"Piston {n} seized", repo="acme/engine") for n in range(4)]
+    in_docs = add(errorMessage="Engine stopped", documentation="a piston seized", repo="acme/x")
+    data = client.get("/api/records", {"q": "piston seized"}).json()
+    listed = [item["id"] for item in data["items"]]
+    assert data["more_found"] is True
+    assert data["count"] == len(listed) == 3
+    assert set(listed) <= {*in_message, in_docs}
+    if in_docs in listed:
+        assert listed[-1] == in_docs  # ranked: a documentation hit after the message hits
+    repos = {
+        v["value"]: v["count"] for f in data["facets"] if f["param"] == "repo" for v in f["values"]
+    }
+    assert sum(repos.values()) == 3  # the facets count the records listed
+    html = client.get("/records/", {"q": "piston seized"}).content.decode()
+    assert "More than 3 records matching" in html
+    assert "Add a word or choose a filter to narrow it." in html
+    narrowed = client.get("/api/records", {"q": "piston seized", "repo": "acme/x"}).json()
+    assert [item["id"] for item in narrowed["items"]] == [in_docs]  # filtered before the bound
+    assert narrowed["more_found"] is False
+    few = client.get("/api/records", {"q": "engine stopped"}).json()
+    assert few["more_found"] is False
+    assert few["count"] == 1
+    assert "More than" not in client.get("/records/", {"q": "engine stopped"}).content.decode()
+
+
 def _index_rows() -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(

@@ -93,6 +93,7 @@ def records(request: HttpRequest, filters: Query[RecordFilters]) -> dict[str, An
         "releases": listing.releases,
         "release": listing.release.releases if listing.release else None,
         "release_error": listing.release_error or None,
+        "more_found": listing.more_found,
     }
 
 

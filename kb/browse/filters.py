@@ -15,7 +15,7 @@ from typing import Any
 import django_filters
 from django.db.models import Count, QuerySet
 
-from kb.browse.search import search_records
+from kb.browse.search import SEARCH_RANKED, first_found, search_records
 from kb.records.models import ErrorRecord, ErrorRecordQuerySet
 
 # (GET parameter, model field, label). Parameter names are the model's, in snake_case.
@@ -84,8 +84,16 @@ def facet_combos(data: Mapping[str, Any], base: QuerySet[ErrorRecord]) -> list[t
 
     Grouped over the records the non-facet filters (search, tag) leave: a few thousand
     combinations at most, from which every facet's counts follow (``facets_from_combos``).
+    A search's are the records it ranks: the first ``SEARCH_RANKED`` it finds.
     """
-    qs = RecordFilter(narrowing_params(data), queryset=base).qs
+    narrowing = narrowing_params(data)
+    filtered = RecordFilter(narrowing, queryset=base)
+    qs = filtered.qs
+    query = filtered.form.cleaned_data.get("q") if filtered.is_valid() else ""
+    if query:  # a search's facets count the records it lists (`search.first_found`)
+        others = {k: v for k, v in narrowing.items() if k != "q"}
+        found, _more = first_found(RecordFilter(others, queryset=base).qs, query, SEARCH_RANKED)
+        qs = base.filter(pk__in=found)
     fields = [field_name for _p, field_name, _l in FACETS]
     return [tuple(row) for row in qs.order_by().values_list(*fields).annotate(n=Count("pk"))]
 

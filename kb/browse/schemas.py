@@ -58,6 +58,12 @@ class RecordPage(PageMeta):
     release: list[str] | None = Field(
         description="The releases the `release` filter covers (a series is several)"
     )
+    more_found: bool = Field(
+        default=False,
+        description="A search found more records than it lists: `count` is then the first "
+        "ones found (1,000), ranked, and the facets count those; add words or filters to "
+        "narrow it",
+    )
     release_error: str | None = Field(
         description="Why the `release` asked for cannot be read (no `repo`, a name that is "
         "not a version, a release its records do not name); the page then lists nothing, "

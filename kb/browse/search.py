@@ -17,6 +17,10 @@ whitespace-separated term must occur, case-insensitively, in one of the searched
   upper-cased document (``PG_DOCUMENT``), each term one ``LIKE`` on it; ranking uses the
   same column weights (the whole query found in a field), then shorter messages first.
 
+The record list ranks at most ``SEARCH_RANKED`` records, the first the index finds
+(``first_found``), and says when a search found more: a common word would otherwise be
+ranked (and its facets counted) over most of the table.
+
 Queries shorter than 3 characters cannot use trigrams: they fall back to the portable
 ``ErrorRecord.objects.search`` (substring scan). Terms of 1-2 characters inside a longer
 query are applied as substring filters beside the index.
@@ -34,7 +38,7 @@ table on SQLite must do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import connections
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
@@ -46,6 +50,12 @@ if TYPE_CHECKING:
     from kb.records.models import ErrorRecordQuerySet
 
 MIN_TRIGRAM = 3
+# A search lists, ranks and counts facets over the first this many records it finds, and
+# says when there are more. Ranking every match of a common word reads most of a large
+# table (a word in one message of ten is a hundred thousand rows at a million records);
+# past a thousand records a reader narrows the search rather than pages through it, and the
+# page tells them to.
+SEARCH_RANKED = 1_000
 MAX_TERMS = 12
 MAX_QUERY_CHARS = 500
 
@@ -136,6 +146,15 @@ def search_records(
         return _postgres_rank(_matching(queryset, vendor, long_terms), query).filter(short)
     # Any other backend: the portable substring search, unranked.
     return queryset.filter(short, *[_substring_q(t) for t in long_terms])
+
+
+def first_found(queryset: QuerySet[Any], query: str, limit: int) -> tuple[list[str], bool]:
+    """The ids of the first ``limit`` records of ``queryset`` matching ``query``, in the
+    order the index finds them (not ranked), and whether there are more. Bounded however
+    common the query's words are: the scan stops at ``limit + 1``."""
+    found = search_records(cast("ErrorRecordQuerySet", queryset.order_by()), query, ranked=False)
+    ids = list(found.order_by().values_list("pk", flat=True)[: limit + 1])
+    return ids[:limit], len(ids) > limit
 
 
 def _matching(queryset: QuerySet[Any], vendor: str, terms: list[str]) -> QuerySet[Any]:

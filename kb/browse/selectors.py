@@ -47,13 +47,13 @@ from kb.browse.releases import (
     series,
     stored_release_names,
 )
+from kb.browse.search import SEARCH_RANKED, first_found, search_records
 from kb.records.models import ErrorRecord, Status, Tag, current_revision
 
 PAGE_SIZE = 25
 TAG_PAGE_SIZE = 120
 MAX_PAGE_SIZE = 100
 CACHE_SECONDS = 600
-SEARCH_LIMIT = 10_000  # ranked results listed at most (the best come first)
 
 LIST_FIELDS = (
     "id",
@@ -87,6 +87,7 @@ class RecordListing:
     release: ReleaseScope | None = None  # the release filter, when one is asked and known
     release_error: str = ""  # why the release asked for lists nothing
     releases: list[str] = field(default_factory=list)  # the chosen repository's, oldest first
+    more_found: bool = False  # a search found more than the SEARCH_RANKED it lists
 
     @property
     def release_choices(self) -> list[tuple[str, list[tuple[str, str, bool]]]]:
@@ -381,15 +382,25 @@ def record_listing(
             scope = release_scope(repo, params["release"], names)
         except ReleaseError as exc:
             problem = str(exc)
-    qs: QuerySet[ErrorRecord] = filterset.qs
+    # the form's cleaned value (a NUL byte, say, makes the form invalid: filterset.qs then
+    # lists nothing, as for any invalid parameter)
+    query = filterset.form.cleaned_data.get("q", "") if filterset.is_valid() else ""
+    # A search filters the other way round: the first SEARCH_RANKED records the index
+    # finds among those the other filters leave, then those ranked; the count is theirs.
+    qs: QuerySet[ErrorRecord] = (
+        RecordFilter({k: data.get(k) for k in data if k != "q"}, queryset=base).qs
+        if query
+        else filterset.qs
+    )
     if scope is not None:
         qs = in_release(qs, scope)
     elif problem:
         qs = qs.none()  # a release that cannot be read lists nothing, and says why
-    if params.get("q"):
-        # A ranked search: one pass for the ordered ids (the count is their number)
-        # instead of a count pass and a page pass over the full-text index.
-        ids = list(qs.values_list("pk", flat=True)[:SEARCH_LIMIT])
+    more_found = False
+    if query:
+        found, more_found = first_found(qs, query, SEARCH_RANKED)
+        ranked = search_records(ErrorRecord.objects.filter(pk__in=found), query)
+        ids = list(ranked.values_list("pk", flat=True))
         page = _load_rows(paginate(ids, number, page_size))
     else:
         page = paginate_records(qs, number, page_size)
@@ -412,6 +423,7 @@ def record_listing(
         release=scope,
         release_error=problem,
         releases=names,
+        more_found=more_found,
     )
 
 
