@@ -79,21 +79,25 @@ def narrowing_params(data: Mapping[str, Any]) -> dict[str, Any]:
     return {k: data.get(k) for k in data if k not in FACET_PARAMS and k != "page"}
 
 
-def facet_combos(data: Mapping[str, Any], base: QuerySet[ErrorRecord]) -> list[tuple[Any, ...]]:
+def facet_combos(
+    data: Mapping[str, Any], base: QuerySet[ErrorRecord], found: list[str] | None = None
+) -> list[tuple[Any, ...]]:
     """(repo, severity, error_type, error_class, handling_strategy, count) rows, one query.
 
     Grouped over the records the non-facet filters (search, tag) leave: a few thousand
     combinations at most, from which every facet's counts follow (``facets_from_combos``).
-    A search's are the records it ranks: the first ``SEARCH_RANKED`` it finds.
+    A search's are the records it ranks: the first ``SEARCH_RANKED`` it finds, or
+    ``found`` when the list found them under the same filters.
     """
     narrowing = narrowing_params(data)
     filtered = RecordFilter(narrowing, queryset=base)
     qs = filtered.qs
     query = filtered.form.cleaned_data.get("q") if filtered.is_valid() else ""
     if query:  # a search's facets count the records it lists (`search.first_found`)
-        others = {k: v for k, v in narrowing.items() if k != "q"}
-        found, _more = first_found(RecordFilter(others, queryset=base).qs, query, SEARCH_RANKED)
-        qs = base.filter(pk__in=found)
+        if found is None:
+            others = RecordFilter({k: v for k, v in narrowing.items() if k != "q"}, queryset=base)
+            found, _more = first_found(others.qs, query, SEARCH_RANKED)
+        qs = ErrorRecord.objects.filter(pk__in=found)  # by id alone: all are in ``base``
     fields = [field_name for _p, field_name, _l in FACETS]
     return [tuple(row) for row in qs.order_by().values_list(*fields).annotate(n=Count("pk"))]
 

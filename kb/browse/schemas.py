@@ -61,7 +61,7 @@ class RecordPage(PageMeta):
     more_found: bool = Field(
         default=False,
         description="A search found more records than it lists: `count` is then the first "
-        "ones found (1,000), ranked, and the facets count those; add words or filters to "
+        "ones found (500), ranked, and the facets count those; add words or filters to "
         "narrow it",
     )
     release_error: str | None = Field(

@@ -53,9 +53,9 @@ MIN_TRIGRAM = 3
 # A search lists, ranks and counts facets over the first this many records it finds, and
 # says when there are more. Ranking every match of a common word reads most of a large
 # table (a word in one message of ten is a hundred thousand rows at a million records);
-# past a thousand records a reader narrows the search rather than pages through it, and the
+# past a few hundred records a reader narrows the search rather than pages through it, and the
 # page tells them to.
-SEARCH_RANKED = 1_000
+SEARCH_RANKED = 500
 MAX_TERMS = 12
 MAX_QUERY_CHARS = 500
 
@@ -155,6 +155,16 @@ def first_found(queryset: QuerySet[Any], query: str, limit: int) -> tuple[list[s
     found = search_records(cast("ErrorRecordQuerySet", queryset.order_by()), query, ranked=False)
     ids = list(found.order_by().values_list("pk", flat=True)[: limit + 1])
     return ids[:limit], len(ids) > limit
+
+
+def rank_found(queryset: QuerySet[Any], query: str) -> QuerySet[Any]:
+    """``queryset``, the records `first_found` found for ``query``, best first: ranked
+    without testing the match again (on PostgreSQL the test would take the trigram index
+    and read every match of a common word, which ``first_found`` stopped short of)."""
+    terms = [t for t in split_terms(query) if len(t) >= MIN_TRIGRAM]
+    if terms and connections[queryset.db].vendor == "postgresql":
+        return _postgres_rank(queryset, query.strip()[:MAX_QUERY_CHARS])
+    return search_records(cast("ErrorRecordQuerySet", queryset), query)
 
 
 def _matching(queryset: QuerySet[Any], vendor: str, terms: list[str]) -> QuerySet[Any]:

@@ -33,6 +33,7 @@ from django.db import connection
 from django.db.models import Count, QuerySet
 
 from kb.browse.filters import (
+    FACET_PARAMS,
     Facet,
     RecordFilter,
     facet_combos,
@@ -47,7 +48,7 @@ from kb.browse.releases import (
     series,
     stored_release_names,
 )
-from kb.browse.search import SEARCH_RANKED, first_found, search_records
+from kb.browse.search import SEARCH_RANKED, first_found, rank_found
 from kb.records.models import ErrorRecord, Status, Tag, current_revision
 
 PAGE_SIZE = 25
@@ -397,9 +398,10 @@ def record_listing(
     elif problem:
         qs = qs.none()  # a release that cannot be read lists nothing, and says why
     more_found = False
+    found: list[str] | None = None
     if query:
         found, more_found = first_found(qs, query, SEARCH_RANKED)
-        ranked = search_records(ErrorRecord.objects.filter(pk__in=found), query)
+        ranked = rank_found(ErrorRecord.objects.filter(pk__in=found), query)
         ids = list(ranked.values_list("pk", flat=True))
         page = _load_rows(paginate(ids, number, page_size))
     else:
@@ -413,7 +415,11 @@ def record_listing(
             # a release is one repository's: the facets count within it
             narrowing.update(repo=scope.repo, release=scope.label)
             within = in_release(base, scope)
-        combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, within))
+        # the facets' records are the list's when no facet narrows the list (a release's
+        # repository is the facets' too)
+        same = not any(params.get(p) for p in FACET_PARAMS if not (scope and p == "repo"))
+        shared = found if same else None
+        combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, within, shared))
         facets = facets_from_combos(combos, params)
     return RecordListing(
         page=page,
