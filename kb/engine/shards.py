@@ -275,6 +275,13 @@ def target_size(n_patterns: int) -> int:
     return min(MAX_TARGET, max(MIN_TARGET, aim))
 
 
+# A batch change ends a run once it holds this share of a target: an import then compiles
+# its own patterns and not the last shard's too (a run's tail before an import is most
+# often short of half a target), while a trickle of one-record batches (edits, a curator's
+# new records) still joins a run instead of making a shard each.
+BATCH_SHARE = 16
+
+
 def _cuts_after(pattern: str, mask: int) -> bool:
     """Whether a run may end after ``pattern`` (crc32: the same in every process)."""
     return zlib.crc32(pattern.encode("utf-8", "surrogatepass")) & mask == 0
@@ -286,24 +293,27 @@ def layout(
     """``patterns`` (distinct, in the caller's order) cut into runs of about ``target``.
 
     Once a run holds half of ``target``, it ends after a pattern whose hash has its low
-    bits zero (one pattern in half of ``target``), or whose batch (``batches``, one per
-    pattern: when its record was made) differs from the next one's; a run never passes
-    twice ``target``. So runs hold about ``target`` patterns, and the patterns of a later
-    import start a run of their own whenever the run before them is long enough. Each
-    run is returned sorted (a shard's local ids are positions in its sorted patterns).
+    bits zero (one pattern in half of ``target``); once it holds ``target /
+    BATCH_SHARE``, also after a pattern whose batch (``batches``, one per pattern: when its
+    record was made) differs from the next one's; a run never passes twice ``target``. So
+    runs hold about ``target`` patterns, and the patterns of a later import start a run of
+    their own unless the run before them is very short. Each run is returned sorted (a
+    shard's local ids are positions in its sorted patterns).
     """
     low = max(1, target // 2)
     mask, high = low - 1, max(1, 2 * target)
+    batch_low = max(1, target // BATCH_SHARE)
     runs: list[list[str]] = []
     run: list[str] = []
     last = len(patterns) - 1
     for i, p in enumerate(patterns):
         run.append(p)
-        if len(run) >= high or (
-            len(run) >= low
-            and (
-                _cuts_after(p, mask)
-                or (batches is not None and i < last and batches[i] != batches[i + 1])
+        n = len(run)
+        if (
+            n >= high
+            or (n >= low and _cuts_after(p, mask))
+            or (
+                n >= batch_low and batches is not None and i < last and batches[i] != batches[i + 1]
             )
         ):
             runs.append(run)

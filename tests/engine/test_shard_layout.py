@@ -52,19 +52,33 @@ def test_records_added_recompile_only_the_last_shards(base, tmp_path: Path) -> N
 
 def test_an_import_made_later_fills_a_shard_of_its_own(base, tmp_path: Path) -> None:
     """Records made later than the others (another batch, as the holder tells them apart)
-    end the last run there whenever it is long enough: the import compiles only its own
-    patterns, or, after a short last run, that run's patterns too (at most half a target)."""
+    end the last run there unless it is very short: the import compiles only its own
+    patterns, or, after a last run shorter than a sixteenth of a target, that run's too."""
     tail = Matcher.build(base, shard_size=TARGET, with_similarity=False)._shards[-1]
     added = [*base, *_specs(20, start=5000, batch=1)]
     m = Matcher.build(added, cache_dir=tmp_path, shard_size=TARGET, with_similarity=False)
-    if len(tail.data.patterns) >= TARGET // 2:
+    if len(tail.data.patterns) >= TARGET // shards_module.BATCH_SHARE:
         assert m.stats["patterns_compiled"] == 20  # the import alone
     else:
         assert m.stats["patterns_compiled"] == len(tail.data.patterns) + 20
     assert m.stats["shards_compiled"] == 1
     later = [*added, *_specs(40, start=6000, batch=2)]  # and the next import: its own again
     again = Matcher.build(later, cache_dir=tmp_path, shard_size=TARGET, with_similarity=False)
-    assert again.stats["patterns_compiled"] <= 40 + TARGET // 2
+    assert again.stats["patterns_compiled"] <= 40 + TARGET // shards_module.BATCH_SHARE
+
+
+def test_an_import_after_a_short_tail_makes_a_shard_of_its_own() -> None:
+    """The runs themselves: a batch change cuts a run of a sixteenth of a target or more
+    (not only of half a target), and no sooner, so a trickle of one-record batches joins
+    the run before it."""
+    target = 256
+    patterns = [f"pattern {i} (.+?)" for i in range(400)]
+    for tail in (target // 16, target // 4):  # both short of half a target
+        batches = [0] * tail + [1] * 100
+        runs = layout(patterns[: tail + 100], target, batches)
+        assert [len(r) for r in runs] == [tail, 100]
+    trickle = layout(patterns[:20], target, list(range(20)))  # every pattern a batch
+    assert [len(r) for r in trickle] == [16, 4]
 
 
 def test_an_import_that_adds_removes_and_edits_recompiles_only_their_shards(
