@@ -346,6 +346,27 @@ def active_specs() -> list[PatternSpec]:
     ]
 
 
+# Repositories read one index seek each (`distinct_repos`) before the rest are read at once.
+REPO_SEEKS = 64
+
+
+def distinct_repos() -> frozenset[str]:
+    """The repositories of the active records, each found by one seek along the list
+    index (the next repository after the last one found): ``SELECT DISTINCT`` reads every
+    active row, a million of them at the largest size, while there are a handful of
+    repositories. Past ``REPO_SEEKS`` of them the rest are read in one ``DISTINCT``."""
+    active = ErrorRecord.objects.active().order_by("repo").values_list("repo", flat=True)
+    found: list[str] = []
+    while len(found) < REPO_SEEKS:
+        after = active.filter(repo__gt=found[-1]) if found else active
+        repo = after.first()
+        if repo is None:
+            return frozenset(found)
+        found.append(repo)
+    rest = active.filter(repo__gt=found[-1]).order_by().distinct()
+    return frozenset([*found, *rest])
+
+
 class MatcherHolder:
     """One per process: the current matcher and the revision it reflects."""
 
@@ -402,9 +423,7 @@ class MatcherHolder:
         """Every repository the records come from (read once per revision): frames of
         a paste that point at one of them say which software printed it."""
         if self._repos_revision != self._revision:
-            self._repos = frozenset(
-                ErrorRecord.objects.active().order_by().values_list("repo", flat=True).distinct()
-            )
+            self._repos = distinct_repos()
             self._repos_revision = self._revision
         return self._repos
 

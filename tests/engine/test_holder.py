@@ -251,3 +251,24 @@ def test_a_bulk_change_loads_the_whole_build_its_writer_published_instead_of_com
     save_curated(first, changed_attrs=["error_message", "message_pattern"])
     assert _matched(serving, "Shard 7 lost its lease while compacting the log") == {first.pk}
     assert serving.get()._delta is not None  # one edit is folded in (compiled), not loaded
+
+
+@pytest.mark.parametrize("seeks", [64, 2])
+def test_the_repositories_are_those_of_the_active_records(
+    seeks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found a seek each (and past ``REPO_SEEKS``, the rest in one read): the same set as
+    every active record's repository, field records (no repository) included, and none
+    of a record that is not active."""
+    import kb.matching.holder as holder_module
+
+    monkeypatch.setattr(holder_module, "REPO_SEEKS", seeks)
+    for i, repo in enumerate(["acme/b", "acme/a", "acme/c", "acme/a", "", "zeta/z"]):
+        _record(f"Shard {i} lost its lease while compacting log {repo or 'none'}", repo=repo)
+    _record("Shard 9 lost its lease while compacting a retired log", repo="gone/x").delete()
+    draft = _record("Shard 8 lost its lease while compacting a draft log", repo="draft/x")
+    ErrorRecord.objects.filter(pk=draft.pk).update(status=Status.DRAFT)
+    expected = set(ErrorRecord.objects.active().values_list("repo", flat=True))
+    assert "draft/x" not in expected
+    assert holder_module.distinct_repos() == frozenset(expected)
+    assert {"acme/a", "acme/b", "acme/c", "", "zeta/z"} <= expected
