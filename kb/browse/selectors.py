@@ -417,7 +417,9 @@ def record_listing(
             within = in_release(base, scope)
         # the facets' records are the list's when no facet narrows the list (a release's
         # repository is the facets' too)
-        same = not any(params.get(p) for p in FACET_PARAMS if not (scope and p == "repo"))
+        same = not problem and not any(
+            params.get(p) for p in FACET_PARAMS if not (scope and p == "repo")
+        )
         shared = found if same else None
         combos = per_revision("facets", narrowing, lambda: facet_combos(narrowing, within, shared))
         facets = facets_from_combos(combos, params)
