@@ -317,3 +317,26 @@ def test_whole_log_regions_never_miss_a_trigger(chunks):
     assert regional.text == full.text
     for p in range(0, len(regional.text), 97):
         assert regional.to_original(p, p + 5) == full.to_original(p, p + 5)
+
+
+_MARKUP = ["`", "```", "````", "~~~", ">", "> ", ">>", "\n", " ", "\t", "py", "x.", "&amp;"]
+markup = st.lists(st.sampled_from(_MARKUP), max_size=24).map("".join)
+
+
+@PROPS
+@given(st.one_of(markup, texts))
+def test_markup_patterns_find_on_their_lines_what_they_find_in_the_whole_text(text):
+    """Fences and quote markers are searched on the lines that can hold them only
+    (`_clean._on_lines`): the same matches as searching the whole text."""
+    from kb.engine.normalise import _clean
+
+    ticks = _clean._lines_holding(text, "```")
+    fenced = sorted({*ticks, *_clean._lines_holding(text, "~~~")})
+    quoted = _clean._lines_opening(text, ">")
+    for rx, lines in (
+        (_clean._FENCE_LINE_RE, fenced),
+        (_clean._FENCE_GLUED_RE, ticks),
+        (_clean._QUOTE_RE, quoted),
+    ):
+        whole = [m.span() for m in rx.finditer(text)]
+        assert [m.span() for m in _clean._on_lines(rx, text, lines)] == whole
