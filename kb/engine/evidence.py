@@ -120,26 +120,11 @@ class Context:
     def read_locations(self, text: str, near: Iterable[int]) -> None:
         """The file paths and module names of the paste around the offsets ``near`` (a
         match's frames are printed beside it; a whole log is not read end to end)."""
-        spans: list[tuple[int, int]] = []
+        spans: Iterable[tuple[int, int]]
         if len(text) <= MAX_AROUND_CHARS:  # a paste: read it whole, once
-            spans.append((0, len(text)))
-            near = ()
-        for at in sorted(set(near)):
-            start = end = at
-            for _ in range(AROUND_LINES):
-                start = text.rfind("\n", 0, max(0, start - 1)) + 1
-                if start <= 0:
-                    break
-            for _ in range(AROUND_LINES):
-                nl = text.find("\n", end + 1)
-                if nl < 0:
-                    end = len(text)
-                    break
-                end = nl
-            if spans and start <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
-            else:
-                spans.append((start, end))
+            spans = [(0, len(text))]
+        else:  # worked out as they are read: the budget ends the reading, not the matches
+            spans = _around(text, sorted(set(near)))
         budget = MAX_AROUND_CHARS
         found = 0
         for start, end in spans:
@@ -191,6 +176,33 @@ class Weighed:
     notes: tuple[str, ...] = ()
     raising_line: bool = False
     other_repo: bool = False
+
+
+def _around(text: str, near: list[int]) -> Iterator[tuple[int, int]]:
+    """The spans of ``AROUND_LINES`` lines each side of the offsets ``near`` (in order),
+    overlapping ones merged, in order."""
+    held: tuple[int, int] | None = None
+    for at in near:
+        start = end = at
+        inside = held is not None and at <= held[1]  # its lines above are in the span
+        for _ in range(0 if inside else AROUND_LINES):
+            start = text.rfind("\n", 0, max(0, start - 1)) + 1
+            if start <= 0:
+                break
+        for _ in range(AROUND_LINES):
+            nl = text.find("\n", end + 1)
+            if nl < 0:
+                end = len(text)
+                break
+            end = nl
+        if held is not None and (inside or start <= held[1]):
+            held = (held[0], max(end, held[1]))
+        else:
+            if held is not None:
+                yield held
+            held = (start, end)
+    if held is not None:
+        yield held
 
 
 def read_context(text: str) -> Context:
