@@ -51,10 +51,9 @@ if TYPE_CHECKING:
 
 MIN_TRIGRAM = 3
 # A search lists, ranks and counts facets over the first this many records it finds, and
-# says when there are more. Ranking every match of a common word reads most of a large
-# table (a word in one message of ten is a hundred thousand rows at a million records);
-# past a few hundred records a reader narrows the search rather than pages through it, and the
-# page tells them to.
+# says when there are more. Ranking every match of a common word reads a large share of a
+# large table on every new query; past a few hundred records a reader narrows the search
+# rather than pages through it, and the page tells them to.
 SEARCH_RANKED = 500
 MAX_TERMS = 12
 MAX_QUERY_CHARS = 500

@@ -353,8 +353,8 @@ REPO_SEEKS = 64
 def distinct_repos() -> frozenset[str]:
     """The repositories of the active records, each found by one seek along the list
     index (the next repository after the last one found): ``SELECT DISTINCT`` reads every
-    active row, a million of them at the largest size, while there are a handful of
-    repositories. Past ``REPO_SEEKS`` of them the rest are read in one ``DISTINCT``."""
+    active row, while there are a handful of repositories. Past ``REPO_SEEKS`` of them the
+    rest are read in one ``DISTINCT``."""
     active = ErrorRecord.objects.active().order_by("repo").values_list("repo", flat=True)
     found: list[str] = []
     while len(found) < REPO_SEEKS:
