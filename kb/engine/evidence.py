@@ -160,8 +160,7 @@ class Context:
             return got
         start, end = _block(text, line_start)
         parts: set[str] = set()
-        for tok in _location_set(text[start:end]):
-            found = _parts(tok[:MAX_TOKEN])
+        for found in _parts_each([tok[:MAX_TOKEN] for tok in _location_set(text[start:end])]):
             if len(found) >= 2:
                 _add_heads(parts, found)
         self._blocks[line_start] = parts
@@ -309,25 +308,19 @@ _RUN_ENDS = "".join(" " if _NOT_LOCATION.fullmatch(chr(i)) else chr(i) for i in 
 
 
 def _parts_each(places: list[str]) -> list[list[str]]:
-    """`_parts` of each of ``places``: ASCII ones (nearly all) lowercased and split at
-    `_SPLIT`'s characters together, in one pass over their joined text."""
+    """Each of ``places`` lowercased and split at `_SPLIT`'s characters, digit-only parts
+    left out: ASCII ones (nearly all) together, in one pass over their joined text at C
+    speed."""
     if not places:
         return []
     joined = "\n".join(places)
     if not joined.isascii() or joined.count("\n") != len(places) - 1:
-        return [_parts(where) for where in places]
+        return [[p.lower() for p in _SPLIT.split(w) if p and not p.isdigit()] for w in places]
     slashed = joined.lower().replace("\\", "/").replace(".", "/").replace(":", "/")
     return [
         [p for p in line.split("/") if p and not p.isdigit()]
         for line in slashed.replace("$", "/").split("\n")
     ]
-
-
-def _parts(where: str) -> list[str]:
-    if where.isascii():  # lowercased whole, split at `_SPLIT`'s characters at C speed
-        slashed = where.lower().replace("\\", "/").replace(".", "/").replace(":", "/")
-        return [p for p in slashed.replace("$", "/").split("/") if p and not p.isdigit()]
-    return [p.lower() for p in _SPLIT.split(where) if p and not p.isdigit()]
 
 
 BLOCK_LINES = 200  # lines walked each way from a match for its error block

@@ -332,7 +332,7 @@ def test_markup_patterns_find_on_their_lines_what_they_find_in_the_whole_text(te
 
     ticks = _clean._lines_holding(text, "```")
     fenced = sorted({*ticks, *_clean._lines_holding(text, "~~~")})
-    quoted = _clean._lines_opening(text, ">")
+    quoted = _clean.lines_opening(text, ">")
     for rx, lines in (
         (_clean._FENCE_LINE_RE, fenced),
         (_clean._FENCE_GLUED_RE, ticks),

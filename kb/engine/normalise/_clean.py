@@ -151,7 +151,7 @@ def _lines_holding(src: str, needle: str) -> list[tuple[int, int]]:
     return out
 
 
-def _lines_opening(src: str, char: str) -> list[tuple[int, int]]:
+def lines_opening(src: str, char: str) -> list[tuple[int, int]]:
     """(start, end) of each line of ``src`` that starts with ``char``."""
     out: list[tuple[int, int]] = []
     at = 0 if src.startswith(char) else src.find("\n" + char) + 1 or -1
@@ -192,7 +192,7 @@ def clean_markup(src: str) -> tuple[str, Layer | None, list[str]]:
             edits.append((m.start(), m.end(), ""))
             counts["fence"] += 1
     if has_quote:
-        for m in _on_lines(_QUOTE_RE, src, _lines_opening(src, ">")):
+        for m in _on_lines(_QUOTE_RE, src, lines_opening(src, ">")):
             edits.append((m.start(), m.end(), ""))
             counts["quote"] += 1
     if has_tag:

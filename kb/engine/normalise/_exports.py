@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 
+from ._clean import lines_opening
 from ._escapes import decode_escapes
 from ._mapping import Builder, Layer
 
@@ -71,17 +72,6 @@ def _value_key(obj: object) -> tuple[str, str] | None:
     return None
 
 
-def _brace_lines(src: str) -> list[int]:
-    """The starts of the lines that open with ``{"``, found with `str.find` (a pattern
-    anchored at line starts would be tried at every position of the text)."""
-    out = [0] if src.startswith('{"') else []
-    at = src.find('\n{"')
-    while at >= 0:
-        out.append(at + 1)
-        at = src.find('\n{"', at + 3)
-    return out
-
-
 def unwrap_exports(src: str) -> tuple[str, Layer | None, dict[str, int]]:
     """Replace export objects by their decoded messages: (text, layer or None, counts)."""
     counts: dict[str, int] = {}
@@ -90,7 +80,7 @@ def unwrap_exports(src: str) -> tuple[str, Layer | None, dict[str, int]]:
     b: Builder | None = None
     pos = 0
     n = len(src)
-    for ls in _brace_lines(src):
+    for ls, _end in lines_opening(src, '{"'):  # found with str.find, not tried everywhere
         if ls < pos or _START_RE.match(src, ls) is None:
             continue
         le = src.find("\n", ls)
