@@ -151,8 +151,8 @@ def first_found(queryset: QuerySet[Any], query: str, limit: int) -> tuple[list[s
     """The ids of the first ``limit`` records of ``queryset`` matching ``query``, in the
     order the index finds them (not ranked), and whether there are more. Bounded however
     common the query's words are: the scan stops at ``limit + 1``."""
-    found = search_records(cast("ErrorRecordQuerySet", queryset.order_by()), query, ranked=False)
-    ids = list(found.order_by().values_list("pk", flat=True)[: limit + 1])
+    found = search_records(cast("ErrorRecordQuerySet", queryset), query, ranked=False)
+    ids = list(found.order_by().values_list("pk", flat=True)[: limit + 1])  # the index's order
     return ids[:limit], len(ids) > limit
 
 
