@@ -56,6 +56,7 @@ sys.path.insert(0, str(HERE / "load"))
 
 from bench_copy import TABLES, database_url, stamp  # noqa: E402
 from bench_import import SOURCE, synthesise  # noqa: E402
+from rebuild_goal import IMPORT_SHARE, REBUILD_GOAL  # noqa: E402
 from server import (  # noqa: E402
     free_port,
     last_json,
@@ -262,9 +263,6 @@ def run_size(env: dict[str, str], path: Path, work: Path, n_requests: int) -> di
         "pages": pages,
     }
 
-
-IMPORT_SHARE = 0.01  # the import a rebuild follows: 1% new records
-REBUILD_GOAL = 0.10  # its rebuild within this share of the full build's time
 
 REMOVE = r"""
 import json, os, sys

@@ -52,6 +52,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from matcher_data import load_specs, make_lines, synthesise  # noqa: E402
+from rebuild_goal import IMPORT_SHARE, REBUILD_GOAL  # noqa: E402
 
 from tests.servers import Gunicorn, static_root  # noqa: E402
 
@@ -179,10 +180,6 @@ def memory(cache_dir: Path, workers: int, preload: bool, lines: list[str]) -> di
         "uss_mib": round(uss, 1),
         "rss_mib": round(sum(f["Rss"] for f in per) / 1024, 1),
     }
-
-
-IMPORT_SHARE = 0.01  # the import a rebuild follows: 1% new records (issue 24's goal)
-REBUILD_GOAL = 0.10  # a rebuild after it within this share of the full build's time
 
 
 def rebuild(n: int) -> dict[str, object]:
