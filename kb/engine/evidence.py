@@ -142,7 +142,7 @@ class Context:
         self._add_locations([fr.path for fr in self.frames])
 
     def _add_locations(self, places: list[str]) -> None:
-        """The parts of each location (`_parts`) and every two adjacent ones."""
+        """The parts of each location (`_parts_each`) and every two adjacent ones."""
         components, pairs = self.components, self.pairs
         for parts in _parts_each(places):
             if len(parts) >= 2:
