@@ -35,7 +35,8 @@ def test_database_store_round_trip_in_parts(tmp_path: Path, monkeypatch: pytest.
     source = _blob(tmp_path, 3500)
     store = DatabaseStore()
     assert store.put(source.name, source) is True
-    assert MatcherBlobPart.objects.filter(blob_id=source.name).count() == 4
+    assert len(MatcherBlob.objects.get(name=source.name).parts) == 4
+    assert MatcherBlobPart.objects.count() == 4
     assert store.put(source.name, source) is False  # written once: the second put is a no-op
     out = io.BytesIO()
     assert store.get(source.name, out) is True
@@ -48,7 +49,7 @@ def test_a_damaged_stored_matcher_counts_as_absent(tmp_path: Path) -> None:
     source = _blob(tmp_path, 5000)
     store = DatabaseStore()
     store.put(source.name, source)
-    MatcherBlobPart.objects.filter(blob_id=source.name).update(data=b"torn")
+    MatcherBlobPart.objects.update(data=b"torn")
     target = tmp_path / "cache" / source.name
     assert cache.fetch(store, target) is False
     assert not target.exists()
@@ -92,7 +93,110 @@ def test_store_cleanup_keeps_what_is_in_use_and_the_recent_ones(tmp_path: Path) 
     gone = store.cleanup({in_use})
     assert sorted(gone) == names[1:3]  # beyond the most recent KEEP_UNUSED, and old
     assert set(MatcherBlob.objects.values_list("name", flat=True)) == {in_use, *names[3:]}
-    assert not MatcherBlobPart.objects.filter(blob_id__in=gone).exists()
+    listed = {d for parts in MatcherBlob.objects.values_list("parts", flat=True) for d in parts}
+    assert set(MatcherBlobPart.objects.values_list("digest", flat=True)) <= listed | {
+        d for name in gone for d in _part_digests(tmp_path / name)
+    }  # the gone objects' parts stay while a writer could be about to list them ...
+    store.put("matcher-late.bin", _blob(tmp_path, 10, "matcher-late.bin"))
+    MatcherBlob.objects.filter(name="matcher-late.bin").update(used_at=old)
+    MatcherBlobPart.objects.update(used_at=old)
+    assert store.cleanup({in_use}) == ["matcher-late.bin"]
+    left = {d for parts in MatcherBlob.objects.values_list("parts", flat=True) for d in parts}
+    assert set(MatcherBlobPart.objects.values_list("digest", flat=True)) == left  # ... then go
+
+
+def _part_digests(path: Path) -> list[str]:
+    import hashlib
+
+    return [hashlib.sha256(path.read_bytes()).hexdigest()]
+
+
+def _packed(tables: list[bytes]) -> bytes:
+    """A file in the cache's format whose byte sections are ``tables``."""
+    return cache.pack("kb-test-v1", {"n": len(tables)}, tables)
+
+
+def _storage(tmp_path: Path, settings: object) -> StorageStore:
+    settings.STORAGES = {  # type: ignore[attr-defined]
+        **settings.STORAGES,  # type: ignore[attr-defined]
+        "matchers": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "bucket")},
+        },
+    }
+    return StorageStore("matchers")
+
+
+@pytest.mark.parametrize("kind", ["database", "storage"])
+@pytest.mark.django_db
+def test_a_second_object_stores_only_the_sections_the_first_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: object, kind: str
+) -> None:
+    """The matcher built after an import: the shards alike, every table longer at its
+    end. Its parts are cut where the sections start, so it stores the new shard and the
+    tables' last parts only, and both objects read back whole."""
+    from kb.matching import store as module
+
+    monkeypatch.setattr(module, "PART_BYTES", 1000)
+    store: DatabaseStore | StorageStore = DatabaseStore()
+    count = MatcherBlobPart.objects.count
+    if kind == "storage":
+        store = _storage(tmp_path, settings)
+
+        def count() -> int:
+            return len(list((tmp_path / "bucket" / module.PARTS_DIR).iterdir()))
+
+    shards = [os.urandom(2500) for _ in range(3)]
+    table = os.urandom(3300)
+    first = tmp_path / "matcher-first.bin"
+    first.write_bytes(_packed([*shards, table]))
+    second = tmp_path / "matcher-second.bin"
+    second.write_bytes(_packed([*shards, os.urandom(2500), table + os.urandom(200)]))
+    assert cache.publish(store, first) is True
+    stored = count()
+    assert stored == 1 + 3 * 3 + 4  # the header, three parts per shard, four for the table
+    assert cache.publish(store, second) is True
+    new = count() - stored
+    assert new == 1 + 3 + 1  # its header, the new shard, the table's grown last part
+    for path in (first, second):
+        out = io.BytesIO()
+        assert store.get(path.name, out) is True
+        assert out.getvalue() == path.read_bytes()
+
+
+@pytest.mark.django_db
+def test_storage_cleanup_drops_the_parts_no_kept_object_lists(
+    tmp_path: Path, settings: object
+) -> None:
+    store = _storage(tmp_path, settings)
+    names = [f"matcher-{i:03d}.bin" for i in range(cache.KEEP_UNUSED + 2)]
+    for name in names:
+        assert store.put(name, _blob(tmp_path, 10, name))
+    parts = tmp_path / "bucket" / "kb-matcher" / "parts"
+    markers = tmp_path / "bucket" / "kb-matcher"
+    old = time.time() - cache.MAX_UNUSED_AGE_S - 60
+    for i, name in enumerate(names):
+        os.utime(markers / f"{name}.json", (old + i, old + i))
+    for part in parts.iterdir():
+        os.utime(part, (old, old))
+    assert sorted(store.cleanup(set())) == names[:2]
+    assert len(list(parts.iterdir())) == cache.KEEP_UNUSED
+    out = io.BytesIO()
+    assert store.get(names[-1], out) is True
+    assert out.getvalue() == (tmp_path / names[-1]).read_bytes()
+    assert store.get(names[0], io.BytesIO()) is False
+
+
+def test_section_starts_are_where_the_packed_sections_begin(tmp_path: Path) -> None:
+    tables = [b"abc", b"", b"defgh"]
+    path = tmp_path / "f.bin"
+    path.write_bytes(_packed(tables))
+    data = path.read_bytes()
+    starts = cache.section_starts(path)
+    assert [data[a : a + len(t)] for a, t in zip(starts, tables, strict=True)] == tables
+    assert starts[-1] + len(tables[-1]) == len(data)
+    path.write_bytes(b"not a packed file at all")
+    assert cache.section_starts(path) == []
 
 
 WRITER = """
@@ -230,7 +334,7 @@ def test_a_damaged_stored_shard_is_refused_and_compiled(
     marker = tmp_path / "pwned"
     for victim in victims:  # every stored shard: host B asks for all but the last
         if damage == "torn":
-            MatcherBlobPart.objects.filter(blob=victim).update(data=b"torn")
+            MatcherBlobPart.objects.filter(digest__in=victim.parts).update(data=b"torn")
         else:
             evil = tmp_path / victim.name
             evil.write_bytes(pickle.dumps(_Payload(str(marker)), protocol=5))

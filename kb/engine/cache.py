@@ -108,13 +108,15 @@ class BlobStore(Protocol):
 
     ``get`` streams the named object into ``into`` and says whether it was there (whole and
     intact: an implementation checks what it wrote); ``put`` stores ``source`` under
-    ``name`` unless it is there already and says whether it wrote; ``cleanup`` deletes
+    ``name`` unless it is there already and says whether it wrote; ``cuts`` are the
+    offsets where the file's sections start (`section_starts`), so a store that keeps
+    parts by content shares a section two objects hold alike; ``cleanup`` deletes
     objects no name in ``in_use`` needs, bounded as the local directory's clean-up is.
     """
 
     def get(self, name: str, into: BinaryIO) -> bool: ...
 
-    def put(self, name: str, source: Path) -> bool: ...
+    def put(self, name: str, source: Path, cuts: Sequence[int] = ()) -> bool: ...
 
     def cleanup(self, in_use: set[str]) -> list[str]: ...
 
@@ -149,11 +151,35 @@ def publish(store: BlobStore, path: Path, also: Sequence[Path] = ()) -> bool:
     wrote_shards = False
     for shard in also:
         if shard.is_file():
-            wrote_shards |= store.put(shard.name, shard)
-    written = store.put(path.name, path)
+            wrote_shards |= store.put(shard.name, shard, section_starts(shard))
+    written = store.put(path.name, path, section_starts(path))
     if written or wrote_shards:
         store.cleanup({path.name, *(shard.name for shard in also)})
     return written
+
+
+def section_starts(path: Path) -> list[int]:
+    """The offsets where the byte sections of a file `pack` wrote start, after its header
+    (read alone, never the sections); none for a file in no format this code reads.
+
+    Why: a matcher built after an import holds most of the sections of the one before
+    alike -- every shard's database, the start of every table -- so a store that cuts its
+    parts at these offsets stores those once for both."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256)
+            line_end = head.find(b"\n") + 1
+            if line_end <= 0:
+                return []
+            fh.seek(line_end)
+            size = int.from_bytes(fh.read(_LENGTH_BYTES), "big")
+            header = json.loads(fh.read(size))
+            starts = [line_end + _LENGTH_BYTES + size]
+            for n in header["blobs"]:
+                starts.append(starts[-1] + int(n))
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return []
+    return starts[:-1]
 
 
 def expired(entries: list[tuple[float, str]], in_use: set[str], now: float) -> list[str]:

@@ -4,7 +4,10 @@ Why the database: it is the one store every host of a deployment already shares,
 host needs no further set-up to serve without compiling (``kb.matching.store`` says how
 it is read and written; a Django storage can be chosen instead). An object is written once
 under its name (the content hash of what it was built from) and split into parts, so
-neither side ever holds one huge value in a single query or row.
+neither side ever holds one huge value in a single query or row. A part is itself stored by
+the hash of its bytes and shared by every object that holds those bytes: a matcher built
+after an import holds most of the last one's sections unchanged (its shards, the start of
+every table), and publishing it writes only the parts that are new.
 
 The tables keep the ``kb_`` names they were created with while these models were part of
 the records app (``Meta.db_table``): moving them to this app changed no table.
@@ -17,13 +20,13 @@ from django.utils import timezone
 
 
 class MatcherBlob(models.Model):
-    """One stored object: its name, size and MAC; the bytes are in its parts. The row and
-    all its parts are written in one transaction, so a reader that finds the row finds
-    every part."""
+    """One stored object: its name, size and MAC, and the digests of its parts in order.
+    The row and the parts it lacked are written in one transaction, so a reader that finds
+    the row finds every part."""
 
     name = models.CharField(max_length=100, primary_key=True)
     size = models.BigIntegerField()
-    parts = models.PositiveIntegerField()
+    parts = models.JSONField(default=list)  # `MatcherBlobPart.digest`s, in order
     # HMAC-SHA256 of the bytes keyed by SECRET_KEY (``kb.matching.store``): a checksum
     # anyone who writes the row could recompute would prove nothing.
     mac = models.CharField(max_length=64)
@@ -40,17 +43,18 @@ class MatcherBlob(models.Model):
 
 
 class MatcherBlobPart(models.Model):
-    """A consecutive slice of a stored object's bytes (``index`` from zero)."""
+    """A slice of stored objects' bytes under its SHA-256: written once, shared by every
+    object that lists it, deleted once none does."""
 
-    blob = models.ForeignKey(MatcherBlob, on_delete=models.CASCADE, related_name="+")
-    index = models.PositiveIntegerField()
+    digest = models.CharField(max_length=64, primary_key=True)
+    size = models.PositiveIntegerField()
     data = models.BinaryField()
+    # Refreshed by a writer that lists it again: clean-up spares a part a writer is about
+    # to list (see ``kb.matching.store.DatabaseStore.cleanup``).
+    used_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         db_table = "kb_matcherblobpart"
-        constraints = [
-            models.UniqueConstraint(fields=["blob", "index"], name="kb_matcherblobpart_unique")
-        ]
 
     def __str__(self) -> str:
-        return f"{self.blob_id} part {self.index}"
+        return self.digest

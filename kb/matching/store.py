@@ -6,16 +6,23 @@ compiled matchers in a local directory under a content hash; this module gives i
 store every host can read (the ``BlobStore`` protocol), chosen by ``KB_MATCHER_STORE``:
 
 - ``database`` (the default): rows of ``kb.matching.models.MatcherBlob``, the bytes split into
-  ``PART_BYTES`` parts (a PostgreSQL bytea, an SQLite blob). Nothing more to set up.
+  parts of at most ``PART_BYTES`` (a PostgreSQL bytea, an SQLite blob). Nothing more to set
+  up.
 - ``storage:<alias>``: any entry of ``STORAGES`` (django-storages' S3 backend, say), so an
   object store works without code changes.
 - ``none``: each host compiles for itself (the local directory only).
 
 Every object is written once under its name, the content hash of what it was built from:
 two hosts that write one name at once write the same bytes, and whichever comes second
-finds the first's (a unique key in the database; a marker naming a complete file in a
+finds the first's (a unique key in the database; a marker naming complete parts in a
 storage). A reader checks the size and the MAC it was told, so a torn or foreign object
 is never loaded: it counts as absent (with a log line) and the host compiles instead.
+
+Parts are stored by the SHA-256 of their bytes and shared between objects, cut where the
+file's sections start (``kb.engine.cache.section_starts``): a matcher built after an
+import holds most of the last one's sections alike (every unchanged shard's database, the
+start of every table), so publishing it writes only the parts that are new -- a fraction of
+the file, however many records there are.
 
 Why a MAC (HMAC-SHA256 keyed by ``SECRET_KEY``, ``SECRET_KEY_FALLBACKS`` accepted while a
 key is rotated) and not a plain checksum kept beside the bytes: whoever can write the
@@ -26,15 +33,17 @@ which Hyperscan trusts once loaded, to what a host of this deployment compiled.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from itertools import pairwise
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from django.conf import settings
-from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -45,15 +54,46 @@ from kb.matching.models import MatcherBlob, MatcherBlobPart
 
 log = logging.getLogger(__name__)
 
-PART_BYTES = 8 * 2**20  # bytes per database row: bounded memory per query on both sides
+PART_BYTES = 2 * 2**20  # at most this many bytes a part: bounded memory per query; small
+# enough that a table an import lengthens rewrites little more than its new rows
 STORAGE_PREFIX = "kb-matcher"  # the storage's "directory" for stored matchers
+PARTS_DIR = f"{STORAGE_PREFIX}/parts"  # a storage's parts, each named by its digest
 MAC_SALT = "kb.matching.store"  # keeps these MACs apart from every other use of the key
 
 
-def _parts(source: Path) -> Iterator[bytes]:
+class Piece(NamedTuple):
+    """One part of a file about to be stored: where it is and the digest of its bytes."""
+
+    offset: int
+    size: int
+    digest: str
+
+
+def _spans(size: int, cuts: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """(offset, size) of the parts of a ``size``-byte file: cut at every one of ``cuts``
+    (its sections' starts), and every `PART_BYTES` within a section, so a section lies in
+    the same parts whichever file holds it."""
+    bounds = sorted({0, size, *(c for c in cuts if 0 < c < size)})
+    for start, end in pairwise(bounds):
+        for at in range(start, end, PART_BYTES):
+            yield at, min(PART_BYTES, end - at)
+
+
+def _pieces(source: Path, cuts: Sequence[int], signer: Signer) -> list[Piece]:
+    """The parts of ``source`` with their digests, its bytes fed to ``signer`` as read."""
+    pieces = []
     with source.open("rb") as fh:
-        while chunk := fh.read(PART_BYTES):
-            yield chunk
+        for offset, size in _spans(source.stat().st_size, cuts):
+            data = fh.read(size)
+            signer.update(data)
+            pieces.append(Piece(offset, size, hashlib.sha256(data).hexdigest()))
+    return pieces
+
+
+def _read(source: Path, piece: Piece) -> bytes:
+    with source.open("rb") as fh:
+        fh.seek(piece.offset)
+        return fh.read(piece.size)
 
 
 class Signer:
@@ -74,13 +114,6 @@ class Signer:
 
     def verify(self, stored: object) -> bool:
         return any(constant_time_compare(m.hexdigest(), str(stored)) for m in self._macs)
-
-
-def _mac(source: Path) -> str:
-    signer = Signer()
-    for chunk in _parts(source):
-        signer.update(chunk)
-    return signer.hexdigest()
 
 
 def _intact(name: str, size: int, expected_size: object, signer: Signer, mac: object) -> bool:
@@ -108,10 +141,9 @@ class DatabaseStore:
             return False
         signer = Signer()
         size = 0
-        for index in range(blob.parts):  # one part per query: memory bounded by a part
-            row = MatcherBlobPart.objects.filter(blob=blob, index=index).values_list(
-                "data", flat=True
-            )
+        digests = blob.parts if isinstance(blob.parts, list) else []
+        for digest in digests:  # one part per query: memory bounded by a part
+            row = MatcherBlobPart.objects.filter(digest=str(digest)).values_list("data", flat=True)
             data = bytes(row.first() or b"")
             signer.update(data)
             size += len(data)
@@ -121,28 +153,71 @@ class DatabaseStore:
         MatcherBlob.objects.filter(name=name).update(used_at=timezone.now())
         return True
 
-    def put(self, name: str, source: Path) -> bool:
+    def put(self, name: str, source: Path, cuts: Sequence[int] = ()) -> bool:
         if MatcherBlob.objects.filter(name=name).exists():
             return False
-        size, mac = source.stat().st_size, _mac(source)
+        signer = Signer()
+        pieces = _pieces(source, cuts, signer)
+        digests = [p.digest for p in pieces]
         try:
             with transaction.atomic():
                 # The row first: a second writer of the same name waits on its key and
                 # then fails, before writing any part.
-                blob = MatcherBlob.objects.create(
-                    name=name, size=size, mac=mac, parts=-(-size // PART_BYTES)
+                MatcherBlob.objects.create(
+                    name=name, size=source.stat().st_size, mac=signer.hexdigest(), parts=digests
                 )
-                for index, chunk in enumerate(_parts(source)):
-                    MatcherBlobPart.objects.create(blob=blob, index=index, data=chunk)
+                # Parts stored already are marked used (a clean-up running meanwhile
+                # spares them); the others are written, one query each.
+                held = self._touch(set(digests))
+                for piece in pieces:
+                    if piece.digest not in held:
+                        MatcherBlobPart.objects.bulk_create(
+                            [
+                                MatcherBlobPart(
+                                    digest=piece.digest,
+                                    size=piece.size,
+                                    data=_read(source, piece),
+                                )
+                            ],
+                            ignore_conflicts=True,  # the same bytes, from another writer
+                        )
+                        held.add(piece.digest)
         except IntegrityError:
             return False  # another host stored it meanwhile: the same bytes
         return True
+
+    @staticmethod
+    def _touch(digests: set[str]) -> set[str]:
+        """Mark the stored ones of ``digests`` used now; which of them are stored."""
+        held: set[str] = set()
+        now = timezone.now()
+        names = sorted(digests)
+        for i in range(0, len(names), 500):
+            batch = names[i : i + 500]
+            MatcherBlobPart.objects.filter(digest__in=batch).update(used_at=now)
+            held.update(
+                MatcherBlobPart.objects.filter(digest__in=batch).values_list("digest", flat=True)
+            )
+        return held
 
     def cleanup(self, in_use: set[str]) -> list[str]:
         rows = MatcherBlob.objects.values_list("used_at", "name")
         gone = cache.expired([(u.timestamp(), n) for u, n in rows], in_use, time.time())
         if gone:
             MatcherBlob.objects.filter(name__in=gone).delete()
+            # A part no object lists any more goes, unless a writer listed it lately:
+            # one whose object is not committed yet (it touched the part first).
+            listed = {d for parts in MatcherBlob.objects.values_list("parts", flat=True)
+                      for d in (parts or ())}  # fmt: skip
+            recent = timezone.now() - timedelta(seconds=cache.TMP_AGE_S)
+            stale = MatcherBlobPart.objects.filter(used_at__lt=recent).values_list(
+                "digest", flat=True
+            )
+            orphans = [d for d in stale if d not in listed]
+            for i in range(0, len(orphans), 500):
+                MatcherBlobPart.objects.filter(
+                    digest__in=orphans[i : i + 500], used_at__lt=recent
+                ).delete()
         return gone
 
 
@@ -150,9 +225,10 @@ class StorageStore:
     """Stored matchers as files of a Django storage (``STORAGES[alias]``).
 
     A storage may rename a file whose name is taken (``get_available_name``) and need not
-    write atomically, so the data file is written first and a small marker after it,
-    naming the data file with its size and checksum: a reader trusts only a marker, and
-    a marker only ever names a complete file.
+    write atomically, so the parts are written first, each a file named by its digest
+    (`PARTS_DIR`), and a small marker after them, naming the parts in order with the
+    object's size and MAC: a reader trusts only a marker, and a marker only ever names
+    parts written before it.
     """
 
     def __init__(self, alias: str) -> None:
@@ -163,13 +239,17 @@ class StorageStore:
     def _marker(self, name: str) -> str:
         return f"{STORAGE_PREFIX}/{name}.json"
 
-    def _read_marker(self, name: str) -> dict[str, object] | None:
+    def _read_marker(self, name: str) -> dict[str, Any] | None:
+        """The marker of ``name``: a dict naming its parts, or None (absent, or a marker
+        of another layout, which is stored again over)."""
         try:
             with self.storage.open(self._marker(name), "rb") as fh:
                 marker = json.loads(fh.read())
         except (OSError, ValueError):
             return None
-        return marker if isinstance(marker, dict) else None
+        if not isinstance(marker, dict) or not isinstance(marker.get("parts"), list):
+            return None
+        return marker
 
     def get(self, name: str, into: BinaryIO) -> bool:
         marker = self._read_marker(name)
@@ -178,21 +258,33 @@ class StorageStore:
         signer = Signer()
         size = 0
         try:
-            with self.storage.open(str(marker["file"]), "rb") as fh:
-                while chunk := fh.read(PART_BYTES):
-                    signer.update(chunk)
-                    size += len(chunk)
-                    into.write(chunk)
-        except (OSError, KeyError):
+            for digest in marker["parts"]:
+                with self.storage.open(f"{PARTS_DIR}/{digest}", "rb") as fh:
+                    data = fh.read(PART_BYTES + 1)  # a part is never longer
+                signer.update(data)
+                size += len(data)
+                into.write(data)
+        except OSError:
             return False
         return _intact(name, size, marker.get("size"), signer, marker.get("mac"))
 
-    def put(self, name: str, source: Path) -> bool:
+    def put(self, name: str, source: Path, cuts: Sequence[int] = ()) -> bool:
         if self._read_marker(name) is not None:
             return False
-        with source.open("rb") as fh:
-            stored = self.storage.save(f"{STORAGE_PREFIX}/{name}", File(fh, name=name))
-        marker = {"file": stored, "size": source.stat().st_size, "mac": _mac(source)}
+        signer = Signer()
+        pieces = _pieces(source, cuts, signer)
+        for piece in dict.fromkeys(pieces):
+            path = f"{PARTS_DIR}/{piece.digest}"
+            if self.storage.exists(path) and self.storage.size(path) == piece.size:
+                continue  # the same bytes, stored for another object
+            if self.storage.exists(path):
+                self.storage.delete(path)  # torn by a writer that crashed: written again
+            self.storage.save(path, ContentFile(_read(source, piece)))
+        marker = {
+            "parts": [p.digest for p in pieces],
+            "size": source.stat().st_size,
+            "mac": signer.hexdigest(),
+        }
         self.storage.save(self._marker(name), ContentFile(json.dumps(marker).encode()))
         return True
 
@@ -208,11 +300,26 @@ class StorageStore:
         ]
         gone = cache.expired(entries, in_use, time.time())
         for name in gone:
-            marker = self._read_marker(name)
             self.storage.delete(self._marker(name))
-            if marker and marker.get("file"):
-                self.storage.delete(str(marker["file"]))
+        if gone:
+            self._drop_unlisted({n for _t, n in entries} - set(gone))
         return gone
+
+    def _drop_unlisted(self, kept: set[str]) -> None:
+        """Delete the part files no kept marker lists, once old enough that no writer can
+        be about to list them (its marker comes after its parts)."""
+        listed = {d for n in kept for d in (self._read_marker(n) or {}).get("parts", ())}
+        try:
+            _dirs, files = self.storage.listdir(PARTS_DIR)
+        except (OSError, NotImplementedError):
+            return
+        now = time.time()
+        for f in files:
+            path = f"{PARTS_DIR}/{f}"
+            if f in listed:
+                continue
+            if now - self.storage.get_modified_time(path).timestamp() > cache.TMP_AGE_S:
+                self.storage.delete(path)
 
 
 def matcher_store() -> cache.BlobStore | None:
