@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import mmap
 import os
 import sys
 import tempfile
@@ -219,13 +220,13 @@ def pack(fmt: str, plain: dict[str, Any], blobs: Sequence[bytes]) -> bytes:
     return b"".join([head, *blobs])
 
 
-def unpack(fmt: str, data: bytes) -> tuple[dict[str, Any], list[memoryview]]:
+def unpack(fmt: str, data: bytes | mmap.mmap) -> tuple[dict[str, Any], list[memoryview]]:
     """The plain data and byte sections `pack` wrote; `Refused` for anything else.
 
     Only JSON is parsed and only counted slices are cut: nothing in ``data`` can choose
     a type, call a function or reach outside the buffer."""
     line = f"{fmt}\n".encode()
-    if not data.startswith(line):
+    if data[: len(line)] != line:  # a slice: ``data`` may be a mapped file
         first = bytes(data[:40]).split(b"\n", 1)[0]
         raise Refused(f"not a {fmt} file (starts {first[:24]!r})")
     at = len(line) + _LENGTH_BYTES

@@ -48,6 +48,7 @@ others are in ``SimilarHit.same_message``).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from array import array
 from collections.abc import Iterable, Sequence
@@ -82,6 +83,29 @@ _FUZZY_CANDIDATES = 30  # entries scored with rapidfuzz
 # the largest possible IDF (log(N+1)): a few unique words' worth, whatever the corpus
 # size. Below it the score is scaled by sqrt(weight / this).
 _SPECIFIC_WORDS = 2.6
+
+
+def _items_hash(items: Sequence[tuple[str, str]], h: Any = None) -> Any:
+    """A SHA-256 of ``items`` in order; given ``h`` (the hash of the items before them,
+    not finished), the hash of those then these, as of the whole list at once."""
+    joined = "\x00".join(f"{k}\x01{t}" for k, t in items)
+    if h is None:
+        h = hashlib.sha256()
+    else:
+        h = h.copy()
+        joined = "\x00" + joined
+    h.update(joined.encode("utf-8", "surrogatepass"))
+    return h
+
+
+def _prefix_hash(items: Sequence[tuple[str, str]], source: tuple[int, str]) -> Any:
+    """The hash of the first ``n`` items when ``items`` holds more than them and they are
+    the ones ``source`` (``(n, digest)``) describes; else None."""
+    n, digest = source
+    if type(n) is not int or not 0 < n < len(items):
+        return None
+    h = _items_hash(items[:n])
+    return h if h.hexdigest() == digest else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +146,7 @@ class SimilarityIndex(cache.Serialised):
         "_idf",
         "_post",
         "_post_off",
+        "_source",
         "_templates",
         "_vocab",
     )
@@ -140,48 +165,96 @@ class SimilarityIndex(cache.Serialised):
         self._idf: array = array("d")
         self._post: array = array("I")  # flat posting lists (entry ids)
         self._post_off: array = array("I", [0])
+        # (how many items it was built from, `_items_hash` of them): what `extend` checks
+        self._source: tuple[int, str] = (0, "")
 
     # ------------------------------------------------------------------ build
     @classmethod
     def build(cls, items: Iterable[tuple[str, str]]) -> SimilarityIndex:
         """Index ``(key, message template)`` pairs; identical templates share an entry."""
         self = cls()
-        by_template: dict[str, list[str]] = {}
-        for key, template in items:
-            by_template.setdefault(template, []).append(key)
-        vocab: dict[str, int] = {}
-        postings: list[list[int]] = []
+        pairs = items if isinstance(items, list) else list(items)
+        self._add(pairs)
+        self._source = (len(pairs), _items_hash(pairs).hexdigest())
+        return self
+
+    def extend(self, items: Sequence[tuple[str, str]]) -> bool:
+        """Index the items past those this index was built from, if ``items`` starts with
+        exactly those (the messages of a build after an import: the records before it,
+        then its own); whether it did. The index is then the one `build` makes of
+        ``items``, entry for entry, at the cost of the new items and of re-weighing the
+        words (every word's rarity changes with the count), not of reading every
+        message again."""
+        h = _prefix_hash(items, self._source)
+        if h is None:
+            return False
+        more = items[self._source[0] :]
+        self._add(more)
+        self._source = (len(items), _items_hash(more, h).hexdigest())
+        return True
+
+    @classmethod
+    def resumed(
+        cls, plain: dict[str, Any], blobs: Sequence[memoryview], items: Sequence[tuple[str, str]]
+    ) -> SimilarityIndex | None:
+        """The index `to_plain` described, extended by ``items`` past its own (`extend`);
+        None, before any of it is read, when ``items`` does not start with its own."""
+        n, digest = plain.get("source", (0, ""))
+        if _prefix_hash(items, (n, digest)) is None:
+            return None
+        index = cls.from_plain(plain, blobs)
+        return index if index.extend(items) else None
+
+    def _add(self, items: Sequence[tuple[str, str]]) -> None:
+        """Entries for ``items`` after the ones held (a known template takes the key),
+        then the posting lists, word weights and entry weights of the whole."""
+        entry_of = {t: e for e, t in enumerate(self._templates)}
+        keys = self._entry_keys
+        vocab = self._vocab
+        v_held = len(vocab)
+        more: dict[int, list[int]] = {}  # word id -> the new entries holding it
         entry_tok = self._entry_tok
         entry_off = self._entry_tok_off
-        for template, keys in by_template.items():
+        also: dict[int, list[str]] = {}  # entry id -> its keys past the first
+        for key, template in items:
+            eid = entry_of.get(template)
+            if eid is not None:
+                also.setdefault(eid, []).append(key)
+                continue
+            eid = entry_of[template] = len(self._templates)
             lit = literal_text(template)
-            uniq = list(dict.fromkeys(tokens(lit)))
-            eid = len(self._templates)
             self._templates.append(template)
-            self._entry_keys.append(tuple(keys))
+            keys.append((key,))
             self._entry_lit.append(lit)
             self._entry_proc.append(default_process(lit))
-            for tok in uniq:
+            for tok in dict.fromkeys(tokens(lit)):
                 tid = vocab.get(tok)
                 if tid is None:
-                    tid = vocab[tok] = len(postings)
-                    postings.append([])
-                postings[tid].append(eid)
+                    tid = vocab[tok] = len(vocab)
+                more.setdefault(tid, []).append(eid)
                 entry_tok.append(tid)
             entry_off.append(len(entry_tok))
+        for eid, extra in also.items():
+            keys[eid] = (*keys[eid], *extra)
+        # The posting lists: each word's entries so far, then its new ones.
+        post, post_off = self._post, self._post_off
+        flat, offsets = array("I"), array("I", [0])
+        for tid in range(len(vocab)):
+            if tid < v_held:
+                flat.extend(post[post_off[tid] : post_off[tid + 1]])
+            if tid in more:
+                flat.extend(more[tid])
+            offsets.append(len(flat))
+        self._post, self._post_off = flat, offsets
         n = len(self._templates)
-        self._vocab = vocab
-        self._idf = array("d", (math.log((n + 1) / (len(p) + 0.5)) for p in postings))
-        for p in postings:
-            self._post.extend(p)
-            self._post_off.append(len(self._post))
-        idf = self._idf
+        self._idf = idf = array(
+            "d", (math.log((n + 1) / (b - a + 0.5)) for a, b in pairwise(offsets))
+        )
         self._entry_weight = array(
             "d",
             (sum(idf[t] for t in entry_tok[entry_off[e] : entry_off[e + 1]]) for e in range(n)),
         )
         self._compute_spec()
-        return self
 
     def __len__(self) -> int:
         """Number of distinct templates (entries)."""
@@ -207,6 +280,7 @@ class SimilarityIndex(cache.Serialised):
             "proc": cache.put_texts(self._entry_proc, blobs),
             "vocab": cache.put_texts(list(self._vocab), blobs),  # ids are in insertion order
             "tables": {name: cache.put_table(getattr(self, name), blobs) for name in self._TABLES},
+            "source": list(self._source),
         }
 
     @classmethod
@@ -224,6 +298,8 @@ class SimilarityIndex(cache.Serialised):
         where = plain["tables"]
         for name, typecode in self._TABLES.items():
             setattr(self, name, cache.get_table(where[name], typecode, blobs))
+        n_items, digest = plain.get("source", (0, ""))
+        self._source = (int(n_items), str(digest))
         v = len(words)
         tok, off, post, post_off = self._entry_tok, self._entry_tok_off, self._post, self._post_off
         if not (

@@ -9,7 +9,7 @@ If `similar.py` is missing the matcher simply makes no similarity suggestions.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,8 +24,18 @@ LONG_TOKEN = 60
 _LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")  # linear: one greedy class
 
 
-def similarity_index(messages: dict[str, str]) -> SimilarityIndex:
-    return SimilarityIndex.build((k, m) for k, m in messages.items() if m)
+# The last build's index carried on over these items, or None (`SimilarityIndex.resumed`).
+Resume = Callable[[list[tuple[str, str]]], SimilarityIndex | None]
+
+
+def similarity_index(messages: dict[str, str], *, resume: Resume | None = None) -> SimilarityIndex:
+    """The index of ``messages`` (key -> template; empty ones are not indexed): the one
+    ``resume`` gives when the last build's index was of the first of them (a build after
+    an import indexes its own records only), else built anew."""
+    items = [(k, m) for k, m in messages.items() if m]
+    if resume is not None and (index := resume(items)) is not None:
+        return index
+    return SimilarityIndex.build(items)
 
 
 def similar_to_plain(similar: object, blobs: list[bytes]) -> dict[str, Any] | None:

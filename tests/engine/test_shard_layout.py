@@ -147,3 +147,37 @@ def test_a_full_build_compiles_on_every_worker(
     m = Matcher.build(_specs(600), cache_dir=tmp_path, shard_size=TARGET, workers=2)
     assert len(threads) == 2
     assert m.stats["shards_compiled"] == m.stats["shards"]
+
+
+def _similarity_tables(m: Matcher) -> list[bytes]:
+    blobs: list[bytes] = []
+    m._similar.to_plain(blobs)  # type: ignore[union-attr]
+    return [bytes(b) for b in blobs]
+
+
+def test_an_import_indexes_only_its_own_messages_for_similarity(tmp_path: Path) -> None:
+    """The build after an import carries the last build's similarity index on over the
+    new records (read back from the cache directory) and gives the index a build from
+    nothing gives; a build of other records (one deleted) indexes them all anew."""
+    specs = [
+        PatternSpec(f"k{i}", f"Quokka stage {i} failed (.+)", f"Quokka stage {i} failed: {{}}")
+        for i in range(300)
+    ]
+    first = Matcher.build(specs, cache_dir=tmp_path, shard_size=TARGET)
+    assert first.stats["similarity_resumed"] is False
+    grown = [
+        *specs,
+        *(PatternSpec(f"n{i}", f"Wombat lease {i} lost (.+)", f"Wombat lease {i} lost: {{}}")
+          for i in range(20)),
+    ]  # fmt: skip
+    after = Matcher.build(grown, cache_dir=tmp_path, shard_size=TARGET)
+    assert after.stats["similarity_resumed"] is True
+    fresh = Matcher.build(grown, cache_dir=tmp_path / "elsewhere", shard_size=TARGET)
+    assert fresh.stats["similarity_resumed"] is False
+    assert _similarity_tables(after) == _similarity_tables(fresh)
+    assert after._similar.query("the Wombat lease 7 was lost")[0][0] == "n7"  # type: ignore[union-attr]
+    edited = grown[1:]  # the first record deleted: not the last build's start
+    assert (
+        Matcher.build(edited, cache_dir=tmp_path, shard_size=TARGET).stats["similarity_resumed"]
+        is False
+    )

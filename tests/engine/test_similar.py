@@ -188,3 +188,44 @@ def test_a_query_reads_a_bounded_prefix_of_a_huge_line(token: str) -> None:
         for _ in range(3)
     )
     assert ratio <= 2.5, ratio
+
+
+def _plain(index: SimilarityIndex) -> tuple[object, list[bytes]]:
+    blobs: list[bytes] = []
+    plain = index.to_plain(blobs)
+    return plain, [bytes(b) for b in blobs]
+
+
+_WORDS = ["vnode", "backfill", "kafka", "timeout", "refused", "shard", "state", "lease"]
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from([*_WORDS, "{}", "%s"]), min_size=1, max_size=5)),
+        min_size=2,
+        max_size=30,
+    ),
+    st.data(),
+)
+@settings(max_examples=60, deadline=None)
+def test_an_extended_index_is_the_one_built_from_all_items(words: list, data: st.DataObject):
+    """An import's build extends the last index instead of reading every message again:
+    the result must be the index `build` makes of all items, table for table (templates
+    shared across the cut, words first seen after it, placeholders)."""
+    items = [(f"k{i}", " ".join(w[0])) for i, w in enumerate(words)]
+    cut = data.draw(st.integers(1, len(items) - 1))
+    grown = SimilarityIndex.build(items[:cut])
+    assert grown.extend(items) is True
+    assert _plain(grown) == _plain(SimilarityIndex.build(items))
+
+
+def test_an_index_extends_only_the_items_it_was_built_from() -> None:
+    first = SimilarityIndex.build(SMALL[:4])
+    assert first.extend(SMALL[:4]) is False  # nothing new
+    assert first.extend([("kx", "other"), *SMALL[1:]]) is False  # not the same start
+    edited = [(k, t + " again") if k == "k2" else (k, t) for k, t in SMALL]
+    assert first.extend(edited) is False
+    loaded = SimilarityIndex.loads(first.dumps())  # what the next build reads back
+    assert loaded.extend(SMALL) is True
+    assert _plain(loaded) == _plain(SimilarityIndex.build(SMALL))
+    assert loaded.query("backfill_state not initialized for vnode 7")[0][0] == "k1"
