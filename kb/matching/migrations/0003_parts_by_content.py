@@ -8,10 +8,9 @@ anew under its old name.
 import django.utils.timezone
 from django.db import migrations, models
 
-DROP_STORED = [
-    "DELETE FROM kb_matcherblobpart",  # the parts first: no cascade in the database itself
-    "DELETE FROM kb_matcherblob",
-]
+# After the parts' table is dropped: deleting the parts' rows in this transaction would
+# leave PostgreSQL's deferred foreign-key checks pending when the table is altered.
+DROP_STORED = ["DELETE FROM kb_matcherblob"]
 
 
 class Migration(migrations.Migration):
@@ -20,8 +19,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunSQL(DROP_STORED, reverse_sql=migrations.RunSQL.noop),
         migrations.DeleteModel(name="MatcherBlobPart"),
+        migrations.RunSQL(DROP_STORED, reverse_sql=migrations.RunSQL.noop),
         migrations.RemoveField(model_name="matcherblob", name="parts"),
         migrations.AddField(
             model_name="matcherblob", name="parts", field=models.JSONField(default=list)
