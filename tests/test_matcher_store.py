@@ -197,6 +197,8 @@ def test_section_starts_are_where_the_packed_sections_begin(tmp_path: Path) -> N
     assert starts[-1] + len(tables[-1]) == len(data)
     path.write_bytes(b"not a packed file at all")
     assert cache.section_starts(path) == []
+    path.write_bytes(b"kb-x\n" + b"\xff" * 8 + b"{}")  # a header longer than the file
+    assert cache.section_starts(path) == []
 
 
 WRITER = """

@@ -170,10 +170,12 @@ def section_starts(path: Path) -> list[int]:
         with path.open("rb") as fh:
             head = fh.read(256)
             line_end = head.find(b"\n") + 1
-            if line_end <= 0:
+            if line_end <= 0 or not head.startswith(b"kb-"):
                 return []
             fh.seek(line_end)
             size = int.from_bytes(fh.read(_LENGTH_BYTES), "big")
+            if line_end + _LENGTH_BYTES + size > path.stat().st_size:
+                return []
             header = json.loads(fh.read(size))
             starts = [line_end + _LENGTH_BYTES + size]
             for n in header["blobs"]:
@@ -212,12 +214,16 @@ DECODE_ERRORS: tuple[type[Exception], ...] = (
 
 def pack(fmt: str, plain: dict[str, Any], blobs: Sequence[bytes]) -> bytes:
     """``plain`` (JSON-able) and ``blobs`` as one byte string in the format ``fmt``."""
+    return b"".join([_head(fmt, plain, blobs), *blobs])
+
+
+def _head(fmt: str, plain: dict[str, Any], blobs: Sequence[bytes]) -> bytes:
+    """What comes before the byte sections: the format line and the JSON header."""
     header = json.dumps(
         {"byteorder": sys.byteorder, "blobs": [len(b) for b in blobs], "data": plain},
         separators=(",", ":"),
     ).encode()
-    head = f"{fmt}\n".encode() + len(header).to_bytes(_LENGTH_BYTES, "big") + header
-    return b"".join([head, *blobs])
+    return f"{fmt}\n".encode() + len(header).to_bytes(_LENGTH_BYTES, "big") + header
 
 
 def unpack(fmt: str, data: bytes | mmap.mmap) -> tuple[dict[str, Any], list[memoryview]]:
@@ -379,13 +385,19 @@ def load[T: Serialised](path: Path, kind: type[T]) -> T | None:
 
 
 def save(path: Path, obj: Serialised) -> None:
-    """Write ``obj`` to ``path`` atomically (concurrent workers never see half a file)."""
-    data = obj.dumps()
+    """Write ``obj`` to ``path`` atomically (concurrent workers never see half a file).
+
+    Section by section, as `pack` lays them out, not joined first: a matcher's file is
+    hundreds of megabytes, which joining would copy once more in memory."""
+    blobs: list[bytes] = []
+    plain = obj.to_plain(blobs)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name.split('-')[0]}-")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fh.write(_head(obj.FORMAT, plain, blobs))
+            for blob in blobs:
+                fh.write(blob)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

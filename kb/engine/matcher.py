@@ -17,12 +17,14 @@ wording it read (`Match.wording`). A record key therefore has one pattern of its
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 import time
 import zlib
 from collections import ChainMap
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -117,6 +119,21 @@ def _resumed_similarity(path: Path, items: list[tuple[str, str]]) -> SimilarityI
         return None  # no last index to carry on, or none this code reads: built anew
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a block that allocates millions of long-lived
+    objects and no cycles (a full build: the specs, the tables, the similarity index): its
+    passes would walk them all again and again for nothing. Reference counting still
+    frees what is dropped; the collector is back on (if it was) afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 # A build statistic: a count, a duration in seconds, or a flag (where the matcher came from).
 Stat = int | float | bool
 
@@ -198,6 +215,7 @@ class Matcher(cache.Serialised):
         with_similarity: bool = True,
         workers: int | None = None,
         fetch: Fetch | None = None,
+        digest: str | None = None,
     ) -> Matcher:
         """Compile (or load from `cache_dir`) one database per shard of the patterns.
 
@@ -206,13 +224,29 @@ class Matcher(cache.Serialised):
         others load from the cache. `shard_size` is the patterns a shard aims at (by
         default `shards.target_size` of the set). The shards the cache lacks are asked of
         `fetch` (another host may have compiled them), and the rest compiled on `workers`
-        threads (by default every core).
+        threads (by default every core). `digest` is the specs' `cache.specs_digest` when
+        the caller has it already (hashing a million specs is not free).
         """
+        with gc_paused():
+            return cls._build(specs, cache_dir, shard_size, with_similarity, workers, fetch, digest)
+
+    @classmethod
+    def _build(
+        cls,
+        specs: Iterable[PatternSpec],
+        cache_dir: Path | None,
+        shard_size: int | None,
+        with_similarity: bool,
+        workers: int | None,
+        fetch: Fetch | None,
+        digest: str | None,
+    ) -> Matcher:
         t0 = time.perf_counter()
         specs = specs if isinstance(specs, list) else list(specs)
         path = None
         if cache_dir is not None:  # the whole built matcher, under the hash of its inputs
-            digest = cache.specs_digest(specs, cache.build_options(shard_size, with_similarity))
+            options = cache.build_options(shard_size, with_similarity)
+            digest = digest or cache.specs_digest(specs, options)
             path = cache.matcher_path(cache_dir, digest)
             hit = cache.load(path, Matcher)
             if hit is not None:

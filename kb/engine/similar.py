@@ -188,10 +188,14 @@ class SimilarityIndex(cache.Serialised):
         h = _prefix_hash(items, self._source)
         if h is None:
             return False
+        self._carry_on(items, h)
+        return True
+
+    def _carry_on(self, items: Sequence[tuple[str, str]], h: Any) -> None:
+        """Index the items past this index's own, ``h`` the hash of its own (checked)."""
         more = items[self._source[0] :]
         self._add(more)
         self._source = (len(items), _items_hash(more, h).hexdigest())
-        return True
 
     @classmethod
     def resumed(
@@ -200,10 +204,12 @@ class SimilarityIndex(cache.Serialised):
         """The index `to_plain` described, extended by ``items`` past its own (`extend`);
         None, before any of it is read, when ``items`` does not start with its own."""
         n, digest = plain.get("source", (0, ""))
-        if _prefix_hash(items, (n, digest)) is None:
+        h = _prefix_hash(items, (n, digest))
+        if h is None:
             return None
         index = cls.from_plain(plain, blobs)
-        return index if index.extend(items) else None
+        index._carry_on(items, h)
+        return index
 
     def _add(self, items: Sequence[tuple[str, str]]) -> None:
         """Entries for ``items`` after the ones held (a known template takes the key),
@@ -250,9 +256,9 @@ class SimilarityIndex(cache.Serialised):
         self._idf = idf = array(
             "d", (math.log((n + 1) / (b - a + 0.5)) for a, b in pairwise(offsets))
         )
+        at = idf.__getitem__
         self._entry_weight = array(
-            "d",
-            (sum(idf[t] for t in entry_tok[entry_off[e] : entry_off[e + 1]]) for e in range(n)),
+            "d", (sum(map(at, entry_tok[a:b])) for a, b in pairwise(entry_off))
         )
         self._compute_spec()
 

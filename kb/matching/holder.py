@@ -36,6 +36,7 @@ from kb.engine.logstream import (
     match_excerpt,
     read_excerpt,
 )
+from kb.engine.matcher import gc_paused
 from kb.engine.releases import Location, ReleaseFacts
 from kb.engine.types import ReleaseFit, Wording
 from kb.engine.worddiff import WordDiff
@@ -342,7 +343,9 @@ def active_specs() -> list[PatternSpec]:
             aliases=aliases.get(k, ()),
             batch=int(made.timestamp()) // AGE_STEP_S,
         )
-        for k, p, m, made in rows.iterator(chunk_size=5000)
+        # fetched whole, not by a server-side cursor: PostgreSQL then scans and sorts the
+        # table in parallel, and the list holds every row anyway
+        for k, p, m, made in list(rows)
     ]
 
 
@@ -479,10 +482,12 @@ class MatcherHolder:
     @timed_build
     def _full_build(self, revision: int, specs: list[PatternSpec] | None = None) -> None:
         if specs is None:
-            specs = active_specs()
+            with gc_paused():  # a million specs, no cycles (`gc_paused`)
+                specs = active_specs()
         cache_dir = settings.KB_MATCHER_CACHE_DIR
         self._matcher = None  # the old one can go before the new one is loaded
-        path = _build_path(specs)
+        digest = _build_digest(specs)
+        path = _build_path(digest)
         store = matcher_store()
         started = time.perf_counter()
         fetched = store is not None and not path.exists() and _store_call(cache.fetch, store, path)
@@ -493,7 +498,11 @@ class MatcherHolder:
                 return _store_call(cache.fetch, store, shard)
 
         self._matcher = Matcher.build(
-            specs, cache_dir=cache_dir, fetch=fetch, shard_size=settings.KB_MATCHER_SHARD_SIZE
+            specs,
+            cache_dir=cache_dir,
+            fetch=fetch,
+            shard_size=settings.KB_MATCHER_SHARD_SIZE,
+            digest=digest,
         )
         # A fetched file the cache refused (not in its format) was compiled over: only a
         # file the build loaded counts as loaded from the store.
@@ -591,18 +600,23 @@ def _log_refused_aliases(matcher: Matcher, keys: set[str] | None = None) -> None
         log.warning("%d older wording(s) not compiled (bad pattern), of records %s", n, some)
 
 
-def _build_path(specs: list[PatternSpec]) -> Path:
-    """Where this host's cache keeps the whole build of ``specs`` (named by their content)."""
+def _build_digest(specs: list[PatternSpec]) -> str:
+    """The name of the whole build of ``specs`` (the hash of their content)."""
+    options = cache.build_options(settings.KB_MATCHER_SHARD_SIZE, True)
+    return cache.specs_digest(specs, options)
+
+
+def _build_path(digest: str) -> Path:
+    """Where this host's cache keeps the whole build named ``digest``."""
     cache_dir = settings.KB_MATCHER_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
-    options = cache.build_options(settings.KB_MATCHER_SHARD_SIZE, True)
-    return cache.matcher_path(cache_dir, cache.specs_digest(specs, options))
+    return cache.matcher_path(cache_dir, digest)
 
 
 def _built(specs: list[PatternSpec]) -> bool:
     """Whether the whole build of ``specs`` is in this host's cache, or in the store (then
     fetched into the cache): a bulk writer published it."""
-    path = _build_path(specs)
+    path = _build_path(_build_digest(specs))
     if path.exists():
         return True
     store = matcher_store()
