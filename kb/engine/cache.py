@@ -5,7 +5,8 @@ grouping every spec, loading the shards one by one and rebuilding the similarity
 even when every shard comes from the cache. So the whole built matcher is written next
 to its shards under the hash of everything it was built from -- the specs in order, the
 build options, and the source of this package (so a code change never loads a matcher
-built by older code) -- and a worker start is: hash the specs, load one file.
+built by older code) -- and a worker start is: hash the specs, load that file and the
+shard files it names.
 
 The file format runs no code, whoever wrote the file (`pack`/`unpack`): a line naming the
 format, a JSON header with the plain data, then raw byte sections that the header only
@@ -25,10 +26,12 @@ one under a running process is harmless.
 Across hosts the directory is only a cache in front of a `BlobStore` (a protocol: the
 database or a Django storage implement it in ``kb.matching.store``, outside this Django-free
 package). A host whose directory lacks the matcher file fetches it (`fetch`) instead of
-compiling, and a host that compiled one publishes it (`publish`). The file is the unit: it
-holds every shard's serialised database, so one digest says everything a host needs. Stored
-objects are written once under their digest (the content can only be the same), so two
-hosts publishing one digest at once is harmless: the second finds it there.
+compiling, and a host that compiled one publishes it (`publish`) with its shards, which
+its file names rather than holds: they are objects of their own, published first, so a
+host that finds the matcher finds them, and a matcher built after an import stores only
+its new shard. Stored objects are written once under their digest (the content can only be
+the same), so two hosts publishing one digest at once is harmless: the second finds it
+there.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ import re2
 
 # the engine's version is part of every digest; hyperscan sets it at import, its stub omits it
 HYPERSCAN_VERSION: str = hyperscan.__version__  # type: ignore[attr-defined]
-MATCHER_FORMAT = "kb-matcher-built-v2"  # the first line of a matcher file (`pack`)
+MATCHER_FORMAT = "kb-matcher-built-v3"  # the first line of a matcher file (`pack`)
 KEEP_UNUSED = 8  # most recently used files kept whatever their age
 MAX_UNUSED_AGE_S = 24 * 3600  # unused files older than this (and not among those) go
 TMP_AGE_S = 3600  # a temporary file this old is left over from a crashed writer

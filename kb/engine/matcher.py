@@ -18,12 +18,14 @@ wording it read (`Match.wording`). A record key therefore has one pattern of its
 from __future__ import annotations
 
 import gc
+import logging
 import mmap
 import os
+import re
 import time
 import zlib
 from collections import ChainMap
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -81,6 +83,8 @@ __all__ = [  # the confirm tunables live in `candidates.py`; still importable fr
 
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
 
+log = logging.getLogger(__name__)
+
 
 ALIAS_MARK = "\x1f"  # joins a record key and an alias pattern: the alias's key in the
 # similarity index (record ids never hold it)
@@ -132,6 +136,30 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+_SHARD_FILE = re.compile(r"shard-[0-9a-f]{32}\.bin")  # a name `Matcher.shard_files` gives
+
+
+class _NoShard(Exception):
+    """A shard a matcher's cache file names is neither in the cache nor in the store."""
+
+
+class _BuiltFile(cache.Serialised):
+    """A full build as its cache file: the matcher with its shards named by their files,
+    not held again. The shards are files of the same directory already (and objects of
+    the store beside the matcher's, published first), so the matcher's own file holds
+    what only it has: saving and publishing a build after an import writes its new
+    shard once, not every shard again."""
+
+    FORMAT: ClassVar[str] = cache.MATCHER_FORMAT
+    __slots__ = ("matcher",)
+
+    def __init__(self, matcher: Matcher) -> None:
+        self.matcher = matcher
+
+    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
+        return self.matcher.to_plain(blobs, shard_files=True)
 
 
 # A build statistic: a count, a duration in seconds, or a flag (where the matcher came from).
@@ -248,7 +276,7 @@ class Matcher(cache.Serialised):
             options = cache.build_options(shard_size, with_similarity)
             digest = digest or cache.specs_digest(specs, options)
             path = cache.matcher_path(cache_dir, digest)
-            hit = cache.load(path, Matcher)
+            hit = cls.load(path, fetch)
             if hit is not None:
                 hit._cache_dir = cache_dir  # this host's directory, whoever wrote the file
                 hit.stats.update(
@@ -329,7 +357,7 @@ class Matcher(cache.Serialised):
         built.stats["aliases_refused"] = sum(map(len, built.refused_aliases().values()))
         if path is not None and cache_dir is not None:
             try:
-                cache.save(path, built)
+                cache.save(path, _BuiltFile(built))
                 cache.cleanup(Path(cache_dir), {path.name, *loaded.names})
             except OSError:
                 pass  # a read-only or full cache directory costs speed, not correctness
@@ -477,9 +505,14 @@ class Matcher(cache.Serialised):
             self._base_pid = dict(zip(self._patterns[:n_base], range(n_base), strict=True))
         return self._base_pid
 
-    def to_plain(self, blobs: list[bytes]) -> dict[str, Any]:
+    def to_plain(self, blobs: list[bytes], *, shard_files: bool = False) -> dict[str, Any]:
+        """The matcher as plain data; with ``shard_files``, its full build's shards named by
+        their cache files (`_BuiltFile`), not held."""
         return {
-            "shards": [[sh.base, sh.data.to_plain(blobs)] for sh in self._shards],
+            "shards": [
+                [sh.base, {"file": name} if shard_files else sh.data.to_plain(blobs)]
+                for sh, name in zip(self._shards, self.shard_files(), strict=True)
+            ],
             "delta": None if self._delta is None else self._delta.data.to_plain(blobs),
             "keys": cache.put_groups(self._keys, blobs),
             "records": cache.put_texts(list(self._messages), blobs),
@@ -494,15 +527,26 @@ class Matcher(cache.Serialised):
         }
 
     @classmethod
-    def from_plain(cls, plain: dict[str, Any], blobs: Sequence[memoryview]) -> Matcher:
+    def from_plain(
+        cls,
+        plain: dict[str, Any],
+        blobs: Sequence[memoryview],
+        shard_file: Callable[[str], ShardData] | None = None,
+    ) -> Matcher:
         """The matcher `to_plain` described, its layout checked so that a scan can only
-        name patterns and keys it holds (the bytes may come from another host)."""
+        name patterns and keys it holds (the bytes may come from another host); a shard
+        named by its file is read by ``shard_file`` (`Matcher.load`)."""
         shards: list[Shard] = []
         n = 0
         for base, data in plain["shards"]:
             if base != n:
                 raise ValueError(f"shard at {base}, expected {n}")
-            shard = ShardData.from_plain(data, blobs)
+            if "file" in data:
+                if shard_file is None:
+                    raise ValueError("a shard held in a file of its own, and no files")
+                shard = shard_file(str(data["file"]))
+            else:
+                shard = ShardData.from_plain(data, blobs)
             shards.append(Shard(shard, base))
             n += len(shard.patterns)
         delta = None
@@ -533,6 +577,42 @@ class Matcher(cache.Serialised):
             last = names.setdefault(str(last), str(last))
             aliases.setdefault(pid, {})[key] = Wording(patterns[pid], str(message), first, last)
         return cls(shards, keys, messages, delta, similar, stats, aliases=aliases)
+
+    @classmethod
+    def load(cls, path: Path, fetch: Fetch | None = None) -> Matcher | None:
+        """The full build the cache file ``path`` holds (`_BuiltFile`), with its shards
+        read from their files beside it -- fetched (``fetch``) when this host lacks them;
+        None when there is no such file, a shard cannot be had, or the file is refused
+        (with a log line: another format, or damaged). The caller builds instead."""
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+
+        def shard_file(name: str) -> ShardData:
+            if not _SHARD_FILE.fullmatch(name):
+                raise ValueError(f"not a shard file name: {name[:80]!r}")
+            shard = path.parent / name
+            got = cache.load(shard, ShardData)
+            if got is None and fetch is not None and fetch(shard):
+                got = cache.load(shard, ShardData)
+            if got is None:
+                raise _NoShard(name)
+            if f"shard-{shard_digest(got.patterns)}.bin" != name:
+                raise ValueError(f"{name} holds other patterns")
+            return got
+
+        try:
+            plain, blobs = cache.unpack(cls.FORMAT, data)
+            built = cls.from_plain(plain, blobs, shard_file)
+        except _NoShard as gone:
+            log.info("cache file %s: its shard %s is gone, building again", path, gone)
+            return None
+        except cache.DECODE_ERRORS as exc:  # Refused among them
+            log.warning("cache file %s refused, rebuilding: %s", path, exc)
+            return None
+        cache.touch(path)
+        return built
 
     # ------------------------------------------------------------------ introspection
     def __len__(self) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb.engine import Matcher, PasteTooLarge, PatternSpec, admit_pattern
+from kb.engine.shards import ShardData
 
 SPECS = [
     PatternSpec("k-vnode", r"Backfill progress for vnode (.+?) not found, backfill_state", "m1"),
@@ -194,6 +195,39 @@ def test_build_loads_the_whole_matcher_from_cache_when_specs_are_unchanged(
     assert again.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
     changed = [*SPECS[:-1], PatternSpec(SPECS[-1].key, SPECS[-1].pattern, "new message")]
     assert not Matcher.build(changed, cache_dir=tmp_path).stats.get("matcher_from_cache")
+
+
+def test_the_matcher_file_names_its_shards_and_a_lost_one_is_fetched(tmp_path: Path) -> None:
+    """The full build's file holds what only it has and names its shards' files (saved and
+    published once, not again inside every matcher): loading it reads them from the
+    directory, asks the store (``fetch``) for one that is gone, and builds afresh when it
+    cannot be had."""
+    first = Matcher.build(SPECS, cache_dir=tmp_path, shard_size=2)
+    (built,) = tmp_path.glob("matcher-*.bin")
+    shards = [tmp_path / name for name in first.shard_files()]
+    assert len(shards) >= 2
+    assert all(p.is_file() for p in shards)
+    kept = shards[0].read_bytes()
+    database = ShardData.loads(kept).hs_bytes
+    assert database
+    assert database not in built.read_bytes()
+    shards[0].unlink()
+    asked: list[str] = []
+
+    def fetch(path: Path) -> bool:
+        asked.append(path.name)
+        path.write_bytes(kept)
+        return True
+
+    again = Matcher.build(SPECS, cache_dir=tmp_path, shard_size=2, fetch=fetch)
+    assert again.stats["matcher_from_cache"] is True
+    assert asked == [shards[0].name]
+    assert again.match("No fixture named 'a' found.").matches[0].key == "k-fixture"
+    shards[0].unlink()
+    rebuilt = Matcher.build(SPECS, cache_dir=tmp_path, shard_size=2)  # nowhere to fetch from
+    assert not rebuilt.stats.get("matcher_from_cache")
+    assert rebuilt.stats["shards_compiled"] == 1
+    assert ShardData.loads(shards[0].read_bytes()).patterns == ShardData.loads(kept).patterns
 
 
 def test_cache_cleanup_keeps_used_and_recent_files_only(tmp_path: Path) -> None:
