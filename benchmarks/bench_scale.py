@@ -287,25 +287,6 @@ print(json.dumps({"removed": removed}))
 """
 
 
-PRUNE = r"""
-import json, os, sys
-sys.path.insert(0, os.getcwd())
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kb.settings")
-import django
-django.setup()
-from kb.matching.models import MatcherBlob, MatcherBlobPart
-held = set(os.listdir(sys.argv[1]))
-gone = MatcherBlob.objects.exclude(name__in=held)
-removed = gone.count()
-gone.delete()
-listed = {d for parts in MatcherBlob.objects.values_list("parts", flat=True) for d in parts}
-orphans = [d for d in MatcherBlobPart.objects.values_list("digest", flat=True) if d not in listed]
-for i in range(0, len(orphans), 500):
-    MatcherBlobPart.objects.filter(digest__in=orphans[i : i + 500]).delete()
-print(json.dumps({"removed": removed}))
-"""
-
-
 def rebuild_after_import(
     env: dict[str, str], cache: Path, records: int, full_build_s: float, mutate: str
 ) -> dict[str, Any]:
@@ -397,26 +378,31 @@ def remeasure_pages(
 def remeasure_rebuild(
     env: dict[str, str], work: Path, records: int, mutate: str, loadavg_start: list[float]
 ) -> int:
-    """The rebuild after a 1% import again, on the database the last full run left."""
+    """The rebuild after a 1% import again, on the database the last full run left, over
+    the full build of the same records measured in this run, with this code: an empty
+    store and an empty cache, as the full run's build. Its cache is then the one the
+    rebuild starts from, as in the full run."""
     out = RESULTS / f"scale-{records}.json"
     try:
         report = json.loads(out.read_text())
         last = report["sizes"][-1]
-        full_build_s = float(last["matcher_build_s"])
     except (OSError, ValueError, KeyError, IndexError):
         print(f"bench_scale: --rebuild-only needs a full run's {out.name} first")
         return 1
     cache = work / "rebuild-cache"
     try:
-        # The host that rebuilds after an import is one that served before it: its cache
-        # holds the last build (fetched from the store here, or compiled if the store
-        # lacks it), as the full run's does.
-        before = child({**env, "KB_MATCHER_CACHE_DIR": str(cache)}, BUILD)
-        print(f"  the last build in this host's cache: {before['build_s']:.0f} s", flush=True)
-        # The store as the last build left it: what an earlier run stored for the same
-        # import (its shard, its matcher) goes, so the rebuild compiles its shard.
-        child(env, PRUNE, str(cache))
+        child(
+            env,
+            "import django,sys;django.setup();from django.db import connection;"
+            "connection.cursor().execute(f'TRUNCATE {sys.argv[1]} RESTART IDENTITY CASCADE');"
+            "print('{}')",
+            STORE_TABLES,
+        )
+        full = child({**env, "KB_MATCHER_CACHE_DIR": str(cache)}, BUILD)
+        full_build_s = round(full["build_s"], 1)
+        print(f"  full build (empty store and cache): {full_build_s:.0f} s", flush=True)
         row = rebuild_after_import(env, cache, last["records"], full_build_s, mutate)
+        row["full_build"] = {k: full.get(k) for k in ("build_s", "cpu_s", "peak_rss_mb")}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     last["rebuild_after_import"] = {

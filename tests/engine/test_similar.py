@@ -229,3 +229,14 @@ def test_an_index_extends_only_the_items_it_was_built_from() -> None:
     assert loaded.extend(SMALL) is True
     assert _plain(loaded) == _plain(SimilarityIndex.build(SMALL))
     assert loaded.query("backfill_state not initialized for vnode 7")[0][0] == "k1"
+
+
+def test_the_items_hash_is_the_same_however_the_items_were_split() -> None:
+    from kb.engine.similar import _ItemsHash
+
+    items = [("a", "x {} y"), ("b\x00c", "t"), ("d", ""), ("e", "z\x00")]
+    whole = _ItemsHash().fed(items).hexdigest()
+    for cut in range(len(items) + 1):
+        assert _ItemsHash().fed(items[:cut]).fed(items[cut:]).hexdigest() == whole
+    one, other = [("a", "p\x00q"), ("b", "r")], [("a", "p"), ("b", "q\x00r")]  # joined alike
+    assert _ItemsHash().fed(one).hexdigest() != _ItemsHash().fed(other).hexdigest()
