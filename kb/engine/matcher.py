@@ -26,6 +26,7 @@ import time
 import zlib
 from collections import ChainMap
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -298,7 +299,7 @@ class Matcher(cache.Serialised):
             messages[s.key] = s.message
         # aliases after every record's own pattern: a pattern's current keys come first
         alias_of: dict[str, dict[str, Wording]] = {}
-        for s in specs:
+        for s in (s for s in specs if s.aliases):
             for w in s.alias_list():
                 ks = by_pattern.setdefault(w.pattern, [])
                 batch_of.setdefault(w.pattern, s.batch)
@@ -308,9 +309,34 @@ class Matcher(cache.Serialised):
         target = shard_size or target_size(len(by_pattern))
         runs = layout(list(by_pattern), target, [batch_of[p] for p in by_pattern])
         analyses: dict[str, Analysis] = {}
-        loaded = load_or_compile_all(
-            runs, analyses, cache_dir, workers=workers or _cores(), fetch=fetch
-        )
+        resumed: list[SimilarityIndex] = []
+
+        def similarity() -> tuple[object | None, float]:
+            """The similarity index, with older wordings too (a cut-off or reworded old
+            paste is found), and the seconds it took."""
+            t = time.perf_counter()
+            olds = {
+                alias_entry(k, w.pattern): w.message
+                for by_key in alias_of.values()
+                for k, w in by_key.items()
+            }
+
+            def resume(items: list[tuple[str, str]]) -> SimilarityIndex | None:
+                index = None if path is None else _resumed_similarity(path, items)
+                resumed.extend([index] if index is not None else [])
+                return index
+
+            index = similarity_index({**messages, **olds} if olds else messages, resume=resume)
+            return index, time.perf_counter() - t
+
+        # The index is Python work and the shards' compiles are Hyperscan's, which releases
+        # the GIL: the index is built in a thread of its own meanwhile.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            indexing = pool.submit(similarity) if with_similarity else None
+            loaded = load_or_compile_all(
+                runs, analyses, cache_dir, workers=workers or _cores(), fetch=fetch
+            )
+            similar, t_similar = indexing.result() if indexing is not None else (None, 0.0)
         shards: list[Shard] = []
         keys: list[list[str]] = []
         aliases: dict[int, dict[str, Wording]] = {}
@@ -321,21 +347,6 @@ class Matcher(cache.Serialised):
                     if p in alias_of:
                         aliases[len(keys) + local] = alias_of[p]
             keys.extend(map(by_pattern.__getitem__, data.patterns))  # fresh lists, owned here
-        similar = None
-        t_similar = time.perf_counter()
-        resumed: list[SimilarityIndex] = []
-        if with_similarity:  # older wordings too: a cut-off or reworded old paste is found
-            olds = {
-                alias_entry(k, w.pattern): w.message for d in aliases.values() for k, w in d.items()
-            }
-
-            def resume(items: list[tuple[str, str]]) -> SimilarityIndex | None:
-                index = None if path is None else _resumed_similarity(path, items)
-                resumed.extend([index] if index is not None else [])
-                return index
-
-            similar = similarity_index({**messages, **olds} if olds else messages, resume=resume)
-        t_similar = time.perf_counter() - t_similar
         stats: dict[str, Stat] = {
             "patterns": len(by_pattern),
             "records": len(messages),

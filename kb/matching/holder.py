@@ -336,13 +336,7 @@ def active_specs() -> list[PatternSpec]:
     )
     aliases = _aliases(active)
     return [
-        PatternSpec(
-            key=k,
-            pattern=p,
-            message=m,
-            aliases=aliases.get(k, ()),
-            batch=int(made.timestamp()) // AGE_STEP_S,
-        )
+        PatternSpec(k, p, m, aliases.get(k, ()), int(made.timestamp()) // AGE_STEP_S)
         # fetched whole, not by a server-side cursor: PostgreSQL then scans and sorts the
         # table in parallel, and the list holds every row anyway
         for k, p, m, made in list(rows)
@@ -524,8 +518,9 @@ class MatcherHolder:
         # The matcher lives as long as the process: keep the garbage collector from walking
         # its millions of objects on every full collection, which would land in the middle
         # of somebody's paste. Refcounting still frees what is dropped. Frozen objects also
-        # stay in the pages a preloading gunicorn arbiter shares with its workers.
-        gc.collect()
+        # stay in the pages a preloading gunicorn arbiter shares with its workers. No
+        # collection first: the build ran with the collector paused and makes no cycles to
+        # speak of, and a collection would walk every one of those objects once more.
         gc.freeze()
 
     def _apply_changes(self, revision: int) -> None:
