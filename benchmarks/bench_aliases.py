@@ -92,7 +92,7 @@ def child(path: Path, lines_file: Path) -> None:
     lines = lines_file.read_text(encoding="utf-8").splitlines()
     gc.collect()
     before = rss_mb()
-    m = cache.load(path, Matcher)
+    m = Matcher.load(path)
     assert m is not None, path
     gc.collect()
     after = rss_mb()
@@ -104,7 +104,15 @@ def child(path: Path, lines_file: Path) -> None:
             {
                 "rss_mb_matcher": round(after - before, 1),
                 "rss_mb_after_200_lines": round(rss_mb() - before, 1),
-                "file_mb": round(path.stat().st_size / 2**20, 1),
+                # the matcher's file and the shard files it names
+                "file_mb": round(
+                    sum(
+                        p.stat().st_size
+                        for p in [path, *(path.parent / n for n in m.shard_files())]
+                    )
+                    / 2**20,
+                    1,
+                ),
                 "rss_mb_process": round(rss_mb(), 1),
             }
         )

@@ -807,6 +807,22 @@ def _render_scale_rebuild(row: dict[str, Any]) -> list[str]:
         else ""
     )
     met = "met" if row.get("met") else "not met"
+    parts = (
+        f" The store took {fmt(row['published_mb'])} MB of new parts for it."
+        if row.get("published_mb") is not None
+        else ""
+    )
+    if stats.get("similarity_resumed"):
+        parts += (
+            f" The similarity index was carried on over the new records "
+            f"({fmt(stats.get('similarity_s'))} s), not built again."
+        )
+    full = obj(row, "full_build")
+    if full:
+        parts += (
+            f" The full build was timed in the same run, with the same code, from an empty "
+            f"store and cache (peak {fmt(round(full.get('peak_rss_mb') or 0))} MB)."
+        )
     return [
         "",
         f"Rebuild after an import of 1% new records ({fmt(row.get('imported'))} into "
@@ -816,7 +832,7 @@ def _render_scale_rebuild(row: dict[str, Any]) -> list[str]:
         f"most {fmt(row.get('goal_ratio'))}: {met}); {fmt(stats.get('shards_compiled'))} of "
         f"{fmt(stats.get('shards'))} shards compiled{cores}; its cache: "
         f"{fmt(row.get('cache'))}. Deleting the same records again: "
-        f"{fmt(again.get('build_s'))} s.",
+        f"{fmt(again.get('build_s'))} s.{parts}",
     ]
 
 
