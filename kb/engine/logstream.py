@@ -30,7 +30,8 @@ table maps its offsets to the log's. The excerpt is matched as the whole log wou
 (`Matcher.match(..., log_size=)`: its regions are planned, and judged dense, against the
 log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
 for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
-its bytes).
+its bytes), gathered as UTF-8 in one buffer and decoded once: its bytes are what the match
+scans and plans from, never encoded again, and no piece of it is a string of its own.
 
 Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
 normalised in one go when read whole; its excerpt is not, and keeps most of the log. Given
@@ -84,6 +85,9 @@ class Excerpt:
     outs: array  # excerpt offset where each run starts
     origs: array  # the log's offset of that start
     kept: bytearray  # 1: the run is the log's text; 0: its lines, left empty
+    # ``text`` in UTF-8, as read (None when the log's bytes were not valid UTF-8): the
+    # match takes it (`take_encoded`) instead of encoding the text once more
+    encoded: bytes | None = None
     _dense: bool | None = None
 
     def to_original(self, pos: int) -> int:
@@ -99,8 +103,16 @@ class Excerpt:
         read whole, it would be normalised in one go, not by regions. The excerpt holds
         every trigger and region of the log, so it answers for the log."""
         if self._dense is None:
-            self._dense = log_windows(self.text.encode("utf-8", "replace"), self.size) is None
+            data = self.encoded
+            if data is None:
+                data = self.text.encode("utf-8", "replace")
+            self._dense = log_windows(data, self.size) is None
         return self._dense
+
+    def take_encoded(self) -> bytes | None:
+        """`encoded`, no longer held here: whoever takes it can let it go when done."""
+        data, self.encoded = self.encoded, None
+        return data
 
 
 def _breaks(run: bytes) -> int:
@@ -114,7 +126,7 @@ class _Reader:
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self.pieces: list[str] = []
+        self.buf = bytearray()  # the excerpt in UTF-8: one buffer, decoded once at the end
         self.outs = array("q")
         self.origs = array("q")
         self.kept = bytearray()
@@ -199,20 +211,25 @@ class _Reader:
         self.outs.append(self.out)
         self.origs.append(self.orig)
         self.kept.append(kept)
-        if kept:
-            piece = run.decode("utf-8", "replace")
-            chars = len(piece)
+        chars = len(run) if run.isascii() else len(run.decode("utf-8", "replace"))
+        if kept:  # whole lines: decoded alone or joined, a run reads the same
+            self.buf += run
+            self.out += chars
         else:
-            piece = "\n" * _breaks(run)
-            chars = len(run) if run.isascii() else len(run.decode("utf-8", "replace"))
-        self.pieces.append(piece)
-        self.out += len(piece)
+            breaks = _breaks(run)
+            self.buf += b"\n" * breaks
+            self.out += breaks
         self.orig += chars
 
     def excerpt(self) -> Excerpt:
-        text = "".join(self.pieces)
-        self.pieces = []
-        return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept)
+        data = bytes(self.buf)
+        self.buf = bytearray()
+        try:
+            text, encoded = data.decode("utf-8"), data
+        except UnicodeDecodeError:  # bytes that are not UTF-8: replaced, as when read whole
+            text, encoded = data.decode("utf-8", "replace"), None
+        del data
+        return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept, encoded)
 
 
 def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
@@ -300,10 +317,16 @@ def match_excerpt(
     """`Matcher.match` of the whole log ``excerpt`` was read from: the excerpt matched as
     that log, spans mapped back to the log's offsets."""
     t0 = time.perf_counter() if started is None else started
+    dense = excerpt.dense()  # before the match takes the excerpt's bytes
     report = matcher.match(
-        excerpt.text, facts=facts, repos=repos, releases=releases, log_size=excerpt.size
+        excerpt.text,
+        facts=facts,
+        repos=repos,
+        releases=releases,
+        log_size=excerpt.size,
+        encoded=excerpt.take_encoded(),
     )
-    if excerpt.dense():
+    if dense:
         report.notes.append(DENSE_NOTE)
     moved: dict[int, Match] = {}
 

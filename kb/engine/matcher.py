@@ -683,6 +683,7 @@ class Matcher(cache.Serialised):
         repos: Collection[str] = (),
         releases: ReleasesOf | None = None,
         log_size: int | None = None,
+        encoded: bytes | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
@@ -691,7 +692,8 @@ class Matcher(cache.Serialised):
         user's own code; ``releases`` (record keys -> `releases.ReleaseFacts`) lets the
         paste's frames and version strings say which release printed it. ``log_size`` is
         given when ``text`` is an excerpt of a log of that many bytes (`logstream`): it is
-        normalised as that log would be."""
+        normalised as that log would be; ``encoded``, its UTF-8 when the caller has it
+        (an excerpt read as bytes), is used instead of encoding it again."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
@@ -706,7 +708,8 @@ class Matcher(cache.Serialised):
             del excerpt
         pre = None
         if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
-            pre = text.encode("utf-8", "replace")  # normalise by regions
+            pre = text.encode("utf-8", "replace") if encoded is None else encoded  # by regions
+            encoded = None
             norm = normalise_log(text, encoded=pre, size=log_size)
         else:
             norm = normalise(text)
