@@ -232,6 +232,7 @@ class Matcher(cache.Serialised):
         }
         self.stats: dict[str, Stat] = dict(stats or {})
         self._cache_dir = cache_dir
+        self._shard_names: list[str] | None = None  # `shard_files`, once asked
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -507,7 +508,11 @@ class Matcher(cache.Serialised):
         """The cache file names of the full build's shards (what a host publishes beside
         the matcher file, so another host with other records fetches instead of
         compiling what they have in common)."""
-        return [f"shard-{shard_digest(sh.data.patterns)}.bin" for sh in self._shards]
+        if self._shard_names is None:  # hashed once: its file and the publish both ask
+            self._shard_names = [
+                f"shard-{shard_digest(sh.data.patterns)}.bin" for sh in self._shards
+            ]
+        return self._shard_names
 
     def _base_pattern_pid(self) -> dict[str, int]:
         """pattern -> id over the base shards (built once, shared by derived matchers)."""
@@ -521,9 +526,11 @@ class Matcher(cache.Serialised):
         their cache files (`_BuiltFile`), not held."""
         return {
             "shards": [
-                [sh.base, {"file": name} if shard_files else sh.data.to_plain(blobs)]
+                [sh.base, {"file": name}]
                 for sh, name in zip(self._shards, self.shard_files(), strict=True)
-            ],
+            ]
+            if shard_files
+            else [[sh.base, sh.data.to_plain(blobs)] for sh in self._shards],
             "delta": None if self._delta is None else self._delta.data.to_plain(blobs),
             "keys": cache.put_groups(self._keys, blobs),
             "records": cache.put_texts(list(self._messages), blobs),
