@@ -292,6 +292,21 @@ def test_a_broad_search_lists_ranks_and_counts_facets_over_the_first_records_fou
     assert "More than" not in client.get("/records/", {"q": "engine stopped"}).content.decode()
 
 
+@pytest.mark.django_db
+def test_a_message_holding_every_word_ranks_above_documentation_holding_the_phrase(
+    client: Any,
+) -> None:
+    """Both backends rank by the fields the words are in (the message weighs most): the
+    documentation's exact phrase does not lift its record above messages that hold every
+    word of the query apart."""
+    in_message = [add(errorMessage=f"Piston {n} seized", repo="acme/engine") for n in range(3)]
+    in_docs = add(errorMessage="Engine stopped", documentation="a piston seized", repo="acme/x")
+    data = client.get("/api/records", {"q": "piston seized"}).json()
+    listed = [item["id"] for item in data["items"]]
+    assert sorted(listed[:3]) == sorted(in_message)
+    assert listed[3:] == [in_docs]
+
+
 def _index_rows() -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(

@@ -203,17 +203,21 @@ def _like_escape(term: str) -> str:
 
 
 def _postgres_rank(queryset: QuerySet[Any], query: str) -> QuerySet[Any]:
-    # Rank like the SQLite side's column weights: the whole query found in a field scores
-    # that field's weight; among equals, the shorter message (the query is more of it)
-    # first. (``word_similarity`` per hit was tried: it computes a similarity for every
-    # row a broad word finds, which is most of the table.)
+    # Rank like the SQLite side's column weights: each word of the query found in a field
+    # scores that field's weight, and the whole query found there scores it once more; among
+    # equals, the shorter message (the query is more of it) first. By the words, not only
+    # the phrase: a message holding every word outranks documentation that holds the
+    # phrase, as bm25's weights have it. (``word_similarity`` per hit was tried: it computes
+    # a similarity for every row a broad word finds, which is most of the table.)
+    words = list(dict.fromkeys(t for t in split_terms(query) if t != query))
     rank: Any = Value(0.0)
     for _fts, col, weight in FTS_COLUMNS:
-        rank = rank + Case(
-            When(**{f"{col}__icontains": query}, then=Value(weight)),
-            default=Value(0.0),
-            output_field=FloatField(),
-        )
+        for text in (*words, query):
+            rank = rank + Case(
+                When(**{f"{col}__icontains": text}, then=Value(weight)),
+                default=Value(0.0),
+                output_field=FloatField(),
+            )
     return queryset.annotate(search_rank=-rank).order_by(
         "search_rank", Length("error_message"), "pk"
     )
