@@ -206,6 +206,23 @@ def _below_code(ntext: str, start: int, code_lines: Set[int]) -> int:
     return 0
 
 
+def start_word(a: Analysis) -> bytes | None:
+    """The word, in lowercase ASCII, on the line where any match `confirm_one` finds for
+    a pattern starts: the exact search looks for the pattern's first literal and starts
+    on its line, the relaxed one for its first word in any case, and the word is in the
+    literal. None when there is no such word (an opaque pattern; a first literal of
+    blanks) or it is not ASCII (its case folding is not bytes')."""
+    if a.pieces is None:
+        return None
+    first = 1 if a.pieces[0].text is None else 0
+    head = a.pieces[first].text if first < len(a.pieces) else None
+    word = next((p.text.strip() for p in a.fine_pieces if p.text and p.text.strip()), "")
+    word = word.lower()
+    if not head or not word or not word.isascii() or word not in head.lower():
+        return None
+    return word.encode("ascii")
+
+
 def confirm_one(
     ntext: str, pid: int, a: Analysis, line: HitLine, floor: int = 0
 ) -> Candidate | None:

@@ -15,11 +15,12 @@ kept, verbatim:
   so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
   them are normalised exactly as when the log is read whole);
 * every line a pattern's scan hits in the pasted bytes, with the lines confirming the
-  hit reads (`Matcher.window_lines`: a few above, where a relaxed match of a wrapped
-  message may start, and as many as the pattern has newlines below; at least `HIT_LINES`
-  above and the one below, read for a trace that starts there); the first ones
-  `AROUND_LINES` either side, for `AROUND_BUDGET`
-  characters (where the evidence reads paths and module names, within its own budget);
+  hit reads (`Matcher.window_lines`: as many as the pattern has newlines below, and the
+  one below, read for a trace that starts there; above, a few, where a relaxed match of
+  a wrapped message may start, up to the farthest that can start it: one holding the
+  pattern's first word, or a character other than ASCII, whose case folding the search
+  reads); the first ones `AROUND_LINES` either side, for `AROUND_BUDGET` characters
+  (where the evidence reads paths and module names, within its own budget);
 * every chained-exception marker (``Caused by``, Python's "above exception"),
   `AFTER_LINES` either side (the root-cause order walks the chain from them);
 * the last `TAIL_LINES` lines (where, with no confident match, similar messages are
@@ -27,7 +28,7 @@ kept, verbatim:
 
 Every other line becomes an empty line, so the excerpt has the log's line numbers, and a
 table maps its offsets to the log's. The excerpt is matched as the whole log would be
-(`Matcher.match(..., log_size=)`: its regions are planned, and judged dense, against the
+(`Matcher.match(..., excerpt=)`: its regions are planned, and judged dense, against the
 log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
 for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
 its bytes), gathered as UTF-8 in one buffer and decoded once: its bytes are what the match
@@ -41,13 +42,15 @@ blocks, the report says so (`DENSE_NOTE`).
 
 from __future__ import annotations
 
-import re
+import threading
 import time
 from array import array
 from bisect import bisect_right
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+import hyperscan
 
 from .candidates import WINDOW_EXTRA_LINES
 from .evidence import AROUND_LINES, MAX_AROUND_CHARS, FactsOf
@@ -61,14 +64,13 @@ if TYPE_CHECKING:
     from .matcher import Matcher
 
 CHUNK_BYTES = 8 * 1024 * 1024  # bytes of new lines per block
-HIT_LINES = WINDOW_EXTRA_LINES  # lines kept above a hit line, at least
 AROUND_BUDGET = 8 * MAX_AROUND_CHARS  # characters kept for the evidence around the first
 # hits: more than it reads, since some hits are not confident matches
 TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback's lines
 PENDING_LINES = max(4 * AFTER_LINES, TAIL_LINES)  # a block's last lines, read again with
 # the next block: a region, a hit's window or a marker's chain cut by the block's end is
 # seen whole there, and at the end they are the log's tail
-_MARKERS = re.compile(rb"Caused by|above exception")
+_MARKERS = (b"Caused by", b"above exception")  # Python's is "The above exception ..."
 DENSE_NOTE = (
     "the log was read in blocks and most of its lines need normalising (a CR or a colour "
     "code on most lines): it was normalised around its errors only"
@@ -88,6 +90,7 @@ class Excerpt:
     # ``text`` in UTF-8, as read (None when the log's bytes were not valid UTF-8): the
     # match takes it (`take_encoded`) instead of encoding the text once more
     encoded: bytes | None = None
+    _windows: list[list[int]] | None = None  # `log_windows` of the excerpt, once planned
     _dense: bool | None = None
 
     def to_original(self, pos: int) -> int:
@@ -106,8 +109,14 @@ class Excerpt:
             data = self.encoded
             if data is None:
                 data = self.text.encode("utf-8", "replace")
-            self._dense = log_windows(data, self.size) is None
+            self._windows = log_windows(data, self.size)
+            self._dense = self._windows is None
         return self._dense
+
+    def windows(self) -> list[list[int]] | None:
+        """The excerpt's regions, planned against the log's size (None: dense)."""
+        self.dense()
+        return self._windows
 
     def take_encoded(self) -> bytes | None:
         """`encoded`, no longer held here: whoever takes it can let it go when done."""
@@ -134,7 +143,8 @@ class _Reader:
         self.orig = 0  # log characters written
         self.size = 0
         self.around = AROUND_BUDGET
-        self.windows: dict[int, tuple[int, int]] = {}  # pattern id -> its confirm window
+        # pattern id -> its confirm window (`Matcher.window_lines`)
+        self.windows: dict[int, tuple[int, int, bytes | None]] = {}
         self.pending = b""  # lines read but not written (the next block starts with them)
         self.pending_keep: list[tuple[int, int]] = []  # their kept byte ranges
 
@@ -161,37 +171,51 @@ class _Reader:
         out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
         by_end = sorted((end, pid) for pid, end, _head in self.matcher.hits_as_pasted(data))
         line_end = -1
-        above = below = 0
+        pids: list[int] = []
         pos = 0
         for e, pid in by_end:
             at = max(e - 1, 0)
             if at >= line_end:  # a new line: the last one's range first
                 if line_end >= 0:
-                    out.append(self._hit_range(data, pos, above, below))
+                    out.append(self._hit_range(data, pos, pids))
                 pos, line_end = at, _line_end(data, at, 0)
-                above = below = 0
-            up, down = self._window(pid)
-            above, below = max(above, up), max(below, down)
+                pids = []
+            pids.append(pid)
         if line_end >= 0:
-            out.append(self._hit_range(data, pos, above, below))
-        for m in _MARKERS.finditer(data):
-            pos = m.start()
+            out.append(self._hit_range(data, pos, pids))
+        for pos in _marker_ends(data):
             out.append((_line_start(data, pos, AFTER_LINES), _line_end(data, pos, AFTER_LINES)))
         return out
 
-    def _window(self, pid: int) -> tuple[int, int]:
+    def _window(self, pid: int) -> tuple[int, int, bytes | None]:
         got = self.windows.get(pid)
         if got is None:
             got = self.windows[pid] = self.matcher.window_lines(pid)
         return got
 
-    def _hit_range(self, data: bytes, pos: int, above: int, below: int) -> tuple[int, int]:
-        """The lines kept for a hit line: its confirm window (at least `HIT_LINES` above
-        and one below); the first ones' surroundings while `AROUND_BUDGET` lasts."""
+    def _hit_range(self, data: bytes, pos: int, pids: list[int]) -> tuple[int, int]:
+        """The lines kept for the line holding byte ``pos``, hit by patterns ``pids``: the
+        confirm windows (the module doc); the first ones' surroundings while
+        `AROUND_BUDGET` lasts."""
+        above, below = 0, 1
+        starts: list[int] = []  # starts of the hit line and of the lines above it
+        for pid in set(pids):
+            up, down, word = self._window(pid)
+            below = max(below, down)
+            if word is None:
+                above = max(above, up)
+                continue
+            if up > len(starts) - 1:
+                starts = _starts_above(data, pos, up)
+            for k in range(min(up, len(starts) - 1), above, -1):
+                line = data[starts[k] : starts[k - 1]]
+                if not line.isascii() or word in line.lower():
+                    above = k
+                    break
         if self.around > 0:
             above, below = max(above, AROUND_LINES), max(below, AROUND_LINES)
-        a = _line_start(data, pos, max(above, HIT_LINES))
-        b = _line_end(data, pos, max(below, 1))
+        a = _line_start(data, pos, above)
+        b = _line_end(data, pos, below)
         if self.around > 0:
             self.around -= b - a
         return a, b
@@ -232,6 +256,34 @@ class _Reader:
         return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept, encoded)
 
 
+_MARKER_DB: list[hyperscan.Database] = []
+_MARKER_LOCK = threading.Lock()
+_LOCAL = threading.local()  # a Hyperscan scratch is one thread's
+
+
+def _marker_ends(data: bytes) -> list[int]:
+    """End offsets of the chained-exception markers in ``data``: Hyperscan's literal
+    search, many times the pace of a regex's over a whole log."""
+    if not _MARKER_DB:
+        with _MARKER_LOCK:
+            if not _MARKER_DB:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                db.compile(expressions=list(_MARKERS), ids=list(range(len(_MARKERS))))
+                _MARKER_DB.append(db)
+    db = _MARKER_DB[0]
+    scratch = getattr(_LOCAL, "scratch", None)
+    if scratch is None:
+        scratch = _LOCAL.scratch = hyperscan.Scratch(db)
+    ends: list[int] = []
+    append = ends.append
+
+    def on_match(_id: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+        append(to - 1)  # a byte of the marker: its line's
+
+    db.scan(data, match_event_handler=on_match, scratch=scratch)
+    return ends
+
+
 def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
     """[start, end) ranges clipped to ``n`` bytes, sorted, touching ones merged."""
     out: list[tuple[int, int]] = []
@@ -255,6 +307,17 @@ def _line_start(data: bytes, pos: int, up: int) -> int:
             break
         start = data.rfind(b"\n", 0, start - 1) + 1
     return start
+
+
+def _starts_above(data: bytes, pos: int, up: int) -> list[int]:
+    """Starts of the line holding byte ``pos`` and of the ``up`` lines above it (fewer at
+    the start of ``data``), nearest first."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    out = [start]
+    while len(out) <= up and start > 0:
+        start = data.rfind(b"\n", 0, start - 1) + 1
+        out.append(start)
+    return out
 
 
 def _line_end(data: bytes, pos: int, down: int) -> int:
@@ -319,12 +382,7 @@ def match_excerpt(
     t0 = time.perf_counter() if started is None else started
     dense = excerpt.dense()  # before the match takes the excerpt's bytes
     report = matcher.match(
-        excerpt.text,
-        facts=facts,
-        repos=repos,
-        releases=releases,
-        log_size=excerpt.size,
-        encoded=excerpt.take_encoded(),
+        excerpt.text, facts=facts, repos=repos, releases=releases, excerpt=excerpt
     )
     if dense:
         report.notes.append(DENSE_NOTE)

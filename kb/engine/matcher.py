@@ -40,6 +40,7 @@ from .candidates import (
     WINDOW_MAX_CHARS,
     confirm_hits,
     fallback,
+    start_word,
 )
 from .evidence import (
     Context,
@@ -50,7 +51,7 @@ from .evidence import (
     quoted_raises,
     read_context,
 )
-from .logstream import WHOLE_LOG_CHARS, match_excerpt, read_excerpt
+from .logstream import WHOLE_LOG_CHARS, Excerpt, match_excerpt, read_excerpt
 from .normalise import normalise, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
@@ -689,35 +690,39 @@ class Matcher(cache.Serialised):
         facts: FactsOf | None = None,
         repos: Collection[str] = (),
         releases: ReleasesOf | None = None,
-        log_size: int | None = None,
-        encoded: bytes | None = None,
+        excerpt: Excerpt | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
         between records read on the same text; ``repos`` are every repository the records
         come from, so that frames pointing at another one can be told from frames of the
         user's own code; ``releases`` (record keys -> `releases.ReleaseFacts`) lets the
-        paste's frames and version strings say which release printed it. ``log_size`` is
-        given when ``text`` is an excerpt of a log of that many bytes (`logstream`): it is
-        normalised as that log would be; ``encoded``, its UTF-8 when the caller has it
-        (an excerpt read as bytes), is used instead of encoding it again."""
+        paste's frames and version strings say which release printed it. ``excerpt`` is
+        given when ``text`` is the text of that excerpt of a bigger log (`logstream`): it
+        is normalised as that log would be, from the UTF-8 and the regions the excerpt
+        holds (taken from it, not encoded or planned again)."""
         t0 = time.perf_counter()
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
-        if log_size is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
+        if excerpt is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
             whole = text.encode("utf-8", "replace")
-            excerpt = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
+            taken = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
             del whole
-            if not excerpt.dense():  # else normalised in one go, as read whole: below
-                return match_excerpt(self, excerpt, facts=facts, repos=repos, started=t0)
-            del excerpt
+            if not taken.dense():  # else normalised in one go, as read whole: below
+                return match_excerpt(self, taken, facts=facts, repos=repos, started=t0)
+            del taken
         pre = None
-        if len(text) > BIG_TEXT_CHARS or log_size is not None:  # a whole log: encode once,
-            pre = text.encode("utf-8", "replace") if encoded is None else encoded  # by regions
-            encoded = None
-            norm = normalise_log(text, encoded=pre, size=log_size)
+        if excerpt is not None:  # its bytes taken: the match lets them go when done
+            windows = excerpt.windows()
+            pre = excerpt.take_encoded()
+            if pre is None:
+                pre = text.encode("utf-8", "replace")
+            norm = normalise_log(text, encoded=pre, size=excerpt.size, windows=windows)
+        elif len(text) > BIG_TEXT_CHARS:  # a whole log: encoded once, normalised by regions
+            pre = text.encode("utf-8", "replace")
+            norm = normalise_log(text, encoded=pre)
         else:
             norm = normalise(text)
         ntext: str = norm.text
@@ -763,12 +768,14 @@ class Matcher(cache.Serialised):
             sh.scan(data, text, hits)
         return hits
 
-    def window_lines(self, pid: int) -> tuple[int, int]:
+    def window_lines(self, pid: int) -> tuple[int, int, bytes | None]:
         """Lines above and below its hit line that confirming a hit of pattern ``pid``
         reads (`candidates.confirm_one`): a message may wrap, a trailing placeholder may
-        sit on the next line."""
+        sit on the next line; and the word, in lowercase ASCII, that a line above must
+        hold for the match to start on it (None: any line may start it)."""
         a = self._analysis(pid)
-        return a.newlines + (WINDOW_EXTRA_LINES if a.template else 0), a.newlines
+        up = a.newlines + (WINDOW_EXTRA_LINES if a.template else 0)
+        return up, a.newlines, start_word(a)
 
     def _report(
         self,

@@ -97,6 +97,31 @@ def test_a_message_wrapped_across_a_block_boundary_is_matched_as_when_read_whole
 
 @needs_data
 @pytest.mark.usefixtures("small_log")
+def test_lines_above_a_hit_are_kept_from_the_farthest_that_can_start_its_match(
+    full_matcher, records, monkeypatch
+) -> None:
+    """A two-line message is hit on its second line and confirmed from a few lines above
+    it: of those, the excerpt keeps the line holding the pattern's first word and the
+    ones below it; the lines above that cannot start the match are left empty, and the
+    answer is the whole log's."""
+    monkeypatch.setattr(logstream, "AROUND_BUDGET", 0)  # no hit's surroundings kept
+    noise = ["connected to broker 3", "fetching metadata", "refreshing cache"]
+    message = [
+        "Invalid order key column `ts`",
+        "HINT: Only plain column names are supported in order_key",
+    ]
+    text, at = _around(records, [*noise, *message])
+    first = text.count("\n", 0, at) + len(noise) + 1
+    whole = _whole(full_matcher, text)
+    assert any(m.key == "78fdb2ee6b9f7130" and m.line == first for m in whole.matches)
+    excerpt = read_excerpt(full_matcher, [text.encode()], chunk_bytes=100_000)
+    lines = excerpt.text.split("\n")
+    assert lines[first - 1 - len(noise) : first + 1] == ["", "", "", *message]
+    assert _shape(match_excerpt(full_matcher, excerpt)) == _shape(whole)
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
 def test_a_stack_trace_across_a_block_boundary_reads_as_when_read_whole(
     full_matcher, records
 ) -> None:

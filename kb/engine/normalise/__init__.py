@@ -291,7 +291,11 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
 
 
 def normalise_log(
-    text: str, *, encoded: bytes | None = None, size: int | None = None
+    text: str,
+    *,
+    encoded: bytes | None = None,
+    size: int | None = None,
+    windows: list[list[int]] | None = None,
 ) -> Normalised:
     """`normalise` for a whole log that may hold collector envelopes anywhere. Never raises.
 
@@ -305,13 +309,14 @@ def normalise_log(
 
     ``size`` is given for an excerpt of a bigger log (`kb.engine.logstream`: its lines that
     matter, every other line left empty): the excerpt is normalised as that log would be
-    (its regions planned, and judged dense, against the log's ``size`` bytes).
+    (its regions planned, and judged dense, against the log's ``size`` bytes; ``windows``,
+    its `log_windows` when the caller has them).
     """
     if not isinstance(text, str) or (size is None and len(text) <= _structure.BIG_TEXT):
         return normalise(text, encoded=encoded)
     try:
         data = text.encode("utf-8", "replace") if encoded is None else encoded
-        regions = plan_log(data, text, size)
+        regions = plan_log(data, text, size, windows)
         got = (
             None
             if regions is None

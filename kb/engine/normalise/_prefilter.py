@@ -25,7 +25,7 @@ import hyperscan
 
 from ._clean import _C1_CHARS, _SPACE_CHARS, _ZERO_WIDTH_CHARS, TYPO_CHARS
 from ._envelopes import ENVELOPES
-from ._structure import HOT_LINE_BIG_ALTERNATIVES
+from ._structure import HOT_LINE_BIG, HOT_LINE_BIG_ALTERNATIVES
 
 
 def _literal(s: str) -> str:
@@ -112,16 +112,22 @@ def _hs_envelope(rx: str) -> str:
 
 
 def enveloped_structure_expressions() -> list[str]:
-    """A structural line start (`HOT_LINE_BIG_ALTERNATIVES`) behind each envelope that
-    repeats on every line: where the structure pass must see a line without its envelope."""
+    """A structural line start (`HOT_LINE_BIG`) behind each envelope that repeats on every
+    line: where the structure pass must see a line without its envelope. One expression
+    for each envelope and structure, not one for each envelope with the structures
+    as alternatives: Hyperscan then looks for the literal an expression ends with (a
+    prefix's delimiter and a structure's first characters), which is rare, instead of
+    running every envelope's prefix at every line start."""
     out = []
     for env in ENVELOPES:
         if env.min_run == 1 or env.whole_line:
             continue
-        hot = HOT_LINE_BIG_ALTERNATIVES.replace("|\\{|", '|\\{[^"]|', 1)  # `{"`: its own
-        if env.own is not None:
-            hot = hot.replace("[ \\t]|", _OWN_INDENT + "|", 1)
-        out.append(r"(?:\A|\n)" + _hs_envelope(env.rx) + "(?:" + hot + ")")
+        for hot in HOT_LINE_BIG:
+            if hot == r"\{":
+                hot = r'\{[^"]'  # `{"`: its own trigger
+            elif hot == r"[ \t]" and env.own is not None:
+                hot = _OWN_INDENT
+            out.append(r"(?:\A|\n)" + _hs_envelope(env.rx) + "(?:" + hot + ")")
     return out
 
 

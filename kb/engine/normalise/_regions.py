@@ -44,7 +44,10 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
 
 
 def plan_log(
-    data: bytes, original: str, size: int | None = None
+    data: bytes,
+    original: str,
+    size: int | None = None,
+    windows: list[list[int]] | None = None,
 ) -> list[tuple[int, int, int, int]] | None:
     """`plan` for a whole log whose envelopes are removed only around its triggers
     (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
@@ -52,8 +55,10 @@ def plan_log(
     so too JSON objects and escaped quotes, whose work is on their own line).
 
     ``size`` is the bytes of the log ``data`` is an excerpt of (`kb.engine.logstream`):
-    whether its triggers are dense is judged against that log, as if it were read whole."""
-    windows = log_windows(data, len(data) if size is None else size)
+    whether its triggers are dense is judged against that log, as if it were read whole;
+    ``windows``, its `log_windows` when the caller has them already."""
+    if windows is None:
+        windows = log_windows(data, len(data) if size is None else size)
     if windows is None:
         return None
     return _char_regions(data, original, windows)

@@ -37,6 +37,7 @@ from ._traceback import PY_TB_RE
 
 __all__ = [  # the run limits and `is_fixed_width` live in `_joins.py`/`_stacks.py` now
     "BIG_TEXT",
+    "HOT_LINE_BIG",
     "HOT_LINE_BIG_ALTERNATIVES",
     "MAX_EXC_LINES",
     "MAX_LINE_WORK",
@@ -58,10 +59,21 @@ _HOT_LINE_RE = re.compile(
 # (frames, continuations, pretty-printed values), traceback/panic headers, JSON objects. Plain
 # unprefixed lines (program output without timestamps) are then scanned as they are, so
 # prose-style wrap joining is a paste-size feature.
-HOT_LINE_BIG_ALTERNATIVES = (
-    r"[ \t]|\{|Traceback \(|Caused by|Exception in thread|During handling"
-    r"|The above exception|panic: |goroutine \d|thread '|Error: |error: "
-)  # also compiled into the whole-log prefilter (_prefilter.py)
+HOT_LINE_BIG = (
+    r"[ \t]",
+    r"\{",
+    r"Traceback \(",
+    "Caused by",
+    "Exception in thread",
+    "During handling",
+    "The above exception",
+    "panic: ",
+    r"goroutine \d",
+    "thread '",
+    "Error: ",
+    "error: ",
+)  # fmt: skip - also compiled into the whole-log prefilter (_prefilter.py)
+HOT_LINE_BIG_ALTERNATIVES = "|".join(HOT_LINE_BIG)
 _HOT_LINE_BIG_RE = re.compile(r"\n(?=" + HOT_LINE_BIG_ALTERNATIVES + ")")
 _RUST_PANIC_HEAD_RE = re.compile(r".*\bthread '[^'\n]*' panicked at \S+:\d+:\d+:\s*$")
 _ANYHOW_CAUSES_RE = re.compile(r"(?:Caused by:|Caused by these errors \([^)\n]*\):)\s*$")
