@@ -194,7 +194,7 @@ with open(sys.argv[1], "rb") as fh:
     excerpt = read_excerpt(m, gunzip_blocks(blocks(fh), "log", 1 << 40))
     rep = match_excerpt(m, excerpt)
 cpu = time.process_time() - t
-print(before, hwm(), cpu, len(rep.answers), len(excerpt.text), excerpt.size)
+print(before, hwm(), cpu, len(rep.answers), excerpt.length, excerpt.size)
 print(json.dumps(rep.notes))
 """
 )

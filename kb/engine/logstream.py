@@ -28,11 +28,12 @@ kept, verbatim:
 
 Every other line becomes an empty line, so the excerpt has the log's line numbers, and a
 table maps its offsets to the log's. The excerpt is matched as the whole log would be
-(`Matcher.match(..., excerpt=)`: its regions are planned, and judged dense, against the
+(`Matcher.match` of the `Excerpt`: its regions are planned, and judged dense, against the
 log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
 for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
-its bytes), gathered as UTF-8 in one buffer and decoded once: its bytes are what the match
-scans and plans from, never encoded again, and no piece of it is a string of its own.
+its bytes), gathered as UTF-8 in one buffer: its bytes are what the match plans from and
+normalises, never encoded again, and its text is decoded only after the scan, when the
+report reads it (`normalise_excerpt`); no piece of it is a string of its own.
 
 Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
 normalised in one go when read whole; its excerpt is not, and keeps most of the log. Given
@@ -81,15 +82,16 @@ DENSE_NOTE = (
 class Excerpt:
     """The lines of a log that matter, every other line empty; offsets map both ways."""
 
-    text: str
+    # the excerpt in UTF-8 (as read; a log's bytes that are not UTF-8 are replaced, as
+    # when read whole): the match takes it (`take_encoded`), and decodes its text only
+    # after the scan (`normalise_excerpt`)
+    encoded: bytes | None
+    length: int  # characters of the excerpt
     size: int  # bytes of the log
     chars: int  # characters of the log (decoded as UTF-8, errors replaced)
     outs: array  # excerpt offset where each run starts
     origs: array  # the log's offset of that start
     kept: bytearray  # 1: the run is the log's text; 0: its lines, left empty
-    # ``text`` in UTF-8, as read (None when the log's bytes were not valid UTF-8): the
-    # match takes it (`take_encoded`) instead of encoding the text once more
-    encoded: bytes | None = None
     _windows: list[list[int]] | None = None  # `log_windows` of the excerpt, once planned
     _dense: bool | None = None
 
@@ -106,10 +108,8 @@ class Excerpt:
         read whole, it would be normalised in one go, not by regions. The excerpt holds
         every trigger and region of the log, so it answers for the log."""
         if self._dense is None:
-            data = self.encoded
-            if data is None:
-                data = self.text.encode("utf-8", "replace")
-            self._windows = log_windows(data, self.size)
+            assert self.encoded is not None, "planned before the match takes the bytes"
+            self._windows = log_windows(self.encoded, self.size)
             self._dense = self._windows is None
         return self._dense
 
@@ -118,9 +118,17 @@ class Excerpt:
         self.dense()
         return self._windows
 
-    def take_encoded(self) -> bytes | None:
-        """`encoded`, no longer held here: whoever takes it can let it go when done."""
-        data, self.encoded = self.encoded, None
+    @property
+    def text(self) -> str:
+        """The excerpt's text (decoded from `encoded`: read it before the match takes it)."""
+        assert self.encoded is not None, "the match took the excerpt's bytes"
+        return self.encoded.decode("utf-8")
+
+    def take_encoded(self) -> bytes:
+        """`encoded`, no longer held here (nor its regions: `windows` first): whoever takes
+        it can let it go when done."""
+        data, self.encoded, self._windows = self.encoded, None, None
+        assert data is not None, "an excerpt is matched once"
         return data
 
 
@@ -147,6 +155,7 @@ class _Reader:
         self.windows: dict[int, tuple[int, int, bytes | None]] = {}
         self.pending = b""  # lines read but not written (the next block starts with them)
         self.pending_keep: list[tuple[int, int]] = []  # their kept byte ranges
+        self.utf8 = True  # whether every kept run was valid UTF-8
 
     def block(self, new: bytes, final: bool) -> None:
         data = self.pending + new if self.pending else new
@@ -169,7 +178,9 @@ class _Reader:
         """[start, end) byte ranges of whole lines of ``data`` to keep (the module doc)."""
         n = len(data)
         out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
-        by_end = sorted((end, pid) for pid, end, _head in self.matcher.hits_as_pasted(data))
+        hits = self.matcher.hits_as_pasted(data)
+        by_end = sorted(zip(hits.ends, hits.pids, strict=True))
+        del hits
         line_end = -1
         pids: list[int] = []
         pos = 0
@@ -235,7 +246,16 @@ class _Reader:
         self.outs.append(self.out)
         self.origs.append(self.orig)
         self.kept.append(kept)
-        chars = len(run) if run.isascii() else len(run.decode("utf-8", "replace"))
+        if run.isascii():
+            chars = len(run)
+        elif not kept:
+            chars = len(run.decode("utf-8", "replace"))
+        else:
+            try:
+                chars = len(run.decode("utf-8"))
+            except UnicodeDecodeError:
+                self.utf8 = False
+                chars = len(run.decode("utf-8", "replace"))
         if kept:  # whole lines: decoded alone or joined, a run reads the same
             self.buf += run
             self.out += chars
@@ -248,12 +268,9 @@ class _Reader:
     def excerpt(self) -> Excerpt:
         data = bytes(self.buf)
         self.buf = bytearray()
-        try:
-            text, encoded = data.decode("utf-8"), data
-        except UnicodeDecodeError:  # bytes that are not UTF-8: replaced, as when read whole
-            text, encoded = data.decode("utf-8", "replace"), None
-        del data
-        return Excerpt(text, self.size, self.orig, self.outs, self.origs, self.kept, encoded)
+        if not self.utf8:  # bytes that are not UTF-8: replaced, as when read whole
+            data = data.decode("utf-8", "replace").encode("utf-8")
+        return Excerpt(data, self.out, self.size, self.orig, self.outs, self.origs, self.kept)
 
 
 _MARKER_DB: list[hyperscan.Database] = []
@@ -381,9 +398,7 @@ def match_excerpt(
     that log, spans mapped back to the log's offsets."""
     t0 = time.perf_counter() if started is None else started
     dense = excerpt.dense()  # before the match takes the excerpt's bytes
-    report = matcher.match(
-        excerpt.text, facts=facts, repos=repos, releases=releases, excerpt=excerpt
-    )
+    report = matcher.match(excerpt, facts=facts, repos=repos, releases=releases)
     if dense:
         report.notes.append(DENSE_NOTE)
     moved: dict[int, Match] = {}

@@ -52,13 +52,14 @@ from .evidence import (
     read_context,
 )
 from .logstream import WHOLE_LOG_CHARS, Excerpt, match_excerpt, read_excerpt
-from .normalise import normalise, normalise_log
+from .normalise import normalise, normalise_excerpt, normalise_log
 from .patterns import Analysis, analyse
 from .rank import Candidate, rank
 from .releases import ReleasesOf, place
 from .report import build_report
 from .shards import (
     Fetch,
+    Hits,
     Shard,
     ShardData,
     compile_shard,
@@ -684,24 +685,26 @@ class Matcher(cache.Serialised):
     # ------------------------------------------------------------------ matching
     def match(
         self,
-        text: str,
+        text: str | Excerpt,
         *,
         max_bytes: int | None = None,
         facts: FactsOf | None = None,
         repos: Collection[str] = (),
         releases: ReleasesOf | None = None,
-        excerpt: Excerpt | None = None,
     ) -> MatchReport:
         """Every known error of ``text``. ``facts`` (record keys -> `RecordFacts`) lets
         the paste's own context (frames, exception classes, quoted source lines) choose
         between records read on the same text; ``repos`` are every repository the records
         come from, so that frames pointing at another one can be told from frames of the
         user's own code; ``releases`` (record keys -> `releases.ReleaseFacts`) lets the
-        paste's frames and version strings say which release printed it. ``excerpt`` is
-        given when ``text`` is the text of that excerpt of a bigger log (`logstream`): it
-        is normalised as that log would be, from the UTF-8 and the regions the excerpt
-        holds (taken from it, not encoded or planned again)."""
+        paste's frames and version strings say which release printed it. ``text`` may be
+        the `Excerpt` of a bigger log (`logstream`, which maps the spans back): it is
+        normalised as that log would be, from the UTF-8 and the regions the excerpt holds
+        (taken from it, not encoded or planned again)."""
         t0 = time.perf_counter()
+        excerpt = text if isinstance(text, Excerpt) else None
+        if isinstance(text, Excerpt):  # its text is decoded after the scan, for the report
+            text = ""
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
@@ -716,10 +719,9 @@ class Matcher(cache.Serialised):
         pre = None
         if excerpt is not None:  # its bytes taken: the match lets them go when done
             windows = excerpt.windows()
-            pre = excerpt.take_encoded()
-            if pre is None:
-                pre = text.encode("utf-8", "replace")
-            norm = normalise_log(text, encoded=pre, size=excerpt.size, windows=windows)
+            norm = normalise_excerpt(
+                excerpt.take_encoded(), excerpt.length, size=excerpt.size, windows=windows
+            )
         elif len(text) > BIG_TEXT_CHARS:  # a whole log: encoded once, normalised by regions
             pre = text.encode("utf-8", "replace")
             norm = normalise_log(text, encoded=pre)
@@ -732,10 +734,11 @@ class Matcher(cache.Serialised):
         else:
             norm.encoded = None  # the report keeps `norm`: do not keep a second copy alive
         pre = None  # the scan reads `data`: a whole log's bytes are not held twice
-        hits: list[tuple[int, int, bool]] = []
+        hits = Hits()
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)
-        lines = locate_lines(data, ntext, [h[1] for h in hits])
+        lines = locate_lines(data, ntext, hits.ends)
+        del data  # scanned: a whole log's excerpt decodes its text for the report after this
         full: dict[int, dict[int, HitLine]] = {}
         heads: dict[int, dict[int, HitLine]] = {}
         for pid, end, is_head in hits:
@@ -757,10 +760,10 @@ class Matcher(cache.Serialised):
             for c in cands:
                 c.alias = self._alias_only(c.pid)
 
-    def hits_as_pasted(self, data: bytes) -> list[tuple[int, int, bool]]:
+    def hits_as_pasted(self, data: bytes) -> Hits:
         """(pattern id, end byte offset, is_head) of every scan hit in the UTF-8 ``data``,
         as pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
-        hits: list[tuple[int, int, bool]] = []
+        hits = Hits()
         shards = [*self._shards, *([self._delta] if self._delta else [])]
         # only the RE2 patterns read text: the bytes are decoded for them alone
         text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .lineclass import INFO_WORDS, is_frame, is_infoish
+from .textmap import Text
 from .types import Answer, Group
 
 CAUSED = "Caused by"  # Java "Caused by: x.Y: msg"; anyhow "Caused by:" and its list
@@ -376,7 +377,7 @@ GO_CHAIN = ": "  # Go's fmt.Errorf("...: %w", err) prints the wrapped error afte
 LINK_LINE_CHARS = 4000  # characters of a line searched for an id or a chained message
 
 
-def link_answers(answers: list[Answer], text: str) -> list[Answer]:
+def link_answers(answers: list[Answer], text: Text) -> list[Answer]:
     """Errors a chained exception does not link, linked by what else ties them: the same
     request or trace id on both lines, or a Go error chain (a later line ending with
     ``": "`` and an earlier error's message: the later one wraps it). A consequence comes

@@ -31,7 +31,7 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +203,30 @@ def load_or_compile(
     return data, False
 
 
+class Hits:
+    """Scan hits, a column each: a whole log's excerpt has hundreds of thousands, held as
+    numbers in arrays rather than as a tuple each."""
+
+    __slots__ = ("ends", "heads", "pids")
+
+    def __init__(self) -> None:
+        self.pids = array("q")  # global pattern id
+        self.ends = array("q")  # end byte offset
+        self.heads = bytearray()  # 1: a prefix-only (head) pattern's hit
+
+    def __len__(self) -> int:
+        return len(self.pids)
+
+    def __iter__(self) -> Iterator[tuple[int, int, bool]]:
+        """(pattern id, end byte offset, is_head) of each hit, in the order found."""
+        return zip(self.pids, self.ends, map(bool, self.heads), strict=True)
+
+    def add(self, pid: int, end: int, head: bool) -> None:
+        self.pids.append(pid)
+        self.ends.append(end)
+        self.heads.append(head)
+
+
 @dataclass(slots=True)
 class Shard:
     """A loaded shard: the database plus per-thread scratch space."""
@@ -230,20 +254,24 @@ class Shard:
             self._local.scratch = s
         return s
 
-    def scan(self, data: bytes, text: str, out: list[tuple[int, int, bool]]) -> None:
-        """Append (global id, end byte offset, is_head) for every hit.
+    def scan(self, data: bytes, text: str, out: Hits) -> None:
+        """Add (global id, end byte offset, is_head) for every hit to ``out``.
 
         RE2 patterns report end offsets found by RE2's own (linear-time) search.
         """
         n = len(self.data.patterns)
         base = self.base
+        pid, end, head = out.pids.append, out.ends.append, out.heads.append
         if self.db is not None:
 
             def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
                 if hid >= n:
-                    out.append((base + hid - n, to, True))
+                    pid(base + hid - n)
+                    head(1)
                 else:
-                    out.append((base + hid, to, False))
+                    pid(base + hid)
+                    head(0)
+                end(to)
 
             self.db.scan(data, match_event_handler=on_match, scratch=self._scratch())
         if self.re2_set is not None:
@@ -252,7 +280,7 @@ class Shard:
                 local = self.data.re2_local[k]
                 rx = re2.compile(self.data.patterns[local])
                 for m in rx.finditer(text):
-                    out.append((base + local, len(text[: m.end()].encode()), False))
+                    out.add(base + local, len(text[: m.end()].encode()), False)
 
 
 # A shard aims at about SHARD_SCALE * patterns^(2/3) patterns, a power of two (so the

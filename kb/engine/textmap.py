@@ -7,6 +7,9 @@ forward pass over sorted hits, without ever decoding more than once.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -19,7 +22,7 @@ class HitLine:
     cend: int  # str offset of the line end (the '\n' or len)
 
 
-def locate_lines(data: bytes, text: str, offsets: list[int]) -> dict[int, HitLine]:
+def locate_lines(data: bytes, text: str, offsets: Iterable[int]) -> dict[int, HitLine]:
     """Map sorted-or-not byte end offsets to the lines that contain them.
 
     An end offset `e` means the match's last byte is `e - 1`; the line is that byte's
@@ -48,13 +51,31 @@ def locate_lines(data: bytes, text: str, offsets: list[int]) -> dict[int, HitLin
         if ascii_text:
             cstart, cend = bstart, bend
         else:
-            cpos_c += len(data[cpos_b:bstart].decode("utf-8", "replace"))
+            cpos_c += utf8_chars(data, cpos_b, bstart)
             cpos_b = bstart
             cstart = cpos_c
-            cend = cstart + len(data[bstart:bend].decode("utf-8", "replace"))
+            cend = cstart + utf8_chars(data, bstart, bend)
         line = HitLine(line_no, cstart, cend)
         out[e] = line
     return out
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))  # bytes that continue a UTF-8 character
+_PIECE = 1 << 20
+
+
+def utf8_chars(data: bytes, start: int, end: int) -> int:
+    """Characters of ``data[start:end]``, valid UTF-8 between character starts: its bytes
+    less those that continue a character, counted a piece at a time (no decoded copy of
+    a whole log's stretch between two hits)."""
+    if end - start <= _PIECE:  # the usual stretch: one piece
+        piece = data[start:end]
+        return len(piece) if piece.isascii() else len(piece.translate(None, _CONTINUATION))
+    n = 0
+    for at in range(start, end, _PIECE):
+        piece = data[at : min(at + _PIECE, end)]
+        n += len(piece) if piece.isascii() else len(piece.translate(None, _CONTINUATION))
+    return n
 
 
 def window_start(text: str, cstart: int, extra_lines: int, max_chars: int) -> int:
@@ -67,3 +88,130 @@ def window_start(text: str, cstart: int, extra_lines: int, max_chars: int) -> in
         prev = text.rfind("\n", floor, pos - 1)
         pos = floor if prev < 0 else prev + 1
     return max(pos, floor)
+
+
+_BLOCK = 4096  # bytes of a block of `Utf8Text`'s index (cut at a character's start)
+
+
+class Utf8Text:
+    """A text held as its UTF-8 bytes and read by character offsets, as a `str` is read:
+    ``len``, slices, ``find``, ``rfind``, ``count``, ``in``, ``str()``.
+
+    A whole log's excerpt is mostly ASCII, but one character past U+00FF makes a `str`
+    of it two bytes a character (four past U+FFFF): held as UTF-8 it is half that or less,
+    and what reads it after the match (the matched lines, their numbers) reads a little
+    of it. An index of blocks (each block's first character and byte, and whether it is
+    ASCII, where the two offsets move together) maps the offsets; a block that is not
+    ASCII is decoded when an offset falls in it.
+    """
+
+    __slots__ = ("_ascii", "_bytes", "_chars", "_len", "data")
+
+    def __init__(self, data: bytes) -> None:
+        """``data``: valid UTF-8."""
+        self.data = data
+        self._bytes = array("q")
+        self._chars = array("q")
+        self._ascii = bytearray()
+        n = len(data)
+        pos = chars = 0
+        while pos < n:
+            end = min(pos + _BLOCK, n)
+            while end < n and data[end] & 0xC0 == 0x80:  # inside a character: its end
+                end += 1
+            block = data[pos:end]
+            self._bytes.append(pos)
+            self._chars.append(chars)
+            ascii_ = block.isascii()
+            self._ascii.append(ascii_)
+            chars += len(block) if ascii_ else len(block.decode("utf-8"))
+            pos = end
+        self._len = chars
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __str__(self) -> str:
+        return self.data.decode("utf-8")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Utf8Text):
+            return self.data == other.data
+        if isinstance(other, str):
+            return len(other) == self._len and str(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment] # compared by value, not hashed
+
+    def __contains__(self, sub: str) -> bool:
+        return sub.encode("utf-8", "surrogatepass") in self.data
+
+    def __getitem__(self, key: slice) -> str:
+        start, stop, step = key.indices(self._len)
+        if step != 1:
+            raise ValueError("a slice of a Utf8Text has a step of 1")
+        a = self._byte(start)
+        return self.data[a : max(a, self._byte(stop))].decode("utf-8")
+
+    def find(self, sub: str, start: int | None = None, end: int | None = None) -> int:
+        if not sub:
+            got = self._empty(start, end)
+            return -1 if got is None else got[0]
+        a, b = self._range(start, end)
+        i = self.data.find(sub.encode("utf-8", "surrogatepass"), a, b)
+        return -1 if i < 0 else self._char(i)
+
+    def rfind(self, sub: str, start: int | None = None, end: int | None = None) -> int:
+        if not sub:
+            got = self._empty(start, end)
+            return -1 if got is None else got[1]
+        a, b = self._range(start, end)
+        i = self.data.rfind(sub.encode("utf-8", "surrogatepass"), a, b)
+        return -1 if i < 0 else self._char(i)
+
+    def count(self, sub: str, start: int | None = None, end: int | None = None) -> int:
+        if not sub:
+            got = self._empty(start, end)
+            return 0 if got is None else got[1] - got[0] + 1
+        a, b = self._range(start, end)
+        return self.data.count(sub.encode("utf-8", "surrogatepass"), a, b)
+
+    def _empty(self, start: int | None, end: int | None) -> tuple[int, int] | None:
+        """(start, end) as `str`'s searches clamp them for an empty ``sub``; None where
+        they find nothing (a start past the end)."""
+        n = self._len
+        s = 0 if start is None else max(start + n, 0) if start < 0 else start
+        e = n if end is None else max(end + n, 0) if end < 0 else min(end, n)
+        return None if s > n or s > e else (s, e)
+
+    def byte_offset(self, c: int) -> int:
+        """The byte offset of character ``c`` (clamped to the text)."""
+        return self._byte(min(max(c, 0), self._len))
+
+    def _range(self, start: int | None, end: int | None) -> tuple[int, int]:
+        s, e, _ = slice(start, end).indices(self._len)
+        return self._byte(s), self._byte(max(s, e))
+
+    def _byte(self, c: int) -> int:
+        """The byte offset of character ``c`` (0 <= c <= len)."""
+        if c >= self._len:
+            return len(self.data)
+        i = bisect_right(self._chars, c) - 1
+        at, k = self._bytes[i], c - self._chars[i]
+        if self._ascii[i]:
+            return at + k
+        end = self._bytes[i + 1] if i + 1 < len(self._bytes) else len(self.data)
+        return at + len(self.data[at:end].decode("utf-8")[:k].encode("utf-8"))
+
+    def _char(self, b: int) -> int:
+        """The character offset of byte ``b``, a character's first byte (or the end)."""
+        if b >= len(self.data):
+            return self._len
+        i = bisect_right(self._bytes, b) - 1
+        at = self._bytes[i]
+        if self._ascii[i]:
+            return self._chars[i] + b - at
+        return self._chars[i] + len(self.data[at:b].decode("utf-8"))
+
+
+Text = str | Utf8Text  # a text read by character offsets (`Normalised.original`)

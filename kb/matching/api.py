@@ -34,6 +34,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Query, Router
 
 from kb.engine import PasteTooLarge
+from kb.engine.textmap import Text
 from kb.http import (
     GZIP_MAGIC,
     LOG_BODY_TYPES,
@@ -270,13 +271,14 @@ def match(
         return _refuse(request, 415, "Unsupported media type", str(exc))
     except ValueError as exc:
         return _refuse(request, 400, "Bad request", str(exc))
-    text, to_text = sent.text, None
+    text: Text = sent.text
+    to_text = None
     try:
         if sent.blocks is not None:
             got = match_log(sent.blocks, max_bytes=sent.limit)
             result, text, to_text = got.result, got.text, got.to_text
         else:
-            result = match_text(text, max_bytes=sent.limit)
+            result = match_text(sent.text, max_bytes=sent.limit)
     except PasteTooLarge as exc:
         return refusal_response(request, from_matcher(exc, sent.what).refusal)
     except TooLarge as exc:  # a log body past the limit, found as it was read

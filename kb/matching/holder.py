@@ -38,6 +38,7 @@ from kb.engine.logstream import (
 )
 from kb.engine.matcher import gc_paused
 from kb.engine.releases import Location, ReleaseFacts
+from kb.engine.textmap import Text
 from kb.engine.types import ReleaseFit, Wording
 from kb.engine.worddiff import WordDiff
 from kb.extract.versions import version_key
@@ -699,7 +700,7 @@ class LogMatch:
     """`match_log`'s answer: the result, and the text its spans can be shown from."""
 
     result: MatchResult
-    text: str  # the whole log, or the excerpt of it that was matched (`kb.engine.logstream`)
+    text: Text  # the whole log, or the excerpt of it that was matched (`kb.engine.logstream`)
     excerpt: Excerpt | None = None  # maps the log's offsets into ``text`` when an excerpt
 
     def to_text(self, offset: int) -> int:
@@ -747,7 +748,9 @@ def _excerpt_match(excerpt: Excerpt, started: float) -> MatchResult:
 
 
 def _excerpt_result(excerpt: Excerpt, started: float) -> LogMatch:
-    return LogMatch(_excerpt_match(excerpt, started), excerpt.text, excerpt)
+    result = _excerpt_match(excerpt, started)
+    # the excerpt's text, decoded once by the match (its bytes were the match's to let go)
+    return LogMatch(result, result.report.normalised.original, excerpt)
 
 
 def _result(report: MatchReport, started: float) -> MatchResult:

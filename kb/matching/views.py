@@ -36,6 +36,7 @@ from django.views.decorators.vary import vary_on_headers
 from kb.browse.explanations import explanation_for
 from kb.browse.selectors import covered_repositories
 from kb.engine import PasteTooLarge
+from kb.engine.textmap import Text
 from kb.engine.worddiff import WordDiff, word_diff
 from kb.explain import Explanation
 from kb.http import HtmxHttpRequest, Refusal, TooLarge, check, from_matcher, gunzip_blocks
@@ -160,7 +161,7 @@ class Card:
 
 
 def build_cards(
-    text: str, result: MatchResult, to_text: Callable[[int], int] | None = None
+    text: Text, result: MatchResult, to_text: Callable[[int], int] | None = None
 ) -> list[Card]:
     """One card per error of the paste (``result.answers``: root cause first, the order
     of the summary above them); only the first ``MAX_CARDS`` get their title filled with
@@ -247,6 +248,8 @@ def match_view(request: HtmxHttpRequest) -> HttpResponse:
 def _match(request: HtmxHttpRequest) -> HttpResponse:
     upload = request.FILES.get(LOG_FIELD)
     got: LogMatch | None = None
+    text: Text
+    paste = ""
     if upload is not None and upload.size:
         what, limit = "file", settings.KB_MAX_LOG_BYTES
         try:  # a .gz log is read as the log it holds, bounded like any other; in blocks
@@ -262,17 +265,17 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
         echo = ""  # a whole log is not echoed back into the textarea
         source = {"name": upload.name, "size": upload.size}
     else:
-        text = request.POST.get("text", "")
+        text = paste = request.POST.get("text", "")
         what, limit = "paste", settings.KB_MAX_PASTE_BYTES
-        echo = text
+        echo = paste
         source = None
-    if not text.strip():
+    if isinstance(text, str) and not text.strip():  # an excerpt: a whole log, never empty
         return _respond(request, {"text": echo, "empty": True, "source": source})
     if got is not None:
         result = got.result
     else:
         try:
-            result = match_text(text, max_bytes=limit)  # the matcher measures the text
+            result = match_text(paste, max_bytes=limit)  # the matcher measures the text
         except PasteTooLarge as exc:
             return _too_large(request, from_matcher(exc, what))
     matched(result)  # usage signals: counted in memory, never fails the paste
@@ -308,7 +311,7 @@ def _match(request: HtmxHttpRequest) -> HttpResponse:
 
 def summary_markdown(
     request: HttpRequest,
-    text: str,
+    text: Text,
     result: MatchResult,
     to_text: Callable[[int], int] | None = None,
     urls: RecordUrls | None = None,

@@ -57,13 +57,14 @@ from itertools import accumulate, count, islice
 from operator import add
 from typing import final
 
+from ..textmap import Text, Utf8Text
 from . import _structure
 from ._classify import CAUSED_BY, EXCEPTION, FRAME, LOG, TEXT, classify
 from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
 from ._envelopes import envelopes_in_sample, strip_envelopes
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
-from ._regions import RegionLayer, merge_steps, plan, plan_log
+from ._regions import RegionLayer, char_regions, log_windows, merge_steps, plan, plan_log
 from ._structure import Mark, Structurer
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "LineInfo",
     "Normalised",
     "normalise",
+    "normalise_excerpt",
     "normalise_log",
     "prefix_info",
     "strip_prefix",
@@ -108,21 +110,24 @@ class Normalised:
         "_lines",
         "_marks",
         "_orig_starts",
+        "_original",
+        "_source",
         "encoded",
-        "original",
         "steps",
         "text",
     )
 
     def __init__(
         self,
-        original: str,
+        original: str | bytes,
         text: str,
         steps: list[str],
         layers: tuple[Layer | RegionLayer, ...] = (),
         marks: dict[int, Mark] | None = None,
     ) -> None:
-        self.original = original
+        # the original as UTF-8 bytes (an excerpt of a whole log) is read as it is held
+        self._original: Text | None = None if isinstance(original, bytes) else original
+        self._source: bytes | None = original if isinstance(original, bytes) else None
         self.text = text
         self.steps = steps
         self._layers = layers
@@ -135,6 +140,20 @@ class Normalised:
         return (
             f"Normalised(len={len(self.text)}, orig_len={len(self.original)}, steps={self.steps!r})"
         )
+
+    @property
+    def original(self) -> Text:
+        """The pasted text. A whole log's excerpt, given as its UTF-8, is read as that
+        (`Utf8Text`): a `str` of it would be twice its bytes or more, held beside the
+        normalised text, for the few lines the report reads."""
+        if self._original is None:
+            assert self._source is not None
+            self._original, self._source = Utf8Text(self._source), None
+        return self._original
+
+    @original.setter
+    def original(self, value: Text) -> None:
+        self._original, self._source = value, None
 
     @property
     def identity(self) -> bool:
@@ -158,7 +177,7 @@ class Normalised:
         starts = self._orig_starts
         if starts is None:
             o = self.original
-            starts = self._orig_starts = _line_starts(o) if "\r" in o else _LineIndex(o)
+            starts = self._orig_starts = _line_starts(str(o)) if "\r" in o else _LineIndex(o)
         off = min(max(int(orig_offset), 0), len(self.original))
         if type(starts) is _LineIndex:
             return starts.line_of(off)
@@ -236,22 +255,27 @@ _LINE_CHUNK = 1 << 12
 @final  # `line_of` tells it from an array by `type(...) is`, which needs no subclasses
 class _LineIndex:
     """line_of for a text without CR: newlines counted per fixed-size chunk (C-speed
-    `str.count`, built lazily chunk by chunk), then within the chunk on each query."""
+    `count`, built lazily chunk by chunk), then within the chunk on each query. A text
+    held as UTF-8 (`Utf8Text`) is counted in its bytes, from one offset conversion."""
 
-    __slots__ = ("_cum", "_s")
+    __slots__ = ("_cum", "_s", "_utf8")
 
-    def __init__(self, s: str) -> None:
-        self._s = s
+    def __init__(self, s: Text) -> None:
+        self._s: str | bytes = s.data if isinstance(s, Utf8Text) else s
+        self._utf8 = s if isinstance(s, Utf8Text) else None
         self._cum = array("q", [0])  # newlines before chunk k
 
     def line_of(self, off: int) -> int:
         s = self._s
+        nl = b"\n" if isinstance(s, bytes) else "\n"
+        if self._utf8 is not None:
+            off = self._utf8.byte_offset(off)
         cum = self._cum
         k = off // _LINE_CHUNK
         while len(cum) <= k:
             j = len(cum) - 1
-            cum.append(cum[j] + s.count("\n", j * _LINE_CHUNK, (j + 1) * _LINE_CHUNK))
-        return cum[k] + s.count("\n", k * _LINE_CHUNK, off) + 1
+            cum.append(cum[j] + s.count(nl, j * _LINE_CHUNK, (j + 1) * _LINE_CHUNK))  # type: ignore[arg-type]
+        return cum[k] + s.count(nl, k * _LINE_CHUNK, off) + 1  # type: ignore[arg-type]
 
 
 def _line_starts(s: str) -> array:
@@ -290,13 +314,7 @@ def normalise(text: str, *, encoded: bytes | None = None) -> Normalised:
         )
 
 
-def normalise_log(
-    text: str,
-    *,
-    encoded: bytes | None = None,
-    size: int | None = None,
-    windows: list[list[int]] | None = None,
-) -> Normalised:
+def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
     """`normalise` for a whole log that may hold collector envelopes anywhere. Never raises.
 
     `normalise` judges a whole log's envelopes by its start and, when it holds one,
@@ -305,25 +323,15 @@ def normalise_log(
     matched and how it reads -- around error-level lines, structural lines (also behind an
     envelope: a continuation, a frame) and the other triggers of `_prefilter` -- as part
     of normalising those regions; every other line is scanned as pasted, envelope and all
-    (patterns are unanchored). Pastes (up to `BIG_TEXT`) go through `normalise`.
-
-    ``size`` is given for an excerpt of a bigger log (`kb.engine.logstream`: its lines that
-    matter, every other line left empty): the excerpt is normalised as that log would be
-    (its regions planned, and judged dense, against the log's ``size`` bytes; ``windows``,
-    its `log_windows` when the caller has them).
+    (patterns are unanchored). Pastes (up to `BIG_TEXT`) go through `normalise`; the
+    excerpt of a bigger log, through `normalise_excerpt`.
     """
-    if not isinstance(text, str) or (size is None and len(text) <= _structure.BIG_TEXT):
+    if not isinstance(text, str) or len(text) <= _structure.BIG_TEXT:
         return normalise(text, encoded=encoded)
     try:
         data = text.encode("utf-8", "replace") if encoded is None else encoded
-        regions = plan_log(data, text, size, windows)
-        got = (
-            None
-            if regions is None
-            else _normalise_regions(
-                text, data, regions, envelopes=True, from_bytes=size is not None
-            )
-        )
+        regions = plan_log(data, text)
+        got = None if regions is None else _normalise_regions(text, data, regions, envelopes=True)
         if got is not None:
             return got
     except Exception:  # noqa: S110 - `normalise` below says what failed, if it does
@@ -331,95 +339,135 @@ def normalise_log(
     return normalise(text, encoded=encoded)
 
 
+def normalise_excerpt(
+    data: bytes, chars: int, *, size: int, windows: list[list[int]] | None = None
+) -> Normalised:
+    """`normalise_log` for the excerpt of a bigger log (`kb.engine.logstream`), given as its
+    UTF-8 ``data`` of ``chars`` characters: normalised as that log would be (its regions
+    planned, and judged dense, against the log's ``size`` bytes; ``windows``, its
+    `log_windows` when the caller has them). The regions' text is decoded from ``data``
+    and the normalised text from the joined bytes; the excerpt's own text is decoded only
+    when read (`Normalised.original`: by the report, after the scan), so it is never held
+    with its bytes, the normalised text and the bytes scanned all at once."""
+    try:
+        if windows is None:
+            windows = log_windows(data, size)
+        if windows is not None:
+            regions = char_regions(data, chars, windows)
+            got = _normalise_regions(None, data, regions, envelopes=True, chars=chars)
+            if got is not None:
+                return got
+    except Exception:  # noqa: S110 - `normalise` below says what failed, if it does
+        pass
+    return normalise(data.decode("utf-8"), encoded=data)
+
+
 def _normalise_regions(
-    original: str,
+    original: str | None,
     encoded: bytes | None,
     regions: list[tuple[int, int, int, int]] | None = None,
     *,
     envelopes: bool = False,
-    from_bytes: bool = False,
+    chars: int = 0,
 ) -> Normalised | None:
     """A whole log: normalise only the regions around triggers (see `_regions.py`).
 
-    ``from_bytes``: ``original`` was decoded from UTF-8 (an excerpt of a log read in
-    blocks), so it holds no lone surrogate and the text is decoded from the joined bytes
-    rather than joined from pieces: a whole log's text is not held a third time while it
-    is built (unless a region made a lone surrogate, from a JSON escape)."""
-    data = original.encode("utf-8", "replace") if encoded is None else encoded
+    ``original`` None: the text is ``encoded``, ``chars`` characters of valid UTF-8 (an
+    excerpt of a log read in blocks, `normalise_excerpt`), so it holds no lone surrogate:
+    each region's text is decoded from its bytes and the normalised text from the joined
+    bytes rather than joined from pieces (unless a region made a lone surrogate, from a
+    JSON escape), and the original is left as bytes."""
+    if original is None:
+        assert encoded is not None
+        assert regions is not None
+        data, length = encoded, chars
+    else:
+        data = original.encode("utf-8", "replace") if encoded is None else encoded
+        length = len(original)
     if regions is None:
+        assert original is not None
         regions = plan(data, original)
     if regions is None:
         return None
-    layer = RegionLayer(0, len(original))
-    texts: list[str] | None = None if from_bytes else []
-    blobs: list[bytes | memoryview] = []  # views: the join copies the bytes once
+    layer = RegionLayer(0, length)
+    texts: list[str] | None = None if original is None else []
+    # the scanned bytes written as they are made: one buffer, not a piece a region held
+    # until the end (freed then, they would stay in the heap as holes)
+    buf = bytearray()
     view = memoryview(data)
     marks: dict[int, Mark] = {}
     steps: list[list[str]] = []
+    replaced: list[tuple[int, str]] = []  # (offset, text) of regions with a lone surrogate
     out = cpos = bpos = 0
-    changed = lossy = False
+    changed = False
     for bs, be, cs, ce in regions:
         if cs > cpos:
             layer.add(out, cpos, None)
             if texts is not None:
-                texts.append(original[cpos:cs])
-            blobs.append(view[bpos:bs])
+                texts.append(original[cpos:cs])  # type: ignore[index] # texts: original
+            buf += view[bpos:bs]
             out += cs - cpos
-        sub = original[cs:ce]
+        sub = data[bs:be].decode("utf-8") if original is None else original[cs:ce]
         n = _normalise(sub, big=True, visit_first=cs == 0, envelopes=envelopes)
         if texts is not None:
             texts.append(n.text)
         if n.text is sub and not n._layers:
             layer.add(out, cs, None)  # unchanged: maps as a copied gap does
-            blobs.append(view[bs:be])
+            buf += view[bs:be]
         else:
-            layer.add(out, cs, n)
+            # the region maps through its own layers alone: a whole log's regions keep no
+            # second copy of their text, nor of their marks
+            layer.add(out, cs, n._layers)
             changed = True
             try:
-                blobs.append(n.text.encode("utf-8"))
-            except UnicodeEncodeError:
-                lossy = True
-                blobs.append(n.text.encode("utf-8", "replace"))
+                buf += n.text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): one "?"
+                buf += n.text.encode("utf-8", "replace")
+                replaced.append((out, n.text))
         for k, m in n._marks.items():
             marks[out + k] = m
         steps.append(n.steps)
-        # the layer maps through `n`'s own layers alone: a whole log's regions do not keep
-        # a second copy of their text, nor of their marks
-        n.original = ""
-        n._marks = {}
         out += len(n.text)
         cpos, bpos = ce, be
     if not changed:
-        res = Normalised(original, original, merge_steps(steps), (), marks)
+        del view
+        same = data.decode("utf-8") if original is None else original
+        res = Normalised(same, same, merge_steps(steps), (), marks)
         res.encoded = data
         return res
-    if cpos < len(original):
+    if cpos < length:
         layer.add(out, cpos, None)
         if texts is not None:
-            texts.append(original[cpos:])
-        blobs.append(view[bpos:])
-        out += len(original) - cpos
-    joined = b"".join(blobs)
-    del blobs, view
-    if texts is None and not lossy:
-        text = joined.decode("utf-8")
+            texts.append(original[cpos:])  # type: ignore[index] # texts: original
+        buf += view[bpos:]
+        out += length - cpos
+    del view
+    joined = bytes(buf)
+    del buf
+    if texts is not None:
+        text = "".join(texts)
     else:
-        text = "".join(texts if texts is not None else _pieces(original, layer, out))
+        text = joined.decode("utf-8")
+        if replaced:  # the region's own text where its bytes hold a "?" for a surrogate
+            text = _spliced(text, replaced)
     layer.out_len = len(text)
-    res = Normalised(original, text, merge_steps(steps), (layer,), marks)
+    res = Normalised(
+        data if original is None else original, text, merge_steps(steps), (layer,), marks
+    )
     res.encoded = joined
     return res
 
 
-def _pieces(original: str, layer: RegionLayer, out_len: int) -> list[str]:
-    """The pieces of the text `layer` maps: the original's gaps, the regions' texts."""
+def _spliced(text: str, pieces: list[tuple[int, str]]) -> str:
+    """``text`` with each (offset, piece) written over as many characters at that offset."""
     out: list[str] = []
-    ends = [*layer.out_starts[1:], out_len]
-    for start, end, orig, norm in zip(
-        layer.out_starts, ends, layer.orig_starts, layer.norms, strict=True
-    ):
-        out.append(original[orig : orig + end - start] if norm is None else norm.text)
-    return out
+    pos = 0
+    for at, piece in pieces:
+        out.append(text[pos:at])
+        out.append(piece)
+        pos = at + len(piece)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _normalise(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ._prefilter import ESCAPED_QUOTE_ID, JSON_ID, LEVEL, log_triggers, trigger_ends
 
 if TYPE_CHECKING:
-    from . import Normalised
+    from ._mapping import Layer
 
 AFTER_LINES = 64
 MAX_TRIGGERS_PER_BYTE = 1 / 2048
@@ -43,25 +43,15 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
     return _regions(data, original, [(e, AFTER_LINES) for e in ends])
 
 
-def plan_log(
-    data: bytes,
-    original: str,
-    size: int | None = None,
-    windows: list[list[int]] | None = None,
-) -> list[tuple[int, int, int, int]] | None:
+def plan_log(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
     """`plan` for a whole log whose envelopes are removed only around its triggers
     (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
     lines after them), and error-level lines (one line either side: the envelope's run;
-    so too JSON objects and escaped quotes, whose work is on their own line).
-
-    ``size`` is the bytes of the log ``data`` is an excerpt of (`kb.engine.logstream`):
-    whether its triggers are dense is judged against that log, as if it were read whole;
-    ``windows``, its `log_windows` when the caller has them already."""
-    if windows is None:
-        windows = log_windows(data, len(data) if size is None else size)
+    so too JSON objects and escaped quotes, whose work is on their own line)."""
+    windows = log_windows(data, len(data))
     if windows is None:
         return None
-    return _char_regions(data, original, windows)
+    return char_regions(data, len(original), windows)
 
 
 def log_windows(data: bytes, size: int | None) -> list[list[int]] | None:
@@ -85,7 +75,7 @@ def _regions(
     """Windows of lines around sorted (trigger end, lines after it), merged when they
     touch; None when they would cover more than `MAX_REGION_SHARE` of the text."""
     windows = _windows(data, triggers, MAX_REGION_SHARE * len(data))
-    return None if windows is None else _char_regions(data, original, windows)
+    return None if windows is None else char_regions(data, len(original), windows)
 
 
 def _windows(
@@ -124,11 +114,12 @@ def _windows(
     return windows
 
 
-def _char_regions(
-    data: bytes, original: str, windows: list[list[int]]
+def char_regions(
+    data: bytes, chars: int, windows: list[list[int]]
 ) -> list[tuple[int, int, int, int]]:
-    """(byte start, byte end, char start, char end) of each window."""
-    if len(data) == len(original):  # ASCII: byte and char offsets agree
+    """(byte start, byte end, char start, char end) of each window of ``data``, the UTF-8
+    of a text of ``chars`` characters."""
+    if len(data) == chars:  # ASCII: byte and char offsets agree
         return [(s, e, s, e) for s, e in windows]
     out = []
     cb = cc = 0
@@ -143,21 +134,24 @@ def _char_regions(
 
 class RegionLayer:
     """Maps offsets of the joined text back to the original: gaps are copies, regions
-    map through their own `Normalised`."""
+    map through their own layers (those of the region's `Normalised`)."""
 
-    __slots__ = ("in_len", "norms", "orig_starts", "out_len", "out_starts")
+    __slots__ = ("in_len", "layers", "orig_starts", "out_len", "out_starts")
 
     def __init__(self, out_len: int, in_len: int) -> None:
         self.out_starts = array("q")
         self.orig_starts = array("q")
-        self.norms: list[Normalised | None] = []  # None: a gap (copied text)
+        # a region's own layers (`Normalised._layers`); None: a gap (copied text)
+        self.layers: list[tuple[Layer | RegionLayer, ...] | None] = []
         self.out_len = out_len
         self.in_len = in_len
 
-    def add(self, out_start: int, orig_start: int, norm: Normalised | None) -> None:
+    def add(
+        self, out_start: int, orig_start: int, layers: tuple[Layer | RegionLayer, ...] | None
+    ) -> None:
         self.out_starts.append(out_start)
         self.orig_starts.append(orig_start)
-        self.norms.append(norm)
+        self.layers.append(layers)
 
     def _region(self, p: int) -> int:
         return max(bisect_right(self.out_starts, p) - 1, 0)
@@ -167,7 +161,7 @@ class RegionLayer:
         return self.out_starts[i], end
 
     def map_span(self, start: int, end: int) -> tuple[int, int]:
-        if not self.norms:
+        if not self.layers:
             return start, end
         i = self._region(start)
         j = self._region(end - 1) if end > start else i
@@ -178,13 +172,13 @@ class RegionLayer:
     def _map(self, i: int, start: int, end: int, left: bool) -> int:
         lo, hi = self._bounds(i)
         base = self.orig_starts[i]
-        norm = self.norms[i]
+        layers = self.layers[i]
         s = min(max(start, lo), hi) - lo
         e = min(max(end, lo), hi) - lo
-        if norm is None:
-            return base + (s if left else e)
-        os_, oe = norm.to_original(s, e)
-        return base + (os_ if left else oe)
+        if layers is not None:  # as the region's `Normalised.to_original` maps
+            for layer in reversed(layers):
+                s, e = layer.map_span(s, e)
+        return base + (s if left else e)
 
 
 _STEP_RE = re.compile(r"(\D*?)(\d+)(.*)")

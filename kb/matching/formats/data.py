@@ -24,6 +24,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from kb.browse.selectors import covered_repositories
+from kb.engine.textmap import Text
 from kb.matching.holder import MatchResult
 from kb.records.links import RecordUrls
 from kb.records.models import ErrorRecord
@@ -33,7 +34,7 @@ LINE_CONTEXT = 160
 
 
 def line_pieces(
-    text: str, span: tuple[int, int], fallback: str
+    text: Text, span: tuple[int, int], fallback: str
 ) -> tuple[str, str, str, bool, bool]:
     """Split the matched line into (before, hit, after), each a plain string."""
     start, end = span if span else (-1, -1)
@@ -54,7 +55,7 @@ def line_pieces(
     return before, text[start:end], after, cut_before, cut_after
 
 
-def _pasted_line(text: str, span: tuple[int, int], fallback: str) -> str:
+def _pasted_line(text: Text, span: tuple[int, int], fallback: str) -> str:
     """The matched line as the result card shows it (cut around the span)."""
     before, hit, after, cut_before, cut_after = line_pieces(text, span, fallback)
     return f"{'…' if cut_before else ''}{before}{hit}{after}{'…' if cut_after else ''}"
@@ -67,7 +68,7 @@ def _first_step(record: ErrorRecord) -> str:
 
 def report_data(
     result: MatchResult,
-    text: str,
+    text: Text,
     absolute: Callable[[str], str] = str,
     to_text: Callable[[int], int] | None = None,
     urls: Mapping[str, str] | None = None,
