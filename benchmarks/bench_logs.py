@@ -61,6 +61,7 @@ VALUES = 5
 STAGES: dict[str, tuple[tuple[str, str], ...]] = {
     "lines kept (excerpt)": (("kb/engine/logstream.py", "read_excerpt"),),
     "normalise": (
+        ("kb/engine/normalise/__init__.py", "normalise_excerpt"),
         ("kb/engine/normalise/__init__.py", "normalise_log"),
         ("kb/engine/normalise/__init__.py", "normalise"),
     ),

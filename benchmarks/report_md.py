@@ -204,6 +204,16 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
         render_unknown,
     ),
     (
+        "pages-ab-whole-logs.json",
+        "Paste path against the code before whole logs in bounded memory",
+        "The same A/B as above against the commit before the whole-log excerpt was held as "
+        "UTF-8 (its text read as `Utf8Text`, scan hits held in arrays, lines above a hit kept "
+        "only up to the farthest that can start its match): those touch the paste path too. "
+        "Bar: the paste pages within 1.1 times the older code's CPU p50.",
+        "written by `benchmarks/pages_ab.py --results`",
+        render_unknown,
+    ),
+    (
         "pages-layers.json",
         "Pages: what each read-side layer is worth",
         "Each read-side optimisation against the plain path it replaces, on the pages it "
