@@ -32,8 +32,9 @@ table maps its offsets to the log's. The excerpt is matched as the whole log wou
 log's size), and the matches' spans are mapped back. Memory: one block, the lines pending
 for the next one, and the excerpt (a log with an error line in 100 keeps under a tenth of
 its bytes), gathered as UTF-8 in one buffer: its bytes are what the match plans from and
-normalises, never encoded again, and its text is decoded only after the scan, when the
-report reads it (`normalise_excerpt`); no piece of it is a string of its own.
+normalises, never encoded again, and what reads its text after the scan reads those bytes
+(`normalise_excerpt`, `Utf8Text`): the text is never decoded whole, and no piece of it is
+a string of its own.
 
 Limit: a log whose normaliser triggers are dense (a CR or an ANSI colour on most lines) is
 normalised in one go when read whole; its excerpt is not, and keeps most of the log. Given
@@ -83,8 +84,8 @@ class Excerpt:
     """The lines of a log that matter, every other line empty; offsets map both ways."""
 
     # the excerpt in UTF-8 (as read; a log's bytes that are not UTF-8 are replaced, as
-    # when read whole): the match takes it (`take_encoded`), and decodes its text only
-    # after the scan (`normalise_excerpt`)
+    # when read whole): the match takes it (`take_encoded`) and reads its text from it
+    # (`normalise_excerpt`)
     encoded: bytes | None
     length: int  # characters of the excerpt
     size: int  # bytes of the log
@@ -143,7 +144,7 @@ class _Reader:
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self.buf = bytearray()  # the excerpt in UTF-8: one buffer, decoded once at the end
+        self.buf = bytearray()  # the excerpt in UTF-8: one buffer
         self.outs = array("q")
         self.origs = array("q")
         self.kept = bytearray()

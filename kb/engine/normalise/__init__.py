@@ -346,9 +346,8 @@ def normalise_excerpt(
     UTF-8 ``data`` of ``chars`` characters: normalised as that log would be (its regions
     planned, and judged dense, against the log's ``size`` bytes; ``windows``, its
     `log_windows` when the caller has them). The regions' text is decoded from ``data``
-    and the normalised text from the joined bytes; the excerpt's own text is decoded only
-    when read (`Normalised.original`: by the report, after the scan), so it is never held
-    with its bytes, the normalised text and the bytes scanned all at once."""
+    and the normalised text from the joined bytes; the excerpt's own text is read from
+    ``data`` (`Normalised.original`, a `Utf8Text`), never decoded whole."""
     try:
         if windows is None:
             windows = log_windows(data, size)
@@ -375,8 +374,7 @@ def _normalise_regions(
     ``original`` None: the text is ``encoded``, ``chars`` characters of valid UTF-8 (an
     excerpt of a log read in blocks, `normalise_excerpt`), so it holds no lone surrogate:
     each region's text is decoded from its bytes and the normalised text from the joined
-    bytes rather than joined from pieces (unless a region made a lone surrogate, from a
-    JSON escape), and the original is left as bytes."""
+    bytes rather than joined from pieces, and the original is left as bytes."""
     if original is None:
         assert encoded is not None
         assert regions is not None
@@ -421,7 +419,7 @@ def _normalise_regions(
             changed = True
             try:
                 buf += n.text.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate (from a JSON escape): one "?"
+            except UnicodeEncodeError:  # a lone surrogate, should a pass make one: a "?"
                 buf += n.text.encode("utf-8", "replace")
                 replaced.append((out, n.text))
         for k, m in n._marks.items():
