@@ -44,7 +44,6 @@ blocks, the report says so (`DENSE_NOTE`).
 
 from __future__ import annotations
 
-import threading
 import time
 from array import array
 from bisect import bisect_right
@@ -52,10 +51,9 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import hyperscan
-
 from .candidates import WINDOW_EXTRA_LINES
 from .evidence import AROUND_LINES, MAX_AROUND_CHARS, FactsOf
+from .normalise._prefilter import chain_marker_ends
 from .normalise._regions import AFTER_LINES, log_windows
 from .normalise._structure import BIG_TEXT as WHOLE_LOG_CHARS
 from .releases import ReleasesOf
@@ -72,7 +70,6 @@ TAIL_LINES = MAX_SCAN_LINES + 4 * WINDOW_EXTRA_LINES  # the similarity fallback'
 PENDING_LINES = max(4 * AFTER_LINES, TAIL_LINES)  # a block's last lines, read again with
 # the next block: a region, a hit's window or a marker's chain cut by the block's end is
 # seen whole there, and at the end they are the log's tail
-_MARKERS = (b"Caused by", b"above exception")  # Python's is "The above exception ..."
 DENSE_NOTE = (
     "the log was read in blocks and most of its lines need normalising (a CR or a colour "
     "code on most lines): it was normalised around its errors only"
@@ -195,7 +192,8 @@ class _Reader:
             pids.append(pid)
         if line_end >= 0:
             out.append(self._hit_range(data, pos, pids))
-        for pos in _marker_ends(data):
+        for end in chain_marker_ends(data):  # a byte of the marker: its line's
+            pos = end - 1
             out.append((_line_start(data, pos, AFTER_LINES), _line_end(data, pos, AFTER_LINES)))
         return out
 
@@ -272,34 +270,6 @@ class _Reader:
         if not self.utf8:  # bytes that are not UTF-8: replaced, as when read whole
             data = data.decode("utf-8", "replace").encode("utf-8")
         return Excerpt(data, self.out, self.size, self.orig, self.outs, self.origs, self.kept)
-
-
-_MARKER_DB: list[hyperscan.Database] = []
-_MARKER_LOCK = threading.Lock()
-_LOCAL = threading.local()  # a Hyperscan scratch is one thread's
-
-
-def _marker_ends(data: bytes) -> list[int]:
-    """End offsets of the chained-exception markers in ``data``: Hyperscan's literal
-    search, many times the pace of a regex's over a whole log."""
-    if not _MARKER_DB:
-        with _MARKER_LOCK:
-            if not _MARKER_DB:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=list(_MARKERS), ids=list(range(len(_MARKERS))))
-                _MARKER_DB.append(db)
-    db = _MARKER_DB[0]
-    scratch = getattr(_LOCAL, "scratch", None)
-    if scratch is None:
-        scratch = _LOCAL.scratch = hyperscan.Scratch(db)
-    ends: list[int] = []
-    append = ends.append
-
-    def on_match(_id: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
-        append(to - 1)  # a byte of the marker: its line's
-
-    db.scan(data, match_event_handler=on_match, scratch=scratch)
-    return ends
 
 
 def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:

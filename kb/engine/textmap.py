@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 
@@ -154,19 +154,26 @@ class Utf8Text:
         return self.data[a : max(a, self._byte(stop))].decode("utf-8")
 
     def find(self, sub: str, start: int | None = None, end: int | None = None) -> int:
-        if not sub:
-            got = self._empty(start, end)
-            return -1 if got is None else got[0]
-        a, b = self._range(start, end)
-        i = self.data.find(sub.encode("utf-8", "surrogatepass"), a, b)
-        return -1 if i < 0 else self._char(i)
+        return self._search(self.data.find, sub, start, end, 0)
 
     def rfind(self, sub: str, start: int | None = None, end: int | None = None) -> int:
+        return self._search(self.data.rfind, sub, start, end, 1)
+
+    def _search(
+        self,
+        search: Callable[[bytes, int, int], int],
+        sub: str,
+        start: int | None,
+        end: int | None,
+        side: int,
+    ) -> int:
+        """``search`` (bytes' find or rfind) by character offsets; an empty ``sub`` is
+        found at the start (``side`` 0) or the end (1) of the range, as `str` finds it."""
         if not sub:
             got = self._empty(start, end)
-            return -1 if got is None else got[1]
+            return -1 if got is None else got[side]
         a, b = self._range(start, end)
-        i = self.data.rfind(sub.encode("utf-8", "surrogatepass"), a, b)
+        i = search(sub.encode("utf-8", "surrogatepass"), a, b)
         return -1 if i < 0 else self._char(i)
 
     def count(self, sub: str, start: int | None = None, end: int | None = None) -> int:

@@ -13,6 +13,7 @@ from kb.engine import Matcher, candidates, logstream, matcher
 from kb.engine.logstream import DENSE_NOTE, match_excerpt, read_excerpt
 from kb.engine.normalise import _structure
 from kb.engine.types import MatchReport
+from kb.records.validation import render_message
 
 from .conftest import needs_data
 from .test_normalise_log import _mixed_log
@@ -118,6 +119,29 @@ def test_lines_above_a_hit_are_kept_from_the_farthest_that_can_start_its_match(
     lines = excerpt.text.split("\n")
     assert lines[first - 1 - len(noise) : first + 1] == ["", "", "", *message]
     assert _shape(match_excerpt(full_matcher, excerpt)) == _shape(whole)
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_the_lines_around_a_chained_exception_marker_are_kept(
+    full_matcher, records, monkeypatch
+) -> None:
+    """A "Caused by" behind a prefix no envelope knows: the lines around it are kept (the
+    root-cause order reads the chain from it), a frame no hit line keeps among them."""
+    monkeypatch.setattr(logstream, "AROUND_BUDGET", 0)  # no hit's surroundings kept
+    frame = "svc:     at com.example.Server.run(Server.java:9)"
+    chain = [
+        "svc: request failed: " + render_message(records[20]["errorMessage"], "42"),
+        "svc:     at com.example.Handler.handle(Handler.java:42)",
+        frame,
+        "svc:     at com.example.Main.main(Main.java:3)",
+        "svc: Caused by: com.example.PoolException: pool drained",
+        "svc:     at com.example.Pool.take(Pool.java:7)",
+    ]
+    text, _at = _around(records, chain)
+    excerpt = read_excerpt(full_matcher, [text.encode()], chunk_bytes=100_000)
+    assert frame in excerpt.text.split("\n")
+    assert _shape(match_excerpt(full_matcher, excerpt)) == _shape(_whole(full_matcher, text))
 
 
 @needs_data

@@ -73,10 +73,21 @@ def _database():
 def trigger_ends(data: bytes, cap: int) -> list[int] | None:
     """End offsets of the triggers in ``data`` (UTF-8), or None when there are more than
     ``cap`` of them (then normalising everything is cheaper)."""
-    db = _database()
-    scratch = getattr(_LOCAL, "scratch", None)
+    return _match_ends(_database(), "scratch", data, cap)
+
+
+def _scratch(db: hyperscan.Database, name: str) -> hyperscan.Scratch:
+    """This thread's scratch ``name`` for ``db`` (a scratch is one scan's at a time)."""
+    scratch = getattr(_LOCAL, name, None)
     if scratch is None:
-        scratch = _LOCAL.scratch = hyperscan.Scratch(db)
+        scratch = hyperscan.Scratch(db)
+        setattr(_LOCAL, name, scratch)
+    return scratch
+
+
+def _match_ends(db: hyperscan.Database, name: str, data: bytes, cap: int) -> list[int] | None:
+    """End offsets of every match of ``db`` in ``data`` (with this thread's scratch
+    ``name``), or None past ``cap`` of them (the scan stops there)."""
     ends: list[int] = []
     append = ends.append
 
@@ -85,10 +96,30 @@ def trigger_ends(data: bytes, cap: int) -> list[int] | None:
         return len(ends) > cap  # True stops the scan
 
     try:
-        db.scan(data, match_event_handler=on_match, scratch=scratch)
+        db.scan(data, match_event_handler=on_match, scratch=_scratch(db, name))
     except hyperscan.ScanTerminated:
         return None
     return None if len(ends) > cap else ends
+
+
+# Where a chained exception is told (Java's and anyhow's "Caused by", Python's "The above
+# exception ..."): a whole log read in blocks keeps the chain around each
+# (`kb.engine.logstream`).
+CHAIN_MARKERS = (b"Caused by", b"above exception")
+_MARKER_DB: list[hyperscan.Database] = []
+
+
+def chain_marker_ends(data: bytes) -> list[int]:
+    """End offsets of every `CHAIN_MARKERS` in ``data``: Hyperscan's literal search, many
+    times the pace of a regex's over a whole log."""
+    if not _MARKER_DB:
+        with _DB_LOCK:
+            if not _MARKER_DB:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                exprs = [re.escape(m) for m in CHAIN_MARKERS]
+                db.compile(expressions=exprs, ids=list(range(len(exprs))))
+                _MARKER_DB.append(db)
+    return _match_ends(_MARKER_DB[0], "marker_scratch", data, len(data)) or []
 
 
 # -- whole logs with envelopes (`normalise_log`) ------------------------------------------
@@ -164,9 +195,7 @@ def log_triggers(data: bytes, cap: int) -> list[tuple[int, int]] | None:
     objects are found by one C-speed regex that skips the quiet ones (a Hyperscan
     callback a JSON line would cost more than the scan)."""
     db = _log_database()
-    scratch = getattr(_LOCAL, "log_scratch", None)
-    if scratch is None:
-        scratch = _LOCAL.log_scratch = hyperscan.Scratch(db)
+    scratch = _scratch(db, "log_scratch")
     out: list[tuple[int, int]] = [(m.start() + 2, JSON_ID) for m in _LOUD_JSON_RE.finditer(data)]
     if len(out) > cap:
         return None
