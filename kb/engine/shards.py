@@ -214,9 +214,6 @@ class Hits:
         self.ends = array("q")  # end byte offset
         self.heads = bytearray()  # 1: a prefix-only (head) pattern's hit
 
-    def __len__(self) -> int:
-        return len(self.pids)
-
     def __iter__(self) -> Iterator[tuple[int, int, bool]]:
         """(pattern id, end byte offset, is_head) of each hit, in the order found."""
         return zip(self.pids, self.ends, map(bool, self.heads), strict=True)

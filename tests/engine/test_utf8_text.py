@@ -54,7 +54,7 @@ def test_a_text_held_as_utf8_numbers_its_lines_as_the_str(text, chunk) -> None:
     try:
         text = text.replace("\r", "")  # a text with a CR is numbered by its line starts
         as_str = Normalised(text, text, [])
-        as_utf8 = Normalised(text.encode("utf-8"), text, [])
+        as_utf8 = Normalised(Utf8Text(text.encode("utf-8")), text, [])
         got = [as_utf8.line_of(i) for i in range(len(text) + 1)]
         assert got == [as_str.line_of(i) for i in range(len(text) + 1)]
     finally:

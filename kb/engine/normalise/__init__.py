@@ -110,24 +110,23 @@ class Normalised:
         "_lines",
         "_marks",
         "_orig_starts",
-        "_original",
-        "_source",
         "encoded",
+        "original",
         "steps",
         "text",
     )
 
     def __init__(
         self,
-        original: str | bytes,
+        original: Text,
         text: str,
         steps: list[str],
         layers: tuple[Layer | RegionLayer, ...] = (),
         marks: dict[int, Mark] | None = None,
     ) -> None:
-        # the original as UTF-8 bytes (an excerpt of a whole log) is read as it is held
-        self._original: Text | None = None if isinstance(original, bytes) else original
-        self._source: bytes | None = original if isinstance(original, bytes) else None
+        # a whole log's excerpt is held as its UTF-8 (`Utf8Text`): a `str` of it would be
+        # twice its bytes or more, beside the normalised text, for the few lines read
+        self.original = original
         self.text = text
         self.steps = steps
         self._layers = layers
@@ -140,20 +139,6 @@ class Normalised:
         return (
             f"Normalised(len={len(self.text)}, orig_len={len(self.original)}, steps={self.steps!r})"
         )
-
-    @property
-    def original(self) -> Text:
-        """The pasted text. A whole log's excerpt, given as its UTF-8, is read as that
-        (`Utf8Text`): a `str` of it would be twice its bytes or more, held beside the
-        normalised text, for the few lines the report reads."""
-        if self._original is None:
-            assert self._source is not None
-            self._original, self._source = Utf8Text(self._source), None
-        return self._original
-
-    @original.setter
-    def original(self, value: Text) -> None:
-        self._original, self._source = value, None
 
     @property
     def identity(self) -> bool:
@@ -450,7 +435,11 @@ def _normalise_regions(
             text = _spliced(text, replaced)
     layer.out_len = len(text)
     res = Normalised(
-        data if original is None else original, text, merge_steps(steps), (layer,), marks
+        Utf8Text(data) if original is None else original,
+        text,
+        merge_steps(steps),
+        (layer,),
+        marks,
     )
     res.encoded = joined
     return res
