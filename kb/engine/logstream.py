@@ -289,12 +289,7 @@ def _merged(spans: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
 
 def _line_start(data: bytes, pos: int, up: int) -> int:
     """Where the line ``up`` lines above the one holding byte ``pos`` starts."""
-    start = data.rfind(b"\n", 0, pos) + 1
-    for _ in range(up):
-        if start == 0:
-            break
-        start = data.rfind(b"\n", 0, start - 1) + 1
-    return start
+    return _starts_above(data, pos, up)[-1]
 
 
 def _starts_above(data: bytes, pos: int, up: int) -> list[int]:

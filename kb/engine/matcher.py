@@ -702,9 +702,9 @@ class Matcher(cache.Serialised):
         normalised as that log would be, from the UTF-8 and the regions the excerpt holds
         (taken from it, not encoded or planned again)."""
         t0 = time.perf_counter()
-        excerpt = text if isinstance(text, Excerpt) else None
-        if isinstance(text, Excerpt):  # its text is decoded after the scan, for the report
-            text = ""
+        excerpt = None
+        if isinstance(text, Excerpt):  # matched from its bytes (`normalise_excerpt`)
+            excerpt, text = text, ""
         if max_bytes is not None:
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
@@ -719,9 +719,7 @@ class Matcher(cache.Serialised):
         pre = None
         if excerpt is not None:  # its bytes taken: the match lets them go when done
             windows = excerpt.windows()
-            norm = normalise_excerpt(
-                excerpt.take_encoded(), excerpt.length, size=excerpt.size, windows=windows
-            )
+            norm = normalise_excerpt(excerpt.take_encoded(), excerpt.length, windows)
         elif len(text) > BIG_TEXT_CHARS:  # a whole log: encoded once, normalised by regions
             pre = text.encode("utf-8", "replace")
             norm = normalise_log(text, encoded=pre)
@@ -738,7 +736,7 @@ class Matcher(cache.Serialised):
         for sh in [*self._shards, *([self._delta] if self._delta else [])]:
             sh.scan(data, ntext, hits)
         lines = locate_lines(data, ntext, hits.ends)
-        del data  # scanned: a whole log's excerpt decodes its text for the report after this
+        del data  # scanned: the bytes of a whole log's text are let go before the report
         full: dict[int, dict[int, HitLine]] = {}
         heads: dict[int, dict[int, HitLine]] = {}
         for pid, end, is_head in hits:

@@ -64,7 +64,7 @@ from ._clean import clean_controls, clean_markup, drop_zero_width, fold_spaces
 from ._envelopes import envelopes_in_sample, strip_envelopes
 from ._mapping import Layer
 from ._prefix import prefix_info, strip_prefix
-from ._regions import RegionLayer, char_regions, log_windows, merge_steps, plan, plan_log
+from ._regions import RegionLayer, char_regions, merge_steps, plan, plan_log
 from ._structure import Mark, Structurer
 
 __all__ = [
@@ -324,18 +324,14 @@ def normalise_log(text: str, *, encoded: bytes | None = None) -> Normalised:
     return normalise(text, encoded=encoded)
 
 
-def normalise_excerpt(
-    data: bytes, chars: int, *, size: int, windows: list[list[int]] | None = None
-) -> Normalised:
+def normalise_excerpt(data: bytes, chars: int, windows: list[list[int]] | None) -> Normalised:
     """`normalise_log` for the excerpt of a bigger log (`kb.engine.logstream`), given as its
-    UTF-8 ``data`` of ``chars`` characters: normalised as that log would be (its regions
-    planned, and judged dense, against the log's ``size`` bytes; ``windows``, its
-    `log_windows` when the caller has them). The regions' text is decoded from ``data``
-    and the normalised text from the joined bytes; the excerpt's own text is read from
-    ``data`` (`Normalised.original`, a `Utf8Text`), never decoded whole."""
+    UTF-8 ``data`` of ``chars`` characters: normalised as that log would be, by
+    ``windows``, its `log_windows` planned against the log's size (None: dense, so
+    normalised in one go). The regions' text is decoded from ``data`` and the normalised
+    text from the joined bytes; the excerpt's own text is read from ``data``
+    (`Normalised.original`, a `Utf8Text`), never decoded whole."""
     try:
-        if windows is None:
-            windows = log_windows(data, size)
         if windows is not None:
             regions = char_regions(data, chars, windows)
             got = _normalise_regions(None, data, regions, envelopes=True, chars=chars)

@@ -20,6 +20,7 @@ from array import array
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
+from ..textmap import utf8_chars
 from ._prefilter import ESCAPED_QUOTE_ID, JSON_ID, LEVEL, log_triggers, trigger_ends
 
 if TYPE_CHECKING:
@@ -117,16 +118,16 @@ def _windows(
 def char_regions(
     data: bytes, chars: int, windows: list[list[int]]
 ) -> list[tuple[int, int, int, int]]:
-    """(byte start, byte end, char start, char end) of each window of ``data``, the UTF-8
-    of a text of ``chars`` characters."""
+    """(byte start, byte end, char start, char end) of each window of ``data``, the valid
+    UTF-8 of a text of ``chars`` characters."""
     if len(data) == chars:  # ASCII: byte and char offsets agree
         return [(s, e, s, e) for s, e in windows]
     out = []
     cb = cc = 0
-    for s, e in windows:  # decode only what lies between boundaries (line starts/ends)
-        cc += len(data[cb:s].decode("utf-8", "replace"))
+    for s, e in windows:  # counted between boundaries (line starts/ends), not decoded
+        cc += utf8_chars(data, cb, s)
         cs = cc
-        cc += len(data[s:e].decode("utf-8", "replace"))
+        cc += utf8_chars(data, s, e)
         cb = e
         out.append((s, e, cs, cc))
     return out
