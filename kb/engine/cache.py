@@ -354,6 +354,12 @@ def get_groups(ref: Any, blobs: Sequence[memoryview]) -> list[list[str]]:
     return [flat[a:b] for a, b in pairwise(accumulate(sizes, initial=0))]
 
 
+def put_bytes(value: bytes, blobs: list[bytes]) -> int:
+    """Bytes as a section (read back with `section`)."""
+    blobs.append(value)
+    return len(blobs) - 1
+
+
 def put_table(values: array, blobs: list[bytes]) -> int:
     """A numeric ``array`` as a section (the reader names its type)."""
     blobs.append(values.tobytes())

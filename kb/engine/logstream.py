@@ -14,13 +14,16 @@ kept, verbatim:
 * the normaliser's regions (`log_windows`: every trigger of a whole log with its context,
   so wrapped runs, tracebacks, panics, JSON and error-level lines and the envelopes around
   them are normalised exactly as when the log is read whole);
-* every line a pattern's scan hits in the pasted bytes, with the lines confirming the
-  hit reads (`Matcher.window_lines`: as many as the pattern has newlines below, and the
-  one below, read for a trace that starts there; above, a few, where a relaxed match of
-  a wrapped message may start, up to the farthest that can start it: one holding the
-  pattern's first word, or a character other than ASCII, whose case folding the search
-  reads); the first ones `AROUND_LINES` either side, for `AROUND_BUDGET` characters
-  (where the evidence reads paths and module names, within its own budget);
+* every line where a pattern's match may end, as pasted: one holding the pattern's line
+  literal, a plain string each of its matches holds on that line (`Matcher.line_hits`:
+  Hyperscan finds those strings several times faster than it runs the scan forms, for a
+  few more lines kept), with the lines confirming a hit there reads
+  (`Matcher.window_lines`: as many as the pattern has newlines below, and the one below,
+  read for a trace that starts there; above, a few, where a relaxed match of a wrapped
+  message may start, up to the farthest that can start it: one holding the pattern's
+  first word, or a character other than ASCII, whose case folding the search reads); the
+  first ones `AROUND_LINES` either side, for `AROUND_BUDGET` characters (where the
+  evidence reads paths and module names, within its own budget);
 * every chained-exception marker (``Caused by``, Python's "above exception"),
   `AFTER_LINES` either side (the root-cause order walks the chain from them);
 * the last `TAIL_LINES` lines (where, with no confident match, similar messages are
@@ -176,7 +179,7 @@ class _Reader:
         """[start, end) byte ranges of whole lines of ``data`` to keep (the module doc)."""
         n = len(data)
         out = [(bs, min(be + 1, n)) for bs, be in log_windows(data, None) or ()]
-        hits = self.matcher.hits_as_pasted(data)
+        hits = self.matcher.line_hits(data)
         by_end = sorted(zip(hits.ends, hits.pids, strict=True))
         del hits
         line_end = -1

@@ -22,6 +22,7 @@ import logging
 import mmap
 import os
 import re
+import threading
 import time
 import zlib
 from collections import ChainMap
@@ -30,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
+
+import hyperscan
 
 from . import cache
 from .candidates import (
@@ -64,6 +67,7 @@ from .shards import (
     ShardData,
     compile_shard,
     layout,
+    lines_database,
     load_or_compile,
     load_or_compile_all,
     shard_digest,
@@ -85,6 +89,11 @@ __all__ = [  # the confirm tunables live in `candidates.py`; still importable fr
 ]
 
 BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normalising
+# A whole log's lines are found by one database of the patterns' line literals
+# (`shards.lines_database`), compiled when a matcher reads its first whole log: at most
+# this many patterns, past which that compile would hold up the first log too long (the
+# shards' own scan finds the lines then).
+LINES_DATABASE_MAX_PATTERNS = 65_536
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +244,9 @@ class Matcher(cache.Serialised):
         self.stats: dict[str, Stat] = dict(stats or {})
         self._cache_dir = cache_dir
         self._shard_names: list[str] | None = None  # `shard_files`, once asked
+        self._lines: tuple[hyperscan.Database | None] | None = None  # by the first log
+        self._lines_lock = threading.Lock()
+        self._lines_local = threading.local()  # each thread's scratch for it
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -685,7 +697,7 @@ class Matcher(cache.Serialised):
     # ------------------------------------------------------------------ matching
     def match(
         self,
-        text: str | Excerpt,
+        text: str | bytes | Excerpt,
         *,
         max_bytes: int | None = None,
         facts: FactsOf | None = None,
@@ -700,9 +712,26 @@ class Matcher(cache.Serialised):
         paste's frames and version strings say which release printed it. ``text`` may be
         the `Excerpt` of a bigger log (`logstream`, which maps the spans back): it is
         normalised as that log would be, from the UTF-8 and the regions the excerpt holds
-        (taken from it, not encoded or planned again)."""
+        (taken from it, not encoded or planned again). Bytes are read as UTF-8 (a byte
+        that is not, as U+FFFD): a whole log's lines are picked from them as they are,
+        never decoded whole."""
         t0 = time.perf_counter()
         excerpt = None
+        if isinstance(text, bytes):
+            if max_bytes is not None and len(text) > max_bytes:
+                raise PasteTooLarge(len(text), max_bytes)
+            max_bytes = None
+            # a character is at most 4 bytes (a byte that is not UTF-8, one): so a head
+            # this long tells whether the text is a whole log
+            head = text[: 4 * WHOLE_LOG_CHARS + 4] if len(text) > WHOLE_LOG_CHARS else b""
+            if self.excerpt_logs and len(head.decode("utf-8", "replace")) > WHOLE_LOG_CHARS:
+                taken = read_excerpt(self, [text], chunk_bytes=len(text) + 1)
+                if not taken.dense():  # else normalised in one go, as read whole: below
+                    return match_excerpt(
+                        self, taken, facts=facts, repos=repos, releases=releases, started=t0
+                    )
+                del taken
+            text = text.decode("utf-8", "replace")
         if isinstance(text, Excerpt):  # matched from its bytes (`normalise_excerpt`)
             excerpt, text = text, ""
         if max_bytes is not None:
@@ -714,7 +743,9 @@ class Matcher(cache.Serialised):
             taken = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
             del whole
             if not taken.dense():  # else normalised in one go, as read whole: below
-                return match_excerpt(self, taken, facts=facts, repos=repos, started=t0)
+                return match_excerpt(
+                    self, taken, facts=facts, repos=repos, releases=releases, started=t0
+                )
             del taken
         pre = None
         if excerpt is not None:  # its bytes taken: the match lets them go when done
@@ -758,16 +789,46 @@ class Matcher(cache.Serialised):
             for c in cands:
                 c.alias = self._alias_only(c.pid)
 
-    def hits_as_pasted(self, data: bytes) -> Hits:
-        """(pattern id, end byte offset, is_head) of every scan hit in the UTF-8 ``data``,
-        as pasted (not normalised): the lines of a log worth keeping (`logstream`)."""
+    def line_hits(self, data: bytes) -> Hits:
+        """(pattern id, end byte offset, is_head) of hits that pick the lines of a log
+        worth reading (`logstream`), in the UTF-8 ``data`` as pasted (not normalised):
+        each a hit of a pattern's line literal (`Analysis.line_literal`), on a line its
+        match may end on, or a hit of the pattern's own scan; so every line the scan hits,
+        and a few more."""
         hits = Hits()
         shards = [*self._shards, *([self._delta] if self._delta else [])]
         # only the RE2 patterns read text: the bytes are decoded for them alone
         text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""
+        db = self._lines_database()
+        if db is None:  # the scan forms themselves find the lines
+            for sh in shards:
+                sh.scan(data, text, hits)
+            return hits
+        scratch = getattr(self._lines_local, "scratch", None)
+        if scratch is None:
+            scratch = self._lines_local.scratch = hyperscan.Scratch(db)
+        pid, end, head = hits.pids.append, hits.ends.append, hits.heads.append
+
+        def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+            pid(hid)
+            end(to)
+            head(0)
+
+        db.scan(data, match_event_handler=on_match, scratch=scratch)
         for sh in shards:
-            sh.scan(data, text, hits)
+            sh.scan_re2(text, hits)
         return hits
+
+    def _lines_database(self) -> hyperscan.Database | None:
+        """`shards.lines_database` of this matcher's shards, compiled by the first whole
+        log; None past `LINES_DATABASE_MAX_PATTERNS`."""
+        if self._lines is None:
+            with self._lines_lock:
+                if self._lines is None:
+                    shards = [*self._shards, *([self._delta] if self._delta else [])]
+                    small = len(self._patterns) <= LINES_DATABASE_MAX_PATTERNS
+                    self._lines = (lines_database(shards) if small else None,)
+        return self._lines[0]
 
     def window_lines(self, pid: int) -> tuple[int, int, bytes | None]:
         """Lines above and below its hit line that confirming a hit of pattern ``pid``

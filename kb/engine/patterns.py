@@ -33,6 +33,10 @@ GENERIC_LITERAL_CHARS = 12  # fewer required literal characters -> generic
 GENERIC_SINGLE_WORD_CHARS = 16  # one word and fewer literal characters -> generic
 HEAD_LITERAL_CHARS = 28  # literal characters in a truncation head
 HEAD_MIN_EXTRA = 10  # a head only when the pattern has this many literal chars beyond it
+# A shorter line literal (`Analysis.line_literal`) would pick too many lines of a log: its
+# pattern's lines are found by its scan form instead.
+LINE_LITERAL_BYTES = 5
+_SINGLE_SPACED = re.compile(r"[^\s\x00]+(?: [^\s\x00]+)*")  # no NUL: a stored separator
 _META = set(".^$*+?{}[]|()")
 _WORD = re.compile(r"[^\W_]{2,}")
 _HEX_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")
@@ -224,17 +228,44 @@ class Analysis:
         The longest literal piece before the last one (or the first HEAD_LITERAL_CHARS of
         a pattern without placeholders): a pure literal costs Hyperscan almost nothing.
         """
+        head = self._head_text()
+        return None if head is None else _hs_escape(head, relaxed=False)
+
+    def _head_text(self) -> str | None:
         if self.pieces is None or self.literal_chars < HEAD_LITERAL_CHARS + HEAD_MIN_EXTRA:
             return None
         lits = [p.text for p in self.pieces if p.text is not None]
         for lit in lits[:-1]:  # the earliest long piece survives truncation best
             if len(lit.strip()) >= 20:
-                return _hs_escape(lit.strip(), relaxed=False)
+                return lit.strip()
         for lit in (lits[0], lits[-1]):
             lit = lit.strip()
             if len(lit) >= HEAD_LITERAL_CHARS + HEAD_MIN_EXTRA:
-                return _hs_escape(lit[:HEAD_LITERAL_CHARS].rstrip(), relaxed=False)
+                return lit[:HEAD_LITERAL_CHARS].rstrip()
         return None
+
+    def line_literal(self) -> bytes | None:
+        """Bytes that every match of the scan form, and of the head, holds on the line the
+        match ends on: what finds the lines of a whole log worth reading
+        (`shards.lines_database`); None for an opaque or generic pattern, for one whose
+        match may cross lines, or when none is `LINE_LITERAL_BYTES` long.
+
+        The scan form keeps a run of words joined by single spaces verbatim (only longer
+        whitespace relaxes, and with it a match may cross lines), and a head is verbatim,
+        so the longest such run of the head (the head's piece is in every match too) or
+        else of any piece is in every match. A line literal is a plain string: Hyperscan
+        finds thousands of them at once far faster than it runs the scan forms, whose
+        placeholders confirm every literal found (and the common words of a log are
+        many)."""
+        if self.pieces is None or self.generic or r"\s+" in self.scan_form():
+            return None
+        head = self._head_text()
+        if head is not None and ("\n" in head or "\r" in head):
+            return None
+        texts = [head] if head is not None else [p.text for p in self.pieces if p.text]
+        runs = [r.encode() for t in texts for r in _SINGLE_SPACED.findall(t)]
+        best = max(runs, key=len, default=b"")
+        return best if len(best) >= LINE_LITERAL_BYTES else None
 
     @cached_property
     def fine_pieces(self) -> list[Piece]:

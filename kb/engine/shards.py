@@ -44,7 +44,7 @@ from . import cache
 from .cache import HYPERSCAN_VERSION
 from .patterns import Analysis, analyse
 
-FORMAT = "kb-matcher-shard-v6"  # the first line of a shard file (`cache.pack`)
+FORMAT = "kb-matcher-shard-v7"  # the first line of a shard file (`cache.pack`)
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
 HS_FLAGS_OPAQUE = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
@@ -58,6 +58,9 @@ class ShardData(cache.Serialised):
     patterns: list[str]  # sorted; local id = position
     hs_bytes: bytes | None  # serialised Hyperscan database (full forms and heads)
     hs_local: list[int]  # local ids compiled into Hyperscan
+    # the line literal (`Analysis.line_literal`) of each of `hs_local`, in its order,
+    # joined by NUL (empty: none); kept as one string of bytes, read only by whole logs
+    literals: bytes
     heads: list[int]  # local ids that also have a head (HS id = len(patterns) + local)
     re2_local: list[int]  # local ids run by RE2 instead
     refused: dict[int, tuple[str, bool]]  # local id -> (engine message, generic)
@@ -72,6 +75,7 @@ class ShardData(cache.Serialised):
             "patterns": cache.put_texts(self.patterns, blobs),
             "hs": hs,
             "hs_local": cache.put_table(array("I", self.hs_local), blobs),
+            "literals": cache.put_bytes(self.literals, blobs),
             "heads": cache.put_table(array("I", self.heads), blobs),
             "re2_local": cache.put_table(array("I", self.re2_local), blobs),
             "refused": [[i, why, generic] for i, (why, generic) in self.refused.items()],
@@ -88,10 +92,15 @@ class ShardData(cache.Serialised):
             if type(i) is not int or not 0 <= i < n:
                 raise ValueError(f"refused pattern {i!r} out of range")
             refused[i] = (str(why), bool(generic))
+        hs_local = cache.get_indexes(plain["hs_local"], n, blobs)
+        literals = bytes(cache.section(plain["literals"], blobs))
+        if literals.count(0) != max(len(hs_local) - 1, 0):
+            raise ValueError("a line literal for each Hyperscan pattern expected")
         return cls(
             patterns,
             None if hs is None else bytes(cache.section(hs, blobs)),
-            cache.get_indexes(plain["hs_local"], n, blobs),
+            hs_local,
+            literals,
             cache.get_indexes(plain["heads"], n, blobs),
             cache.get_indexes(plain["re2_local"], n, blobs),
             refused,
@@ -133,52 +142,100 @@ def compile_shard(patterns: list[str], analyses: dict[str, Analysis]) -> ShardDa
     ids: list[int] = []
     flags: list[int] = []
     hs_local: list[int] = []
+    literals: list[bytes] = []
     heads: list[int] = []
     re2_local: list[int] = []
     refused: dict[int, tuple[str, bool]] = {}
     n = len(patterns)
     for i, p in enumerate(patterns):
-        a = analyses.get(p) or analyse(p)
-        analyses[p] = a
+        a = analyses.get(p) or analyses.setdefault(p, analyse(p))
         if not a.ok:
             refused[i] = (a.reason or "refused", a.generic)
             continue
-        if a.template:
-            exprs.append(a.scan_form().encode())
-            ids.append(i)
-            # A generic pattern ("connection") would report on every other line of a
-            # log; it can only ever be a suggestion, so one report per scan is enough.
-            flags.append(HS_FLAGS_TEMPLATE | (hyperscan.HS_FLAG_SINGLEMATCH if a.generic else 0))
-            hs_local.append(i)
-            head = a.head_form()
+        if not a.template:
+            hs_err = _hs_accepts(a.pattern, HS_FLAGS_OPAQUE)
+            if hs_err is not None:
+                re2_err = _re2_accepts(a.pattern)
+                if re2_err is None:
+                    re2_local.append(i)
+                else:
+                    refused[i] = (f"Hyperscan: {hs_err}; RE2: {re2_err}", a.generic)
+                continue
+        for expr, flag, head in scan_expressions(a):
+            exprs.append(expr)
+            ids.append(n + i if head else i)
+            flags.append(flag)
             if head:
-                exprs.append(head.encode())
-                ids.append(n + i)
-                flags.append(HS_FLAGS_TEMPLATE)
                 heads.append(i)
-            continue
-        hs_err = _hs_accepts(a.pattern, HS_FLAGS_OPAQUE)
-        if hs_err is None:
-            exprs.append(a.pattern.encode())
-            ids.append(i)
-            # An arbitrary regex may end at every position of a line ("(.*a){25}"): one
-            # report per scan keeps the callback count bounded (no per-log counts for it).
-            flags.append(HS_FLAGS_OPAQUE | hyperscan.HS_FLAG_SINGLEMATCH)
-            hs_local.append(i)
-            continue
-        re2_err = _re2_accepts(a.pattern)
-        if re2_err is None:
-            re2_local.append(i)
-        else:
-            refused[i] = (f"Hyperscan: {hs_err}; RE2: {re2_err}", a.generic)
+        hs_local.append(i)
+        literals.append(a.line_literal() or b"")
     hs_bytes = None
     if exprs:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         db.compile(expressions=exprs, ids=ids, flags=flags)
         hs_bytes = hyperscan.dumpb(db)
     return ShardData(
-        patterns, hs_bytes, hs_local, heads, re2_local, refused, time.perf_counter() - t0
-    )
+        patterns, hs_bytes, hs_local, b"\x00".join(literals), heads, re2_local, refused,
+        time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+def scan_expressions(a: Analysis) -> list[tuple[bytes, int, bool]]:
+    """(expression, flags, is_head) that Hyperscan scans for pattern ``a``: a template's
+    scan form and its head, or an opaque pattern as written."""
+    if not a.template:
+        # An arbitrary regex may end at every position of a line ("(.*a){25}"): one
+        # report per scan keeps the callback count bounded (no per-log counts for it).
+        return [(a.pattern.encode(), HS_FLAGS_OPAQUE | hyperscan.HS_FLAG_SINGLEMATCH, False)]
+    # A generic pattern ("connection") would report on every other line of a log; it
+    # can only ever be a suggestion, so one report per scan is enough.
+    out = [
+        (
+            a.scan_form().encode(),
+            HS_FLAGS_TEMPLATE | (hyperscan.HS_FLAG_SINGLEMATCH if a.generic else 0),
+            False,
+        )
+    ]
+    head = a.head_form()
+    if head:
+        out.append((head.encode(), HS_FLAGS_TEMPLATE, True))
+    return out
+
+
+def lines_database(shards: Sequence[Shard]) -> hyperscan.Database | None:
+    """One Hyperscan database that finds, in a whole log, every line where a pattern of
+    ``shards`` may match (ids: global pattern ids): each pattern by its line literal
+    (`Analysis.line_literal`), or by its own expressions when it has none.
+
+    One database for every shard, not one each: Hyperscan finds many literals at once
+    for about the cost of a few, so a scan of each shard's literals would cost several
+    times the scan of all of them."""
+    exprs: list[bytes] = []
+    ids: list[int] = []
+    flags: list[int] = []
+    for sh in shards:
+        d = sh.data
+        literals = d.literals.split(b"\x00") if d.hs_local else []
+        for local, literal in zip(d.hs_local, literals, strict=True):
+            if literal:
+                exprs.append(_hs_literal(literal))
+                ids.append(sh.base + local)
+                flags.append(HS_FLAGS_TEMPLATE)
+                continue
+            for expr, flag, _head in scan_expressions(analyse(d.patterns[local])):
+                exprs.append(expr)
+                ids.append(sh.base + local)
+                flags.append(flag)
+    if not exprs:
+        return None
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=exprs, ids=ids, flags=flags)
+    return db
+
+
+def _hs_literal(literal: bytes) -> bytes:
+    """``literal`` as a Hyperscan expression matching exactly those bytes."""
+    return b"".join(b"\\x%02x" % c for c in literal)
 
 
 def load_or_compile(
@@ -271,6 +328,11 @@ class Shard:
                 end(to)
 
             self.db.scan(data, match_event_handler=on_match, scratch=self._scratch())
+        self.scan_re2(text, out)
+
+    def scan_re2(self, text: str, out: Hits) -> None:
+        """Add the hits of the RE2 patterns (those Hyperscan refused) in ``text``."""
+        base = self.base
         if self.re2_set is not None:
             hits = self.re2_set.Match(text)
             for k in hits or ():

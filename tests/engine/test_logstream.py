@@ -12,6 +12,7 @@ import pytest
 from kb.engine import Matcher, candidates, logstream, matcher
 from kb.engine.logstream import DENSE_NOTE, match_excerpt, read_excerpt
 from kb.engine.normalise import _structure
+from kb.engine.textmap import Utf8Text
 from kb.engine.types import MatchReport
 from kb.records.validation import render_message
 
@@ -205,3 +206,19 @@ def test_a_log_dense_with_triggers_is_read_whole_as_text_and_says_so_in_blocks(
     got = match_excerpt(full_matcher, read_excerpt(full_matcher, [data], chunk_bytes=100_000))
     assert DENSE_NOTE in got.notes
     assert {m.key for m in got.matches} == {m.key for m in whole.matches}
+
+
+@needs_data
+@pytest.mark.usefixtures("small_log")
+def test_a_log_given_as_bytes_is_matched_as_its_text(full_matcher, records) -> None:
+    """Bytes are matched as their UTF-8 text (a byte that is not UTF-8 as U+FFFD): a whole
+    log's lines are picked from the bytes, a paste is decoded."""
+    text, _ = _around(records, WRAPPED)
+    data = text.encode()
+    data = data[:10] + b"\xff" + data[10:]  # on the first line, far from the message
+    got = full_matcher.match(data)
+    assert isinstance(got.normalised.original, Utf8Text)  # matched from its excerpt
+    assert _shape(got) == _shape(full_matcher.match(data.decode("utf-8", "replace")))
+    assert any(m.key == WRAPPED_ID for m in got.matches)
+    paste = "\n".join(WRAPPED).encode()
+    assert _shape(full_matcher.match(paste)) == _shape(full_matcher.match(paste.decode()))
