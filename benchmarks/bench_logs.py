@@ -23,7 +23,9 @@ temporary directory (never the repository; removed afterwards), plain and gzip-c
 and each is matched in a fresh process as ``manage.py match`` reads a log
 (``kb.matching.holder.match_log``: blocks of lines, gzip as a stream, the excerpt of
 `kb.engine.logstream` matched; run on the engine alone, without a database): its peak RSS
-over the matcher's own (after a one-line match) goes into ``big``.
+over the matcher's own (after a one-line match, its database of line literals compiled)
+goes into ``big``; ``plain_first_log`` is the same log as the process's first whole log
+(the database compiled while it is read).
 
 Run: ``.venv/bin/python benchmarks/bench_logs.py [--quick] [--big=MB] [--results=DIR]``
 (``--quick``: an 8 MB log instead of 100 MB). Writes ``logs.json`` into
@@ -171,6 +173,8 @@ def reset():
 m = Matcher.build(load_specs(), cache_dir=Path({cache!r}), with_similarity=False)
 reset()
 m.match("warm up: connection refused")
+if {lines_first}:  # the matcher's database of line literals, else its first whole log's
+    m.line_hits(b"")
 before = hwm()
 reset()
 """
@@ -216,9 +220,13 @@ def big_log(path: Path, mb: int, piece: str) -> None:
             left -= len(data)
 
 
-def stream_rss(path: Path) -> dict[str, float | int]:
-    """Peak RSS of matching ``path`` read as `manage.py match` reads it (see the doc)."""
-    code = _STREAM_CHILD.format(repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE))
+def stream_rss(path: Path, lines_first: bool = True) -> dict[str, float | int]:
+    """Peak RSS of matching ``path`` read as `manage.py match` reads it (see the doc); the
+    matcher's own with its database of line literals, unless not ``lines_first`` (then
+    the log is the process's first whole log, which compiles it)."""
+    code = _STREAM_CHILD.format(
+        repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE), lines_first=lines_first
+    )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
     )
@@ -241,7 +249,9 @@ def stream_rss(path: Path) -> dict[str, float | int]:
 
 def peak_rss_mb(path: Path) -> tuple[float, float]:
     """(peak RSS MB after a one-line match, peak RSS MB after matching ``path``)."""
-    code = _RSS_CHILD.format(repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE))
+    code = _RSS_CHILD.format(
+        repo=str(REPO), bench=str(REPO / "benchmarks"), cache=str(CACHE), lines_first=True
+    )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
     )
@@ -253,7 +263,10 @@ def measure_big(mb: int, piece: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.log"
         big_log(path, mb, piece)
-        out: dict[str, object] = {"plain": stream_rss(path)}
+        out: dict[str, object] = {
+            "plain": stream_rss(path),
+            "plain_first_log": stream_rss(path, lines_first=False),
+        }
         gz = Path(tmp) / "big.log.gz"
         with path.open("rb") as src, gzip.open(gz, "wb", compresslevel=1) as dst:
             shutil.copyfileobj(src, dst, 1 << 20)

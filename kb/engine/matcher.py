@@ -17,6 +17,7 @@ wording it read (`Match.wording`). A record key therefore has one pattern of its
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
 import mmap
@@ -28,7 +29,7 @@ import zlib
 from collections import ChainMap
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -96,6 +97,13 @@ BIG_TEXT_CHARS = 1_000_000  # from here the paste is encoded once, before normal
 LINES_DATABASE_MAX_PATTERNS = 65_536
 
 log = logging.getLogger(__name__)
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere): a compile frees most of what it used, which the heap would keep for good."""
+    with suppress(AttributeError, OSError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 ALIAS_MARK = "\x1f"  # joins a record key and an alias pattern: the alias's key in the
@@ -828,6 +836,7 @@ class Matcher(cache.Serialised):
                     shards = [*self._shards, *([self._delta] if self._delta else [])]
                     small = len(self._patterns) <= LINES_DATABASE_MAX_PATTERNS
                     self._lines = (lines_database(shards) if small else None,)
+                    _trim_heap()
         return self._lines[0]
 
     def window_lines(self, pid: int) -> tuple[int, int, bytes | None]:
