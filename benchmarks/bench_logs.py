@@ -171,10 +171,10 @@ def reset():
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
 m = Matcher.build(load_specs(), cache_dir=Path({cache!r}), with_similarity=False)
-reset()
-m.match("warm up: connection refused")
 if {lines_first}:  # the matcher's database of line literals, else its first whole log's
     m.line_hits(b"")
+reset()
+m.match("warm up: connection refused")
 before = hwm()
 reset()
 """

@@ -308,7 +308,7 @@ class Shard:
             self._local.scratch = s
         return s
 
-    def scan(self, data: bytes, text: str, out: Hits) -> None:
+    def scan(self, data: bytes | bytearray, text: str, out: Hits) -> None:
         """Add (global id, end byte offset, is_head) for every hit to ``out``.
 
         RE2 patterns report end offsets found by RE2's own (linear-time) search.
@@ -327,7 +327,13 @@ class Shard:
                     head(0)
                 end(to)
 
-            self.db.scan(data, match_event_handler=on_match, scratch=self._scratch())
+            # the binding reads any buffer (a whole log's normalised bytearray); its stubs
+            # name only str and bytes
+            self.db.scan(
+                data,  # type: ignore[type-var]
+                match_event_handler=on_match,
+                scratch=self._scratch(),
+            )
         self.scan_re2(text, out)
 
     def scan_re2(self, text: str, out: Hits) -> None:

@@ -22,7 +22,7 @@ class HitLine:
     cend: int  # str offset of the line end (the '\n' or len)
 
 
-def locate_lines(data: bytes, text: str, offsets: Iterable[int]) -> dict[int, HitLine]:
+def locate_lines(data: bytes | bytearray, text: str, offsets: Iterable[int]) -> dict[int, HitLine]:
     """Map sorted-or-not byte end offsets to the lines that contain them.
 
     An end offset `e` means the match's last byte is `e - 1`; the line is that byte's
@@ -64,7 +64,7 @@ _CONTINUATION = bytes(range(0x80, 0xC0))  # bytes that continue a UTF-8 characte
 _PIECE = 1 << 20
 
 
-def utf8_chars(data: bytes, start: int, end: int) -> int:
+def utf8_chars(data: bytes | bytearray, start: int, end: int) -> int:
     """Characters of ``data[start:end]``, valid UTF-8 between character starts: its bytes
     less those that continue a character, counted a piece at a time (no decoded copy of
     a whole log's stretch between two hits)."""

@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate, count, islice
 from operator import add
@@ -132,7 +133,9 @@ class Normalised:
         self._layers = layers
         self._marks = marks or {}
         self._orig_starts: array | _LineIndex | None = None
-        self.encoded: bytes | None = None  # text.encode("utf-8", "replace") when known
+        # text.encode("utf-8", "replace") when known (a whole log's: the buffer it was
+        # written into, not copied again)
+        self.encoded: bytes | bytearray | None = None
         self._lines: list[LineInfo] | None = None
 
     def __repr__(self) -> str:
@@ -330,7 +333,8 @@ def normalise_excerpt(data: bytes, chars: int, windows: list[list[int]] | None) 
     ``windows``, its `log_windows` planned against the log's size (None: dense, so
     normalised in one go). The regions' text is decoded from ``data`` and the normalised
     text from the joined bytes; the excerpt's own text is read from ``data``
-    (`Normalised.original`, a `Utf8Text`), never decoded whole."""
+    (`Normalised.original`, a `Utf8Text`), never decoded whole. ``windows`` is emptied
+    once read (`char_regions`)."""
     try:
         if windows is not None:
             regions = char_regions(data, chars, windows)
@@ -345,7 +349,7 @@ def normalise_excerpt(data: bytes, chars: int, windows: list[list[int]] | None) 
 def _normalise_regions(
     original: str | None,
     encoded: bytes | None,
-    regions: list[tuple[int, int, int, int]] | None = None,
+    regions: Iterable[tuple[int, int, int, int]] | None = None,
     *,
     envelopes: bool = False,
     chars: int = 0,
@@ -421,12 +425,10 @@ def _normalise_regions(
         buf += view[bpos:]
         out += length - cpos
     del view
-    joined = bytes(buf)
-    del buf
     if texts is not None:
         text = "".join(texts)
     else:
-        text = joined.decode("utf-8")
+        text = buf.decode("utf-8")
         if replaced:  # the region's own text where its bytes hold a "?" for a surrogate
             text = _spliced(text, replaced)
     layer.out_len = len(text)
@@ -437,7 +439,7 @@ def _normalise_regions(
         (layer,),
         marks,
     )
-    res.encoded = joined
+    res.encoded = buf  # scanned as it is: a copy as bytes would double a whole log's
     return res
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..textmap import utf8_chars
@@ -31,7 +32,7 @@ MAX_TRIGGERS_PER_BYTE = 1 / 2048
 MAX_REGION_SHARE = 0.5
 
 
-def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
+def plan(data: bytes, original: str) -> Iterator[tuple[int, int, int, int]] | None:
     """Regions as (byte start, byte end, char start, char end), or None: normalise it all.
 
     Starts are line starts; ends are the offset of a "\\n" or the text's length.
@@ -44,7 +45,7 @@ def plan(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
     return _regions(data, original, [(e, AFTER_LINES) for e in ends])
 
 
-def plan_log(data: bytes, original: str) -> list[tuple[int, int, int, int]] | None:
+def plan_log(data: bytes, original: str) -> Iterator[tuple[int, int, int, int]] | None:
     """`plan` for a whole log whose envelopes are removed only around its triggers
     (`normalise_log`): the triggers of `plan`, structural lines behind an envelope (as many
     lines after them), and error-level lines (one line either side: the envelope's run;
@@ -72,7 +73,7 @@ def log_windows(data: bytes, size: int | None) -> list[list[int]] | None:
 
 def _regions(
     data: bytes, original: str, triggers: list[tuple[int, int]]
-) -> list[tuple[int, int, int, int]] | None:
+) -> Iterator[tuple[int, int, int, int]] | None:
     """Windows of lines around sorted (trigger end, lines after it), merged when they
     touch; None when they would cover more than `MAX_REGION_SHARE` of the text."""
     windows = _windows(data, triggers, MAX_REGION_SHARE * len(data))
@@ -117,20 +118,23 @@ def _windows(
 
 def char_regions(
     data: bytes, chars: int, windows: list[list[int]]
-) -> list[tuple[int, int, int, int]]:
+) -> Iterator[tuple[int, int, int, int]]:
     """(byte start, byte end, char start, char end) of each window of ``data``, the valid
-    UTF-8 of a text of ``chars`` characters."""
+    UTF-8 of a text of ``chars`` characters, made as they are read; ``windows`` is emptied
+    once read (a whole log has too many to hold as windows and as regions, or to hold
+    while the normalised text is made)."""
     if len(data) == chars:  # ASCII: byte and char offsets agree
-        return [(s, e, s, e) for s, e in windows]
-    out = []
-    cb = cc = 0
-    for s, e in windows:  # counted between boundaries (line starts/ends), not decoded
-        cc += utf8_chars(data, cb, s)
-        cs = cc
-        cc += utf8_chars(data, s, e)
-        cb = e
-        out.append((s, e, cs, cc))
-    return out
+        for s, e in windows:
+            yield s, e, s, e
+    else:
+        cb = cc = 0
+        for s, e in windows:  # counted between boundaries (line starts/ends), not decoded
+            cc += utf8_chars(data, cb, s)
+            cs = cc
+            cc += utf8_chars(data, s, e)
+            cb = e
+            yield s, e, cs, cc
+    windows.clear()
 
 
 class RegionLayer:
