@@ -205,11 +205,11 @@ SECTIONS: list[tuple[str, str, str, str, Renderer]] = [
     ),
     (
         "pages-ab-whole-logs.json",
-        "Paste path against the code before whole logs in bounded memory",
-        "The same A/B as above against the commit before the whole-log excerpt was held as "
-        "UTF-8 (its text read as `Utf8Text`, scan hits held in arrays, lines above a hit kept "
-        "only up to the farthest that can start its match): those touch the paste path too. "
-        "Bar: the paste pages within 1.1 times the older code's CPU p50.",
+        "Paste path against the code before line literals",
+        "The same A/B as above against the commit before a whole log's lines were found by "
+        "the patterns' line literals (the shards' stored form gained them, `Matcher.match` "
+        "takes bytes, the normalised bytes are scanned from their buffer): those touch the "
+        "paste path too. Bar: the paste pages within 1.1 times the older code's CPU p50.",
         "written by `benchmarks/pages_ab.py --results`",
         render_unknown,
     ),
