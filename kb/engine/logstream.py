@@ -22,8 +22,9 @@ kept, verbatim:
   read for a trace that starts there; above, a few, where a relaxed match of a wrapped
   message may start, up to the farthest that can start it: one holding the pattern's
   first word, or a character other than ASCII, whose case folding the search reads); the
-  first ones `AROUND_LINES` either side, for `AROUND_BUDGET` characters (where the
-  evidence reads paths and module names, within its own budget);
+  first of them that the scan itself hits, `AROUND_LINES` either side, for
+  `AROUND_BUDGET` characters (where the evidence reads paths and module names, within its
+  own budget);
 * every chained-exception marker (``Caused by``, Python's "above exception"),
   `AFTER_LINES` either side (the root-cause order walks the chain from them);
 * the last `TAIL_LINES` lines (where, with no confident match, similar messages are
@@ -225,11 +226,14 @@ class _Reader:
                 if not line.isascii() or word in line.lower():
                     above = k
                     break
-        if self.around > 0:
+        around = self.around > 0 and self.matcher.scan_hits(
+            data[_line_start(data, pos, 0) : _line_end(data, pos, 0)], pids
+        )  # around a line the scan hits (where matches are), not a line literal's other lines
+        if around:
             above, below = max(above, AROUND_LINES), max(below, AROUND_LINES)
         a = _line_start(data, pos, above)
         b = _line_end(data, pos, below)
-        if self.around > 0:
+        if around:
             self.around -= b - a
         return a, b
 

@@ -186,6 +186,55 @@ class _BuiltFile(cache.Serialised):
 Stat = int | float | bool
 
 
+class _LinesDatabase:
+    """`shards.lines_database` of a build's shards, compiled by the first whole log a
+    matcher holding them reads (none past `LINES_DATABASE_MAX_PATTERNS`, or when it does
+    not compile: the shards' own scan finds the lines then), with each thread's scratch."""
+
+    def __init__(self, shards: list[Shard]) -> None:
+        self._shards = shards
+        self.patterns = range(sum(len(sh.data.patterns) for sh in shards))  # their ids
+        self._db: hyperscan.Database | None = None
+        self._tried = False
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def find(self, data: bytes, hits: Hits) -> bool:
+        """Add the database's hits in ``data`` to ``hits``; False when there is none."""
+        db = self._database()
+        if db is None:
+            return False
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(db)
+        pid, end, head = hits.pids.append, hits.ends.append, hits.heads.append
+
+        def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+            pid(hid)
+            end(to)
+            head(0)
+
+        db.scan(data, match_event_handler=on_match, scratch=scratch)
+        return True
+
+    def found_any(self) -> bool:
+        """Whether `find` has found the lines of a log by the line literals."""
+        return self._tried and self._db is not None
+
+    def _database(self) -> hyperscan.Database | None:
+        if not self._tried:
+            with self._lock:
+                if not self._tried:
+                    if len(self.patterns) <= LINES_DATABASE_MAX_PATTERNS:
+                        try:
+                            self._db = lines_database(self._shards)
+                        except hyperscan.error as exc:
+                            log.warning("line literals not compiled, scanning instead: %s", exc)
+                        _trim_heap()
+                    self._tried = True
+        return self._db
+
+
 class Matcher(cache.Serialised):
     """Compiled patterns of all records, plus the keys behind each pattern."""
 
@@ -213,6 +262,7 @@ class Matcher(cache.Serialised):
         _base_patterns: list[str] | None = None,
         _base_pid: dict[str, int] | None = None,
         aliases: dict[int, dict[str, Wording]] | None = None,
+        _lines: _LinesDatabase | None = None,
     ) -> None:
         self._shards = shards
         self._delta = delta
@@ -252,9 +302,9 @@ class Matcher(cache.Serialised):
         self.stats: dict[str, Stat] = dict(stats or {})
         self._cache_dir = cache_dir
         self._shard_names: list[str] | None = None  # `shard_files`, once asked
-        self._lines: tuple[hyperscan.Database | None] | None = None  # by the first log
-        self._lines_lock = threading.Lock()
-        self._lines_local = threading.local()  # each thread's scratch for it
+        # the line literals of `shards`, shared with the matchers made from this one by
+        # `with_changes` (the same shards, and a delta found by its own scan)
+        self._lines = _lines if _lines is not None else _LinesDatabase(shards)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -493,7 +543,7 @@ class Matcher(cache.Serialised):
         new = Matcher(
             self._shards, keys, messages, delta, similar, stats, self._cache_dir,
             _key_pid=key_pid, _base_patterns=self._patterns[:n_base], _base_pid=base_pid,
-            aliases=aliases,
+            aliases=aliases, _lines=self._lines,
         )  # fmt: skip
         return new
 
@@ -725,6 +775,7 @@ class Matcher(cache.Serialised):
         never decoded whole."""
         t0 = time.perf_counter()
         excerpt = None
+        planned = False  # a whole log's excerpt made, and found dense: read in one go
         if isinstance(text, bytes):
             if max_bytes is not None and len(text) > max_bytes:
                 raise PasteTooLarge(len(text), max_bytes)
@@ -739,6 +790,7 @@ class Matcher(cache.Serialised):
                         self, taken, facts=facts, repos=repos, releases=releases, started=t0
                     )
                 del taken
+                planned = True
             text = text.decode("utf-8", "replace")
         if isinstance(text, Excerpt):  # matched from its bytes (`normalise_excerpt`)
             excerpt, text = text, ""
@@ -746,7 +798,7 @@ class Matcher(cache.Serialised):
             size = len(text.encode("utf-8", "replace"))
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
-        if excerpt is None and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
+        if excerpt is None and not planned and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
             whole = text.encode("utf-8", "replace")
             taken = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
             del whole
@@ -802,42 +854,36 @@ class Matcher(cache.Serialised):
         worth reading (`logstream`), in the UTF-8 ``data`` as pasted (not normalised):
         each a hit of a pattern's line literal (`Analysis.line_literal`), on a line its
         match may end on, or a hit of the pattern's own scan; so every line the scan hits,
-        and a few more."""
+        and a few more (`scan_hits` tells them apart)."""
         hits = Hits()
         shards = [*self._shards, *([self._delta] if self._delta else [])]
         # only the RE2 patterns read text: the bytes are decoded for them alone
         text = data.decode("utf-8", "replace") if any(sh.re2_set for sh in shards) else ""
-        db = self._lines_database()
-        if db is None:  # the scan forms themselves find the lines
-            for sh in shards:
+        found = self._lines.find(data, hits)
+        for sh in self._shards:
+            if found:
+                sh.scan_re2(text, hits)
+            else:  # no database: the scan forms themselves find the lines
                 sh.scan(data, text, hits)
-            return hits
-        scratch = getattr(self._lines_local, "scratch", None)
-        if scratch is None:
-            scratch = self._lines_local.scratch = hyperscan.Scratch(db)
-        pid, end, head = hits.pids.append, hits.ends.append, hits.heads.append
-
-        def on_match(hid: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
-            pid(hid)
-            end(to)
-            head(0)
-
-        db.scan(data, match_event_handler=on_match, scratch=scratch)
-        for sh in shards:
-            sh.scan_re2(text, hits)
+        if self._delta is not None:  # the patterns edited since the build: a few
+            self._delta.scan(data, text, hits)
         return hits
 
-    def _lines_database(self) -> hyperscan.Database | None:
-        """`shards.lines_database` of this matcher's shards, compiled by the first whole
-        log; None past `LINES_DATABASE_MAX_PATTERNS`."""
-        if self._lines is None:
-            with self._lines_lock:
-                if self._lines is None:
-                    shards = [*self._shards, *([self._delta] if self._delta else [])]
-                    small = len(self._patterns) <= LINES_DATABASE_MAX_PATTERNS
-                    self._lines = (lines_database(shards) if small else None,)
-                    _trim_heap()
-        return self._lines[0]
+    def scan_hits(self, line: bytes, pids: Collection[int]) -> bool:
+        """Whether the scan hits ``line`` (one line of a log, in UTF-8), which `line_hits`
+        found for the patterns ``pids``: so when one of them was found by its own scan,
+        and else when the scan of the line alone finds one of them (a line literal's
+        patterns match within a line)."""
+        if not self._lines.found_any() or any(
+            pid >= len(self._lines.patterns) or self._analysis(pid).line_literal() is None
+            for pid in pids
+        ):
+            return True
+        hits = Hits()
+        text = line.decode("utf-8", "replace")
+        for sh in self._shards:
+            sh.scan(line, text, hits)
+        return not set(pids).isdisjoint(hits.pids)
 
     def window_lines(self, pid: int) -> tuple[int, int, bytes | None]:
         """Lines above and below its hit line that confirming a hit of pattern ``pid``
