@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.engine import Matcher, PatternSpec
+from kb.engine import Matcher, PatternSpec, candidates, logstream, matcher
+from kb.engine.normalise import _structure
 from tests.datasets import ALL_RECORDS, EVAL_PUBLIC, dataset_path, requires_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,3 +44,14 @@ def full_matcher(records: list[dict]) -> Matcher:
 def eval_cases() -> list[dict]:
     with dataset_path(EVAL_PUBLIC).open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+@pytest.fixture
+def small_log(monkeypatch):
+    """Logs of a few kB or MB read as whole logs, in blocks of a few hundred lines."""
+    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
+    monkeypatch.setattr(matcher, "BIG_TEXT_CHARS", 2_000)
+    monkeypatch.setattr(matcher, "WHOLE_LOG_CHARS", 2_000)
+    monkeypatch.setattr(logstream, "PENDING_LINES", 4 * logstream.AFTER_LINES)
+    # the confirm step's time budget would make the two sides differ on a loaded machine
+    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.engine import Matcher, candidates, logstream, matcher
-from kb.engine.normalise import _structure
+from kb.engine import Matcher, logstream, matcher
 from kb.engine.patterns import analyse
 from kb.engine.shards import Hits
 from kb.engine.textmap import Utf8Text
@@ -130,16 +129,6 @@ def _scanned(m: Matcher, data: bytes) -> Hits:
     for sh in m._shards:
         sh.scan(data, data.decode("utf-8", "replace"), hits)
     return hits
-
-
-@pytest.fixture
-def small_log(monkeypatch):
-    """Logs of a few KB read as whole logs."""
-    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
-    monkeypatch.setattr(matcher, "BIG_TEXT_CHARS", 2_000)
-    monkeypatch.setattr(matcher, "WHOLE_LOG_CHARS", 2_000)
-    monkeypatch.setattr(logstream, "PENDING_LINES", 4 * logstream.AFTER_LINES)
-    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
 
 
 def _log(middle: list[str], lines: int = 3_000) -> str:

@@ -9,9 +9,8 @@ from itertools import pairwise
 
 import pytest
 
-from kb.engine import Matcher, candidates, logstream, matcher
+from kb.engine import Matcher, logstream
 from kb.engine.logstream import DENSE_NOTE, match_excerpt, read_excerpt
-from kb.engine.normalise import _structure
 from kb.engine.textmap import Utf8Text
 from kb.engine.types import MatchReport
 from kb.records.validation import render_message
@@ -26,17 +25,6 @@ WRAPPED = [
     "Please provide a",
     "    unique source ID to avoid path conflicts between multiple sources.",
 ]
-
-
-@pytest.fixture
-def small_log(monkeypatch):
-    """Logs of a few MB read as whole logs, in blocks of a few hundred lines."""
-    monkeypatch.setattr(_structure, "BIG_TEXT", 2_000)
-    monkeypatch.setattr(matcher, "BIG_TEXT_CHARS", 2_000)
-    monkeypatch.setattr(matcher, "WHOLE_LOG_CHARS", 2_000)
-    monkeypatch.setattr(logstream, "PENDING_LINES", 4 * logstream.AFTER_LINES)
-    # the confirm step's time budget would make the two sides differ on a loaded machine
-    monkeypatch.setattr(candidates, "CONFIRM_BUDGET_S", 600.0)
 
 
 def _whole(m: Matcher, text: str) -> MatchReport:
