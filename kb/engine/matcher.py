@@ -193,7 +193,7 @@ class _LinesDatabase:
 
     def __init__(self, shards: list[Shard]) -> None:
         self._shards = shards
-        self.patterns = range(sum(len(sh.data.patterns) for sh in shards))  # their ids
+        self.size = sum(len(sh.data.patterns) for sh in shards)  # their patterns' ids: below
         self._db: hyperscan.Database | None = None
         self._tried = False
         self._lock = threading.Lock()
@@ -225,12 +225,12 @@ class _LinesDatabase:
         if not self._tried:
             with self._lock:
                 if not self._tried:
-                    if len(self.patterns) <= LINES_DATABASE_MAX_PATTERNS:
+                    if self.size <= LINES_DATABASE_MAX_PATTERNS:
                         try:
                             self._db = lines_database(self._shards)
                         except hyperscan.error as exc:
                             log.warning("line literals not compiled, scanning instead: %s", exc)
-                        _trim_heap()
+                        _trim_heap()  # what the compile used
                     self._tried = True
         return self._db
 
@@ -875,8 +875,7 @@ class Matcher(cache.Serialised):
         and else when the scan of the line alone finds one of them (a line literal's
         patterns match within a line)."""
         if not self._lines.found_any() or any(
-            pid >= len(self._lines.patterns) or self._analysis(pid).line_literal() is None
-            for pid in pids
+            pid >= self._lines.size or self._analysis(pid).line_literal() is None for pid in pids
         ):
             return True
         hits = Hits()
