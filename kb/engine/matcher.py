@@ -784,12 +784,9 @@ class Matcher(cache.Serialised):
             # this long tells whether the text is a whole log
             head = text[: 4 * WHOLE_LOG_CHARS + 4] if len(text) > WHOLE_LOG_CHARS else b""
             if self.excerpt_logs and len(head.decode("utf-8", "replace")) > WHOLE_LOG_CHARS:
-                taken = read_excerpt(self, [text], chunk_bytes=len(text) + 1)
-                if not taken.dense():  # else normalised in one go, as read whole: below
-                    return match_excerpt(
-                        self, taken, facts=facts, repos=repos, releases=releases, started=t0
-                    )
-                del taken
+                got = self._from_excerpt(text, t0, facts, repos, releases)
+                if got is not None:
+                    return got
                 planned = True
             text = text.decode("utf-8", "replace")
         if isinstance(text, Excerpt):  # matched from its bytes (`normalise_excerpt`)
@@ -799,14 +796,9 @@ class Matcher(cache.Serialised):
             if size > max_bytes:
                 raise PasteTooLarge(size, max_bytes)
         if excerpt is None and not planned and self.excerpt_logs and len(text) > WHOLE_LOG_CHARS:
-            whole = text.encode("utf-8", "replace")
-            taken = read_excerpt(self, [whole], chunk_bytes=len(whole) + 1)
-            del whole
-            if not taken.dense():  # else normalised in one go, as read whole: below
-                return match_excerpt(
-                    self, taken, facts=facts, repos=repos, releases=releases, started=t0
-                )
-            del taken
+            got = self._from_excerpt(text.encode("utf-8", "replace"), t0, facts, repos, releases)
+            if got is not None:
+                return got
         pre = None
         if excerpt is not None:  # its bytes taken: the match lets them go when done
             windows = excerpt.windows()
@@ -843,6 +835,24 @@ class Matcher(cache.Serialised):
         )  # fmt: skip
         self._mark_aliases(cands)
         return self._report(norm, ntext, cands, full, notes, t0, ctx, facts, set(repos), releases)
+
+    def _from_excerpt(
+        self,
+        data: bytes,
+        t0: float,
+        facts: FactsOf | None,
+        repos: Collection[str],
+        releases: ReleasesOf | None,
+    ) -> MatchReport | None:
+        """The match of the whole log ``data`` (UTF-8) from its excerpt (`logstream`), or
+        None when its normaliser triggers are dense: then it is normalised in one go, as
+        when read whole. ``data`` is let go once the excerpt is read (a caller encoding
+        the log passes its only reference)."""
+        taken = read_excerpt(self, [data], chunk_bytes=len(data) + 1)
+        del data
+        if taken.dense():
+            return None
+        return match_excerpt(self, taken, facts=facts, repos=repos, releases=releases, started=t0)
 
     def _mark_aliases(self, cands: Iterable[Candidate]) -> None:
         if self._aliases:

@@ -173,6 +173,11 @@ def _hs_escape(text: str, *, relaxed: bool) -> str:
     return "".join(out)
 
 
+def literal_form(text: str) -> str:
+    """A Hyperscan expression (byte mode) matching exactly the UTF-8 of ``text``."""
+    return _hs_escape(text, relaxed=False)
+
+
 def _rx_escape(text: str, *, relaxed: bool) -> str:
     """Escape literal text for the `regex` package; relaxed turns whitespace into \\s+."""
     if not relaxed:
@@ -229,7 +234,7 @@ class Analysis:
         a pattern without placeholders): a pure literal costs Hyperscan almost nothing.
         """
         head = self._head_text()
-        return None if head is None else _hs_escape(head, relaxed=False)
+        return None if head is None else literal_form(head)
 
     def _head_text(self) -> str | None:
         if self.pieces is None or self.literal_chars < HEAD_LITERAL_CHARS + HEAD_MIN_EXTRA:

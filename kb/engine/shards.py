@@ -42,7 +42,7 @@ import re2
 
 from . import cache
 from .cache import HYPERSCAN_VERSION
-from .patterns import Analysis, analyse
+from .patterns import Analysis, analyse, literal_form
 
 FORMAT = "kb-matcher-shard-v7"  # the first line of a shard file (`cache.pack`)
 HS_FLAGS_TEMPLATE = 0  # byte mode, exact case: the cheap form (see patterns._hs_escape)
@@ -218,7 +218,7 @@ def lines_database(shards: Sequence[Shard]) -> hyperscan.Database | None:
         literals = d.literals.split(b"\x00") if d.hs_local else []
         for local, literal in zip(d.hs_local, literals, strict=True):
             if literal:
-                exprs.append(_hs_literal(literal))
+                exprs.append(literal_form(literal.decode()).encode())
                 ids.append(sh.base + local)
                 flags.append(HS_FLAGS_TEMPLATE)
                 continue
@@ -231,11 +231,6 @@ def lines_database(shards: Sequence[Shard]) -> hyperscan.Database | None:
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=exprs, ids=ids, flags=flags)
     return db
-
-
-def _hs_literal(literal: bytes) -> bytes:
-    """``literal`` as a Hyperscan expression matching exactly those bytes."""
-    return b"".join(b"\\x%02x" % c for c in literal)
 
 
 def load_or_compile(

@@ -116,7 +116,7 @@ def chain_marker_ends(data: bytes) -> list[int]:
         with _DB_LOCK:
             if not _MARKER_DB:
                 db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                exprs = [re.escape(m) for m in CHAIN_MARKERS]
+                exprs = [_literal(m.decode()) for m in CHAIN_MARKERS]
                 db.compile(expressions=exprs, ids=list(range(len(exprs))))
                 _MARKER_DB.append(db)
     return _match_ends(_MARKER_DB[0], "marker_scratch", data, len(data)) or []
